@@ -1,0 +1,1 @@
+//! Help text as argparse prints it (`%(default)s`, `%(prog)s`, ... expanded).

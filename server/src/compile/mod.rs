@@ -1,0 +1,1 @@
+//! compile (to be written).

@@ -1,0 +1,1 @@
+//! discovery (to be written).

@@ -1,0 +1,21 @@
+//! conda-mcp: an MCP server that exposes an installed conda as typed tools.
+//!
+//! Data flows one way (see DESIGN.md):
+//!
+//! * at startup: target → [`discovery`] (dump, cached) → [`catalog`] →
+//!   tools ([`schema`], names, annotations from [`policy`]);
+//! * per call: validate ([`schema`]) → compile ([`compile`]) → classify and
+//!   enforce ([`policy`]) → run through the worker ([`worker_client`]) →
+//!   result ([`conda_mcp_shared::ExecutionResult`]), served by [`mcp`].
+//!
+//! The binary (`conda-mcp`, `src/main.rs`) is a thin layer over [`cli`].
+
+pub mod catalog;
+pub mod cli;
+pub mod compile;
+pub mod discovery;
+pub mod dump;
+pub mod mcp;
+pub mod policy;
+pub mod schema;
+pub mod worker_client;

@@ -1,0 +1,1 @@
+//! worker_client (to be written).

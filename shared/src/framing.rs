@@ -1,0 +1,117 @@
+//! Length-prefixed bincode frames over any async byte stream.
+//!
+//! A frame is a big-endian `u32` payload length followed by that many bytes
+//! of bincode (2.x, serde, standard configuration). The length is checked
+//! against [`MAX_FRAME_BYTES`] *before* anything is allocated, so a peer that
+//! announces 4 GiB is refused without reserving it. An oversized, truncated
+//! or undecodable frame is an error that ends the connection; it never
+//! panics.
+
+use serde::{Serialize, de::DeserializeOwned};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+/// Largest payload accepted or sent: 64 MiB (two 1 MiB-limited streams and
+/// 1 MiB stdin fit many times over; configured limits are capped by it).
+pub const MAX_FRAME_BYTES: u32 = 64 * 1024 * 1024;
+
+/// Errors of reading or writing a frame. Every one ends the connection.
+#[derive(Debug, thiserror::Error)]
+pub enum FrameError {
+    /// The peer closed the stream cleanly between frames.
+    #[error("connection closed")]
+    Closed,
+    /// I/O failure, including EOF in the middle of a frame.
+    #[error("i/o error on the worker connection: {0}")]
+    Io(#[from] std::io::Error),
+    /// The announced length exceeds [`MAX_FRAME_BYTES`].
+    #[error("frame of {announced} bytes refused: the maximum is {max} bytes")]
+    TooLarge {
+        /// Length the peer announced.
+        announced: u64,
+        /// The maximum accepted.
+        max: u32,
+    },
+    /// The payload is not a valid encoding of the expected message.
+    #[error("undecodable frame: {0}")]
+    Decode(String),
+    /// The message could not be encoded.
+    #[error("unencodable message: {0}")]
+    Encode(String),
+}
+
+/// bincode's standard configuration with a decode limit: a length field
+/// inside a payload (a `Vec` or `String` claiming more elements than the
+/// frame can hold) is refused instead of pre-allocating what it claims.
+fn config() -> impl bincode::config::Config {
+    bincode::config::standard().with_limit::<{ MAX_FRAME_BYTES as usize }>()
+}
+
+/// Encodes `msg` and writes it as one frame, then flushes.
+///
+/// Errors: [`FrameError::TooLarge`] when the encoding exceeds
+/// [`MAX_FRAME_BYTES`], [`FrameError::Io`] on write failure.
+pub async fn write_frame<W, T>(writer: &mut W, msg: &T) -> Result<(), FrameError>
+where
+    W: AsyncWrite + Unpin,
+    T: Serialize,
+{
+    let payload = bincode::serde::encode_to_vec(msg, config())
+        .map_err(|e| FrameError::Encode(e.to_string()))?;
+    let len = u32::try_from(payload.len())
+        .ok()
+        .filter(|len| *len <= MAX_FRAME_BYTES)
+        .ok_or(FrameError::TooLarge {
+            announced: payload.len() as u64,
+            max: MAX_FRAME_BYTES,
+        })?;
+    let mut buf = Vec::with_capacity(4 + payload.len());
+    buf.extend_from_slice(&len.to_be_bytes());
+    buf.extend_from_slice(&payload);
+    writer.write_all(&buf).await?;
+    writer.flush().await?;
+    Ok(())
+}
+
+/// Reads one frame and decodes it.
+///
+/// Errors: [`FrameError::Closed`] on a clean EOF before the length prefix,
+/// [`FrameError::TooLarge`] before allocating an oversized payload,
+/// [`FrameError::Io`] on EOF inside a frame, [`FrameError::Decode`] when the
+/// payload is not exactly one `T`.
+pub async fn read_frame<R, T>(reader: &mut R) -> Result<T, FrameError>
+where
+    R: AsyncRead + Unpin,
+    T: DeserializeOwned,
+{
+    let mut len_buf = [0u8; 4];
+    let mut filled = 0;
+    while filled < len_buf.len() {
+        let n = reader.read(&mut len_buf[filled..]).await?;
+        if n == 0 {
+            return if filled == 0 {
+                Err(FrameError::Closed)
+            } else {
+                Err(FrameError::Io(std::io::ErrorKind::UnexpectedEof.into()))
+            };
+        }
+        filled += n;
+    }
+    let len = u32::from_be_bytes(len_buf);
+    if len > MAX_FRAME_BYTES {
+        return Err(FrameError::TooLarge {
+            announced: u64::from(len),
+            max: MAX_FRAME_BYTES,
+        });
+    }
+    let mut payload = vec![0u8; len as usize];
+    reader.read_exact(&mut payload).await?;
+    let (msg, used) = bincode::serde::decode_from_slice(&payload, config())
+        .map_err(|e| FrameError::Decode(e.to_string()))?;
+    if used != payload.len() {
+        return Err(FrameError::Decode(format!(
+            "{} trailing bytes after the message",
+            payload.len() - used
+        )));
+    }
+    Ok(msg)
+}

@@ -1,0 +1,59 @@
+//! The execution result: what every conda execution returns.
+//!
+//! One type for every path (generated tools, `conda_execute`, discovery):
+//! DESIGN.md "MCP surface" fixes its fields. It is also the `outputSchema`
+//! of every tool, generated with schemars, so the schema and the value can
+//! never drift apart.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The outcome of one conda execution, as streamed back by the worker in
+/// `Event::Finished` and returned to the MCP host as `structuredContent`.
+///
+/// Invariants kept by the worker:
+/// * `exit_code` is `None` exactly when the job timed out or was cancelled;
+///   a death by signal N is `-N`.
+/// * `stdout`/`stderr` hold at most the configured byte limit each, cut at a
+///   UTF-8 character boundary, invalid UTF-8 replaced by U+FFFD.
+/// * `parsed_json` is present only when the untruncated stdout is exactly one
+///   JSON document (no NaN/Infinity).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExecutionResult {
+    /// Process exit status; `-N` after death by signal `N`; `null` after a
+    /// timeout or a cancellation.
+    pub exit_code: Option<i32>,
+    /// Standard output, at most the output limit in bytes, cut at a UTF-8
+    /// character boundary; invalid UTF-8 is replaced by U+FFFD.
+    pub stdout: String,
+    /// Standard error, with the same limit and cut rules as `stdout`.
+    pub stderr: String,
+    /// Wall-clock run time of the process in milliseconds, from spawn to reap.
+    pub duration_ms: u64,
+    /// stdout parsed as JSON when it is exactly one complete JSON document and
+    /// was not truncated; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parsed_json: Option<serde_json::Value>,
+    /// True when the time limit ended the process (then `exit_code` is null).
+    pub timed_out: bool,
+    /// True when the call was cancelled by the client (then `exit_code` is
+    /// null).
+    pub cancelled: bool,
+    /// True when stdout produced more bytes than were kept.
+    pub stdout_truncated: bool,
+    /// True when stderr produced more bytes than were kept.
+    pub stderr_truncated: bool,
+    /// True once a successful mutation changed conda or its plugins (the
+    /// discovery fingerprint): tools are fixed at startup, so the server must
+    /// be restarted to see the change. Once true it stays true.
+    pub restart_required: bool,
+}
+
+impl ExecutionResult {
+    /// Whether an MCP tool result carrying this execution sets `isError`:
+    /// a non-zero (or missing) exit code, or a timeout.
+    pub fn is_error(&self) -> bool {
+        self.timed_out || self.cancelled || self.exit_code != Some(0)
+    }
+}
