@@ -1,3 +1,9 @@
 //! Support for the black-box tests in `tests/tests/`: locating the built
-//! binaries, building stand-in conda prefixes, and talking to the server
-//! through a real MCP client.
+//! binaries ([`bins`]), fixture paths ([`paths`]), building stand-in conda
+//! prefixes ([`standin`]) and talking to the server through a real MCP
+//! client ([`mcp`]).
+
+pub mod bins;
+pub mod mcp;
+pub mod paths;
+pub mod standin;

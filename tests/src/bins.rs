@@ -1,0 +1,1 @@
+//! bins support (to be written).

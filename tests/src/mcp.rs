@@ -1,0 +1,1 @@
+//! mcp support (to be written).

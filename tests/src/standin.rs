@@ -1,0 +1,1 @@
+//! standin support (to be written).
