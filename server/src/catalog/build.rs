@@ -140,19 +140,18 @@ impl Builder {
         } else {
             passthrough_positional(&arguments, &mut raw)
         };
-        if parser.greedy {
-            if let Some(a) = arguments
+        if parser.greedy
+            && let Some(a) = arguments
                 .iter()
                 .find(|a| matches!(a.nargs, Nargs::Remainder | Nargs::Parser) && a.is_positional())
-            {
-                raw.push(RawReason {
-                    reason: format!(
-                        "greedy plugin parser also has the REMAINDER positional {:?}",
-                        a.dest
-                    ),
-                    action_class: Some(a.class.clone()),
-                });
-            }
+        {
+            raw.push(RawReason {
+                reason: format!(
+                    "greedy plugin parser also has the REMAINDER positional {:?}",
+                    a.dest
+                ),
+                action_class: Some(a.class.clone()),
+            });
         }
 
         let properties = if is_root || is_parent || shell_only {
@@ -487,10 +486,11 @@ fn passthrough_positional(arguments: &[Argument], raw: &mut Vec<RawReason>) -> P
 /// Whether an argument can ever be a property (help, version and the
 /// subcommand choice never are; hidden optionals are left out).
 fn exposable(a: &Argument) -> bool {
-    !matches!(
+    let never = matches!(
         a.kind,
         ArgKind::Help | ArgKind::Version | ArgKind::Subparsers
-    ) && !(a.hidden && !a.is_positional())
+    );
+    !never && (!a.hidden || a.is_positional())
 }
 
 /// A name derived from the first long option (`--strict-channel-priority`
