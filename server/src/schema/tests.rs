@@ -279,3 +279,56 @@ fn compiler_refuses_option_like_values_and_nul() {
         );
     }
 }
+
+fn real_catalog() -> Option<Catalog> {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/fixtures/conda-26-parser.json");
+    let Ok(bytes) = std::fs::read(&p) else {
+        eprintln!("SKIPPED: {} is absent", p.display());
+        return None;
+    };
+    let dump = crate::dump::Dump::from_json(&bytes).expect("dump");
+    Some(crate::catalog::build(&dump).expect("catalog"))
+}
+
+#[test]
+fn every_real_schema_is_valid_portable_and_compiles_to_a_validator() {
+    let Some(cat) = real_catalog() else { return };
+    let tools: Vec<_> = cat.tools().collect();
+    assert!(tools.len() >= 30, "{}", tools.len());
+    let names = tool_names(
+        &tools
+            .iter()
+            .map(|(_, c)| c.subpath().to_vec())
+            .collect::<Vec<_>>(),
+    );
+    for ((idx, cmd), name) in tools.iter().zip(&names) {
+        let portable = input_schema(&cat, *idx, Profile::Portable);
+        assert_eq!(
+            portable_violations(&portable),
+            Vec::<String>::new(),
+            "{name}"
+        );
+        check_schema_document(name, &portable).expect("portable is 2020-12");
+        let full = input_schema(&cat, *idx, Profile::Full);
+        ArgumentValidator::new(name, &full).expect("full compiles");
+        assert_eq!(name, &format!("conda_{}", cmd.subpath().join("_")));
+    }
+}
+
+/// `CONDA_MCP_PRINT_SCHEMA=create cargo test ... print_schema -- --nocapture`
+#[test]
+fn print_schema() {
+    let Ok(which) = std::env::var("CONDA_MCP_PRINT_SCHEMA") else {
+        return;
+    };
+    let Some(cat) = real_catalog() else { return };
+    let path: Vec<&str> = std::iter::once("conda").chain(which.split(' ')).collect();
+    let idx = cat.find(&path).expect("command");
+    let s = input_schema(&cat, idx, Profile::Full);
+    eprintln!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
+    eprintln!(
+        "{}",
+        serde_json::to_string_pretty(&cat.commands[idx]).unwrap_or_default()
+    );
+}
