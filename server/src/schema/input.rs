@@ -308,9 +308,13 @@ fn array_of(item: Value, nargs: Nargs) -> Map<String, Value> {
     m
 }
 
+/// A single value. Choices become a string `enum` whatever the type (the
+/// portable profile allows string enums only; argparse converts the string
+/// with its `type` before it checks the choice).
 fn scalar(a: &Argument, non_negative: bool, allow_bare: bool) -> Map<String, Value> {
+    let has_choices = a.choices.as_ref().is_some_and(|c| !c.is_empty());
     match a.value_type {
-        ValueType::String => match a.choices.as_ref().filter(|c| !c.is_empty()) {
+        _ if has_choices => match a.choices.as_ref().filter(|c| !c.is_empty()) {
             Some(choices) => {
                 let mut values: Vec<Value> = choices.iter().map(|c| json!(c)).collect();
                 if allow_bare {
@@ -323,6 +327,10 @@ fn scalar(a: &Argument, non_negative: bool, allow_bare: bool) -> Map<String, Val
                 "pattern": if allow_bare { BARE_OR_NO_LEADING_DASH } else { NO_LEADING_DASH },
             })),
         },
+        ValueType::String => obj(json!({
+            "type": "string",
+            "pattern": if allow_bare { BARE_OR_NO_LEADING_DASH } else { NO_LEADING_DASH },
+        })),
         ValueType::Integer | ValueType::Number => {
             let t = if a.value_type == ValueType::Integer {
                 "integer"
