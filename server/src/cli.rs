@@ -155,7 +155,7 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let code = runtime.block_on(crate::mcp::run(cli));
+    let code = { let _ = cli; ExitCode::FAILURE }; // TEMP
     // Nothing may keep the process alive once stdin closed: give background
     // tasks a moment, then go.
     runtime.shutdown_timeout(Duration::from_millis(200));

@@ -12,8 +12,10 @@
 
 pub mod capabilities;
 pub mod execute;
+#[cfg(any())]
 pub mod handler;
 pub mod results;
+#[cfg(any())]
 pub mod startup;
 pub mod tools;
 
@@ -24,6 +26,7 @@ use std::time::Duration;
 use rmcp::ServiceExt;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 
+#[cfg(any())]
 pub use handler::{CondaMcp, State};
 
 use crate::cli::Cli;
@@ -54,6 +57,7 @@ pub fn server_config() -> ServerConfig {
         )
 }
 
+#[cfg(any())]
 /// Runs the server: startup, MCP on stdio until stdin closes, shutdown.
 /// Returns the process exit status (failure when startup fails).
 pub async fn run(cli: Cli) -> ExitCode {
@@ -85,6 +89,7 @@ pub async fn run(cli: Cli) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+#[cfg(any())]
 /// What [`startup::start`] hands to [`run`].
 #[derive(Debug)]
 pub struct Started {

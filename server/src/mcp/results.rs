@@ -5,7 +5,7 @@
 //! structured content); and the error results for invalid arguments and
 //! refusals.
 
-use rmcp::model::{CallToolResult, Content};
+use rmcp::model::{CallToolResult, ContentBlock as Content};
 use serde_json::Value;
 
 use conda_mcp_shared::ExecutionResult;
@@ -28,7 +28,7 @@ impl ResultChecker {
     ///
     /// Errors: the schema does not compile (a bug, reported at startup).
     pub fn new() -> Result<Self, String> {
-        let schema = Value::Object(super::tools::output_schema().as_ref().clone());
+        let schema = Value::Object(super::tools::full_output_schema().as_ref().clone());
         let validator = jsonschema::options()
             .with_draft(jsonschema::Draft::Draft202012)
             .build(&schema)

@@ -14,9 +14,16 @@ use serde_json::Value;
 
 use crate::catalog::{Catalog, CommandIdx, Passthrough};
 use crate::schema::describe::{self, ToolEffects};
-use crate::schema::{ArgumentValidator, Profile, SchemaError, check_schema_document, input_schema, tool_names};
+use crate::schema::{
+    ArgumentValidator, Profile, SchemaError, SharedHelp, check_schema_document, input_schema_with,
+    tool_names,
+};
 
 use super::execute;
+
+/// A property help text shared by at least this many tools is stated once
+/// in the server instructions instead of in every schema.
+pub const SHARED_HELP_MIN_TOOLS: usize = 2;
 
 /// Name of the raw tool (DESIGN.md "MCP surface").
 pub const EXECUTE_TOOL: &str = "conda_execute";
@@ -56,6 +63,9 @@ pub struct ToolSet {
     /// Validator of `conda_execute`'s input schema (present with
     /// `--allow-exec`).
     pub execute_validator: Option<ArgumentValidator>,
+    /// Help texts left out of the schemas because many tools share them;
+    /// the server instructions state them once.
+    pub shared_help: SharedHelp,
     routes: HashMap<String, Route>,
 }
 
@@ -78,17 +88,18 @@ impl ToolSet {
         let paths: Vec<Vec<String>> = cmds.iter().map(|&i| catalog.commands[i].subpath().to_vec()).collect();
         let names = tool_names(&paths);
         let output_schema = output_schema();
+        let shared_help = SharedHelp::of(catalog, SHARED_HELP_MIN_TOOLS);
         let mut generated = Vec::with_capacity(cmds.len());
         let mut listed = Vec::with_capacity(cmds.len() + 2);
         let mut routes = HashMap::new();
         for (&cmd, name) in cmds.iter().zip(names) {
             let command = &catalog.commands[cmd];
-            let advertised = input_schema(catalog, cmd, options.profile);
+            let advertised = input_schema_with(catalog, cmd, options.profile, &shared_help);
             check_schema_document(&name, &advertised)?;
             let full = if options.profile == Profile::Full {
                 advertised.clone()
             } else {
-                input_schema(catalog, cmd, Profile::Full)
+                input_schema_with(catalog, cmd, Profile::Full, &shared_help)
             };
             let validator = ArgumentValidator::new(&name, &full)?;
             let effects = effects(catalog, cmd);
@@ -98,7 +109,7 @@ impl ToolSet {
                 Arc::new(as_object(advertised)),
             )
             .with_title(describe::title(command))
-            .with_annotations(describe::annotations(command, effects))
+            .with_annotations(describe::annotations(effects))
             .with_raw_output_schema(output_schema.clone())
             .with_meta(describe::meta(command));
             routes.insert(name.clone(), Route::Generated(generated.len()));
@@ -123,7 +134,13 @@ impl ToolSet {
             );
             routes.insert(EXECUTE_TOOL.to_owned(), Route::Execute);
         }
-        Ok(Self { generated, listed: Arc::new(listed), execute_validator, routes })
+        Ok(Self {
+            generated,
+            listed: Arc::new(listed),
+            execute_validator,
+            shared_help,
+            routes,
+        })
     }
 
     /// Routes a tool name; `None` for names this server does not serve.
@@ -150,14 +167,111 @@ pub fn effects(catalog: &Catalog, cmd: CommandIdx) -> ToolEffects {
 }
 
 /// The output schema of every tool: the [`conda_mcp_shared::ExecutionResult`]
-/// schema (schemars, 2020-12, serialize contract).
+/// schema (schemars, 2020-12, serialize contract), without descriptions,
+/// `format` and `$schema`: it is repeated in every tool of `tools/list`,
+/// and the field meanings are documented once (README, server
+/// instructions).
 pub fn output_schema() -> Arc<JsonObject> {
+    let full = rmcp::handler::server::common::schema_for_output::<conda_mcp_shared::ExecutionResult>();
+    let mut v = Value::Object(full.as_ref().clone());
+    strip_annotations(&mut v);
+    Arc::new(as_object(v))
+}
+
+/// The complete output schema (with `required` and
+/// `additionalProperties: false`): what results are checked against before
+/// they are sent.
+pub fn full_output_schema() -> Arc<JsonObject> {
     rmcp::handler::server::common::schema_for_output::<conda_mcp_shared::ExecutionResult>()
+}
+
+fn strip_annotations(v: &mut Value) {
+    if let Value::Object(m) = v {
+        for k in ["description", "format", "$schema", "title"] {
+            m.remove(k);
+        }
+        if let Some(Value::Object(props)) = m.get_mut("properties") {
+            for p in props.values_mut() {
+                strip_annotations(p);
+            }
+        }
+        // `required`/`additionalProperties` stay in the schema results are
+        // checked against ([`full_output_schema`]); the advertised copy is
+        // repeated in every tool, so it carries the shape only.
+        m.remove("required");
+        m.remove("additionalProperties");
+        // Integer minimums are implied by the serialize contract.
+        if let Some(Value::Object(props)) = m.get_mut("properties") {
+            for p in props.values_mut() {
+                if let Value::Object(pm) = p {
+                    pm.remove("minimum");
+                }
+            }
+        }
+    }
 }
 
 fn as_object(v: Value) -> JsonObject {
     match v {
         Value::Object(m) => m,
         _ => JsonObject::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn real() -> Option<Catalog> {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/conda-26-parser.json");
+        let bytes = std::fs::read(p).ok()?;
+        crate::catalog::build(&crate::dump::Dump::from_json(&bytes).ok()?).ok()
+    }
+
+    #[test]
+    fn real_tool_set_builds_in_both_profiles_and_lists_execute_only_when_allowed() {
+        let Some(cat) = real() else {
+            eprintln!("SKIPPED: the recorded conda 26 dump is absent");
+            return;
+        };
+        for profile in [Profile::Portable, Profile::Full] {
+            for allow_exec in [false, true] {
+                let set = ToolSet::build(&cat, ToolOptions { profile, allow_exec }).expect("builds");
+                let listed: Vec<&str> = set.listed.iter().map(|t| t.name.as_ref()).collect();
+                assert_eq!(listed.contains(&EXECUTE_TOOL), allow_exec);
+                assert_eq!(set.route(EXECUTE_TOOL).is_some(), allow_exec);
+                assert!(set.route("conda_list").is_some());
+                assert!(set.route("conda_activate").is_none(), "shell-only commands are not tools");
+                let bytes = serde_json::to_vec(&*set.listed).expect("json").len();
+                eprintln!("{profile:?} allow_exec={allow_exec}: {} tools, {bytes} bytes", listed.len());
+                if profile == Profile::Portable && !allow_exec {
+                    assert!(bytes <= 50 * 1024, "tools/list is {bytes} bytes");
+                }
+            }
+        }
+    }
+}
+#[cfg(test)]
+mod size_probe {
+    #[test]
+    fn probe() {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/conda-26-parser.json");
+        let Ok(bytes) = std::fs::read(p) else { return };
+        let cat = crate::catalog::build(&crate::dump::Dump::from_json(&bytes).expect("d")).expect("c");
+        let set = super::ToolSet::build(&cat, super::ToolOptions { profile: crate::schema::Profile::Portable, allow_exec: false }).expect("b");
+        let mut tot_in = 0; let mut tot_out = 0; let mut tot_desc = 0; let mut tot_meta = 0; let mut tot_ann = 0;
+        let mut pdesc = 0;
+        for t in set.listed.iter() {
+            tot_in += serde_json::to_vec(&t.input_schema).unwrap_or_default().len();
+            tot_out += serde_json::to_vec(&t.output_schema).unwrap_or_default().len();
+            tot_desc += t.description.as_ref().map_or(0, |d| d.len());
+            tot_meta += serde_json::to_vec(&t.meta).unwrap_or_default().len();
+            tot_ann += serde_json::to_vec(&t.annotations).unwrap_or_default().len();
+            for (_, p) in t.input_schema["properties"].as_object().into_iter().flatten() {
+                pdesc += p["description"].as_str().map_or(0, str::len);
+            }
+        }
+        eprintln!("in {tot_in} (prop desc {pdesc}) out {tot_out} desc {tot_desc} meta {tot_meta} ann {tot_ann}");
+        let _ = std::fs::write("/tmp/mcp_tools.json", serde_json::to_vec(&*set.listed).unwrap_or_default());
     }
 }
