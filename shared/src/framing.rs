@@ -141,3 +141,60 @@ pub fn encode_frame<T: Serialize>(msg: &T) -> Result<Vec<u8>, FrameError> {
     buf.extend_from_slice(&payload);
     Ok(buf)
 }
+
+/// One half of a stream shared through an `Arc`, for streams whose `&S`
+/// implements `AsyncRead` and `AsyncWrite` (interprocess's local socket
+/// streams): a reader task and a writer can each own one, where
+/// interprocess's own `split` is deprecated.
+#[derive(Debug)]
+pub struct SharedStream<S>(pub std::sync::Arc<S>);
+
+impl<S> Clone for SharedStream<S> {
+    fn clone(&self) -> Self {
+        SharedStream(self.0.clone())
+    }
+}
+
+impl<S> AsyncRead for SharedStream<S>
+where
+    for<'a> &'a S: AsyncRead,
+{
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut &*self.0).poll_read(cx, buf)
+    }
+}
+
+impl<S> AsyncWrite for SharedStream<S>
+where
+    for<'a> &'a S: AsyncWrite,
+{
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut &*self.0).poll_write(cx, buf)
+    }
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut &*self.0).poll_flush(cx)
+    }
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut &*self.0).poll_shutdown(cx)
+    }
+}
+
+/// Both halves of `stream`, sharing it.
+pub fn share<S>(stream: S) -> (SharedStream<S>, SharedStream<S>) {
+    let a = SharedStream(std::sync::Arc::new(stream));
+    (a.clone(), a)
+}
