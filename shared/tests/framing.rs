@@ -43,8 +43,8 @@ fn arb_result() -> impl Strategy<Value = ExecutionResult> {
         proptest::option::of(arb_json()),
         any::<[bool; 5]>(),
     )
-        .prop_map(|(exit_code, stdout, stderr, duration_ms, parsed_json, b)| {
-            ExecutionResult {
+        .prop_map(
+            |(exit_code, stdout, stderr, duration_ms, parsed_json, b)| ExecutionResult {
                 exit_code,
                 stdout,
                 stderr,
@@ -55,8 +55,8 @@ fn arb_result() -> impl Strategy<Value = ExecutionResult> {
                 stdout_truncated: b[2],
                 stderr_truncated: b[3],
                 restart_required: b[4],
-            }
-        })
+            },
+        )
 }
 
 fn arb_client() -> impl Strategy<Value = ClientMessage> {

@@ -86,5 +86,7 @@ pub async fn gone_within(pid: u32, within: Duration) -> bool {
 
 /// Parses every whitespace-separated number in `text` as a pid.
 pub fn pids_in(text: &str) -> Vec<u32> {
-    text.split_whitespace().filter_map(|w| w.parse().ok()).collect()
+    text.split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect()
 }

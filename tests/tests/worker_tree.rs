@@ -15,7 +15,11 @@ async fn grandchild_holding_stdout_is_killed_at_the_timeout() {
     )
     .await;
     let r = res.expect("a result");
-    assert!(t0.elapsed() < Duration::from_secs(5), "took {:?}", t0.elapsed());
+    assert!(
+        t0.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        t0.elapsed()
+    );
     assert!(r.timed_out);
     assert_eq!(r.exit_code, None);
     let pids = pids_in(&r.stdout);

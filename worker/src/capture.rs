@@ -55,7 +55,11 @@ pub async fn drain<R: AsyncRead + Unpin>(
             Ok(n) => n,
         };
         let chunk = &buf[..n];
-        let progress = if scan_progress { lines.feed(chunk) } else { None };
+        let progress = if scan_progress {
+            lines.feed(chunk)
+        } else {
+            None
+        };
         let mut c = lock(&into);
         let room = limit.saturating_sub(c.kept.len());
         c.kept.extend_from_slice(&chunk[..room.min(n)]);
@@ -136,13 +140,23 @@ mod tests {
     #[test]
     fn conda_progress_records_are_recognised_across_chunks() {
         let mut s = LineScanner::default();
-        assert_eq!(s.feed(b"{\"fetch\":\"x\",\"finished\":false,\"maxval\":1,\"progr"), None);
+        assert_eq!(
+            s.feed(b"{\"fetch\":\"x\",\"finished\":false,\"maxval\":1,\"progr"),
+            None
+        );
         assert_eq!(s.feed(b"ess\":0.25}\n\0"), Some(0.25));
-        assert_eq!(s.feed(b"{\"fraction\":0.5}\n\0{\"progress\":2}\n"), Some(0.5));
+        assert_eq!(
+            s.feed(b"{\"fraction\":0.5}\n\0{\"progress\":2}\n"),
+            Some(0.5)
+        );
         assert_eq!(s.feed(b"not json\n"), None);
         let long = vec![b'x'; MAX_PROGRESS_LINE + 10];
         assert_eq!(s.feed(&long), None);
-        assert_eq!(s.feed(b"{\"progress\":1}\n"), None, "still the overlong line");
+        assert_eq!(
+            s.feed(b"{\"progress\":1}\n"),
+            None,
+            "still the overlong line"
+        );
         assert_eq!(s.feed(b"{\"progress\":1}\n"), Some(1.0));
     }
 }

@@ -56,7 +56,12 @@ pub struct ServeArgs {
     pub socket: PathBuf,
     /// uids of the servers allowed to connect (SO_PEERCRED); comma-separated
     /// or repeated. The worker's own uid is not implied.
-    #[arg(long = "allow-uid", value_name = "UID", value_delimiter = ',', required = true)]
+    #[arg(
+        long = "allow-uid",
+        value_name = "UID",
+        value_delimiter = ',',
+        required = true
+    )]
     pub allow_uid: Vec<u32>,
     /// Permission bits of the socket file, in octal. Connecting needs write
     /// permission, so 0660 admits the socket's group.

@@ -66,12 +66,22 @@ pub fn check_hello(msg: &ClientMessage) -> Result<(), String> {
 }
 
 /// Serves one connection until it ends; `shutdown` aborts it.
-pub async fn serve<R, W>(mut reader: R, mut writer: W, ctx: Arc<WorkerCtx>, shutdown: CancellationToken) -> End
+pub async fn serve<R, W>(
+    mut reader: R,
+    mut writer: W,
+    ctx: Arc<WorkerCtx>,
+    shutdown: CancellationToken,
+) -> End
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin,
 {
-    let hello = match tokio::time::timeout(HELLO_TIMEOUT, read_frame::<_, ClientMessage>(&mut reader)).await {
+    let hello = match tokio::time::timeout(
+        HELLO_TIMEOUT,
+        read_frame::<_, ClientMessage>(&mut reader),
+    )
+    .await
+    {
         Ok(Ok(m)) => m,
         Ok(Err(e)) => {
             tracing::warn!(error = %e, "connection refused: no valid Hello");

@@ -69,13 +69,28 @@ impl WorkerLimits {
             stdin_limit: req.stdin_limit_bytes.min(self.max_stdin_bytes),
         };
         if eff.timeout < asked {
-            tracing::warn!(job = req.job, requested_ms = req.timeout_ms, clamped_ms = eff.timeout.as_millis() as u64, "request clamped: timeout");
+            tracing::warn!(
+                job = req.job,
+                requested_ms = req.timeout_ms,
+                clamped_ms = eff.timeout.as_millis() as u64,
+                "request clamped: timeout"
+            );
         }
         if eff.output_limit < req.output_limit_bytes {
-            tracing::warn!(job = req.job, requested = req.output_limit_bytes, clamped = eff.output_limit, "request clamped: output_limit_bytes");
+            tracing::warn!(
+                job = req.job,
+                requested = req.output_limit_bytes,
+                clamped = eff.output_limit,
+                "request clamped: output_limit_bytes"
+            );
         }
         if eff.stdin_limit < req.stdin_limit_bytes {
-            tracing::warn!(job = req.job, requested = req.stdin_limit_bytes, clamped = eff.stdin_limit, "request clamped: stdin_limit_bytes");
+            tracing::warn!(
+                job = req.job,
+                requested = req.stdin_limit_bytes,
+                clamped = eff.stdin_limit,
+                "request clamped: stdin_limit_bytes"
+            );
         }
         eff
     }
@@ -124,7 +139,13 @@ pub async fn run(
     let args = argv_head(&req.argv);
     if let Some(stdin) = &req.stdin {
         if stdin.len() as u64 > eff.stdin_limit {
-            return refuse(&req, SpawnRefusal::StdinTooLarge { len: stdin.len(), limit: eff.stdin_limit });
+            return refuse(
+                &req,
+                SpawnRefusal::StdinTooLarge {
+                    len: stdin.len(),
+                    limit: eff.stdin_limit,
+                },
+            );
         }
     }
     let start = Instant::now();
@@ -158,7 +179,10 @@ pub async fn run(
     }
 
     let deadline = tokio::time::Instant::from_std(start) + eff.timeout;
-    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + OUTPUT_INTERVAL, OUTPUT_INTERVAL);
+    let mut ticker = tokio::time::interval_at(
+        tokio::time::Instant::now() + OUTPUT_INTERVAL,
+        OUTPUT_INTERVAL,
+    );
     let mut status = None;
     let ended = loop {
         tokio::select! {
@@ -180,18 +204,28 @@ pub async fn run(
         }
     };
     if ended != Ended::Exited {
-        let grace = if ended == Ended::Aborted { Duration::ZERO } else { KILL_GRACE };
+        let grace = if ended == Ended::Aborted {
+            Duration::ZERO
+        } else {
+            KILL_GRACE
+        };
         status = terminate(&mut child, pid, grace, &stop.abort).await;
     }
     let duration_ms = start.elapsed().as_millis() as u64;
 
     // Drain grace, then make sure nothing of the job is left (this also
     // closes pipes a grandchild was holding, so the readers reach EOF).
-    let drained = tokio::time::timeout(DRAIN_GRACE, futures::future::join_all(&mut readers)).await.is_ok();
+    let drained = tokio::time::timeout(DRAIN_GRACE, futures::future::join_all(&mut readers))
+        .await
+        .is_ok();
     reap::signal_group(pid, Signal::SIGKILL);
     let descendants_killed = reap::kill_all_descendants().await;
     if !drained {
-        let _ = tokio::time::timeout(Duration::from_secs(1), futures::future::join_all(&mut readers)).await;
+        let _ = tokio::time::timeout(
+            Duration::from_secs(1),
+            futures::future::join_all(&mut readers),
+        )
+        .await;
     }
     for r in &readers {
         r.abort();
@@ -200,7 +234,10 @@ pub async fn run(
         t.abort();
     }
 
-    let (o, e) = (std::mem::take(&mut *capture::lock(&out)), std::mem::take(&mut *capture::lock(&err)));
+    let (o, e) = (
+        std::mem::take(&mut *capture::lock(&out)),
+        std::mem::take(&mut *capture::lock(&err)),
+    );
     let (stdout, stdout_truncated) = limit::to_text(&o.kept, limit, o.total > o.kept.len() as u64);
     let (stderr, stderr_truncated) = limit::to_text(&e.kept, limit, e.total > e.kept.len() as u64);
     let exit_code = match ended {
@@ -266,5 +303,7 @@ async fn terminate(
 
 fn refuse(req: &RunRequest, why: SpawnRefusal) -> JobEvent {
     tracing::warn!(job = req.job, label = %req.label, reason = %why, "job refused, nothing spawned");
-    JobEvent::Failed { reason: why.to_string() }
+    JobEvent::Failed {
+        reason: why.to_string(),
+    }
 }

@@ -27,8 +27,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use interprocess::local_socket::tokio::prelude::*;
 use interprocess::local_socket::GenericFilePath;
+use interprocess::local_socket::tokio::prelude::*;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::{Cli, Command, Common};
@@ -42,7 +42,10 @@ fn main() -> ExitCode {
         None => cli.common.log_format,
     };
     log::init(format);
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             tracing::error!(error = %e, "cannot start the runtime");
@@ -58,10 +61,17 @@ fn main() -> ExitCode {
     }
 }
 
-fn context(common: &Common, env_overrides: Vec<(std::ffi::OsString, std::ffi::OsString)>) -> Result<Arc<WorkerCtx>, String> {
+fn context(
+    common: &Common,
+    env_overrides: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+) -> Result<Arc<WorkerCtx>, String> {
     let conda = common.conda_exe.clone().ok_or("--conda-exe is required")?;
     Ok(Arc::new(WorkerCtx {
-        programs: Programs { conda, python: common.python.clone(), env_overrides },
+        programs: Programs {
+            conda,
+            python: common.python.clone(),
+            env_overrides,
+        },
         limits: common.limits(),
     }))
 }
@@ -88,11 +98,21 @@ async fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Some(Command::Serve(args)) => {
             let ctx = context(&args.common, Vec::new())?;
-            serve::serve(&args.socket, args.socket_mode, args.allow_uid, ctx, shutdown).await
+            serve::serve(
+                &args.socket,
+                args.socket_mode,
+                args.allow_uid,
+                ctx,
+                shutdown,
+            )
+            .await
         }
         None => {
             let socket = cli.socket.ok_or("--socket is required")?;
-            let name = socket.as_path().to_fs_name::<GenericFilePath>().map_err(|e| format!("socket path: {e}"))?;
+            let name = socket
+                .as_path()
+                .to_fs_name::<GenericFilePath>()
+                .map_err(|e| format!("socket path: {e}"))?;
             let stream = LocalSocketStream::connect(name)
                 .await
                 .map_err(|e| format!("cannot connect to {}: {e}", socket.display()))?;
@@ -100,7 +120,9 @@ async fn run(cli: Cli) -> Result<(), String> {
             let me = nix::unistd::Uid::effective().as_raw();
             let peer = stream.peer_creds().ok().and_then(|c| c.euid());
             if peer != Some(me) {
-                return Err(format!("the socket's listener has uid {peer:?}, expected {me}"));
+                return Err(format!(
+                    "the socket's listener has uid {peer:?}, expected {me}"
+                ));
             }
             let overrides = match &cli.user {
                 Some(user) => {

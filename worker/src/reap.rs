@@ -54,7 +54,11 @@ fn descendants_of(root: i32) -> HashMap<i32, ProcEntry> {
         return table;
     };
     for entry in dir.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
             continue;
         };
         if let Some(e) = std::fs::read_to_string(entry.path().join("stat"))

@@ -73,7 +73,8 @@ pub async fn serve(
         if busy.swap(true, Ordering::SeqCst) {
             tracing::warn!(peer_uid = ?uid, peer_pid = ?pid, "connection refused: another server is connected");
             connections.spawn(async move {
-                let reason = "another server is connected to this worker (one at a time)".to_string();
+                let reason =
+                    "another server is connected to this worker (one at a time)".to_string();
                 let _ = write_frame(&mut writer, &WorkerMessage::Refused { reason }).await;
             });
             continue;

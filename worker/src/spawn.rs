@@ -116,10 +116,22 @@ mod tests {
 
     #[test]
     fn activation_variables() {
-        for v in ["CONDA_PREFIX", "CONDA_PREFIX_1", "CONDA_PREFIX_12", "_CE_M", "CONDA_SHLVL"] {
+        for v in [
+            "CONDA_PREFIX",
+            "CONDA_PREFIX_1",
+            "CONDA_PREFIX_12",
+            "_CE_M",
+            "CONDA_SHLVL",
+        ] {
             assert!(is_activation_variable(v), "{v}");
         }
-        for v in ["CONDA_PREFIX_", "CONDA_PREFIX_X", "CONDA_EXE", "CONDA_PKGS_DIRS", "PATH"] {
+        for v in [
+            "CONDA_PREFIX_",
+            "CONDA_PREFIX_X",
+            "CONDA_EXE",
+            "CONDA_PKGS_DIRS",
+            "PATH",
+        ] {
             assert!(!is_activation_variable(v), "{v}");
         }
     }

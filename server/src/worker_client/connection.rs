@@ -71,7 +71,8 @@ impl Connection {
     }
 
     async fn spawn(cfg: &WorkerConfig) -> Result<Connection, ExecError> {
-        let io = |what: &str, e: std::io::Error| ExecError::WorkerUnavailable(format!("{what}: {e}"));
+        let io =
+            |what: &str, e: std::io::Error| ExecError::WorkerUnavailable(format!("{what}: {e}"));
         let dir = tempfile::Builder::new()
             .prefix("conda-mcp-")
             .permissions(std::fs::Permissions::from_mode(0o700))
@@ -104,9 +105,9 @@ impl Connection {
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .kill_on_drop(false);
-        let mut child = cmd.spawn().map_err(|e| {
-            io(&format!("starting {}", cfg.worker_exe.display()), e)
-        })?;
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| io(&format!("starting {}", cfg.worker_exe.display()), e))?;
         let child_pid = child.id();
         let accepted = tokio::select! {
             s = listener.accept() => s.map_err(|e| io("accepting the worker's connection", e)),
@@ -128,7 +129,9 @@ impl Connection {
         drop(listener);
         // The peer must be the process we just started, running as us.
         let creds = stream.peer_creds().ok();
-        let peer_pid = creds.and_then(|c| c.pid()).and_then(|p| u32::try_from(p).ok());
+        let peer_pid = creds
+            .and_then(|c| c.pid())
+            .and_then(|p| u32::try_from(p).ok());
         let peer_uid = creds.and_then(|c| c.euid());
         if peer_pid != child_pid || peer_uid != Some(nix::unistd::Uid::effective().as_raw()) {
             kill_and_reap(&mut child).await;
@@ -219,7 +222,9 @@ impl Connection {
 
     /// Sends one message to the worker.
     pub async fn send(&mut self, msg: &ClientMessage) -> Result<(), String> {
-        write_frame(&mut self.writer, msg).await.map_err(|e| e.to_string())
+        write_frame(&mut self.writer, msg)
+            .await
+            .map_err(|e| e.to_string())
     }
 
     /// Whether the connection (and a spawned worker) still looks alive.
@@ -237,7 +242,8 @@ impl Connection {
     /// mode) or the read error.
     pub async fn death_reason(&mut self) -> String {
         if let Some(c) = &mut self.child {
-            if let Ok(Ok(status)) = tokio::time::timeout(Duration::from_millis(500), c.wait()).await {
+            if let Ok(Ok(status)) = tokio::time::timeout(Duration::from_millis(500), c.wait()).await
+            {
                 return format!("worker exited: {status}");
             }
         }

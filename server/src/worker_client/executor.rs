@@ -203,7 +203,9 @@ impl Executor {
         }
         inner.jobs_started.fetch_add(1, Ordering::SeqCst);
         let watchdog = tokio::time::sleep(
-            job.timeout.saturating_add(KILL_GRACE).saturating_add(WATCHDOG_SLACK),
+            job.timeout
+                .saturating_add(KILL_GRACE)
+                .saturating_add(WATCHDOG_SLACK),
         );
         tokio::pin!(watchdog);
         let mut cancel_sent = false;

@@ -143,7 +143,9 @@ pub enum ExecError {
     /// The worker died or the connection broke while the job was in flight;
     /// the job's process group was killed. The next call starts (or
     /// reconnects to) a fresh worker.
-    #[error("the conda-mcp worker went away during the call ({0}); the call did not complete, the next call uses a fresh worker")]
+    #[error(
+        "the conda-mcp worker went away during the call ({0}); the call did not complete, the next call uses a fresh worker"
+    )]
     WorkerDied(String),
     /// The worker refused the job before spawning anything (missing working
     /// directory, no interpreter configured, spawn failure, limits).
