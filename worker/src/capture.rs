@@ -88,10 +88,10 @@ impl LineScanner {
             match rest.iter().position(|b| *b == b'\n') {
                 Some(i) => {
                     self.push(&rest[..i]);
-                    if !self.overflow {
-                        if let Some(f) = progress_of(&self.line) {
-                            found = Some(f);
-                        }
+                    if !self.overflow
+                        && let Some(f) = progress_of(&self.line)
+                    {
+                        found = Some(f);
                     }
                     self.line.clear();
                     self.overflow = false;

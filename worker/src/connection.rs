@@ -140,12 +140,11 @@ where
                     current = Some((id, stop, handle));
                 }
                 Some(Ok(ClientMessage::Cancel { job })) => {
-                    if let Some((id, stop, _)) = &current {
-                        if *id == job {
+                    if let Some((id, stop, _)) = &current
+                        && *id == job {
                             tracing::info!(job, "cancel requested");
                             stop.cancel.cancel();
                         }
-                    }
                 }
                 Some(Ok(ClientMessage::Hello { .. })) => {
                     tracing::warn!("protocol error: a second Hello");
@@ -158,11 +157,10 @@ where
                 }
             },
             Some(ev) = ev_rx.recv() => {
-                if let Some((id, _, _)) = &current {
-                    if write_frame(&mut writer, &WorkerMessage::Event { job: *id, event: ev }).await.is_err() {
+                if let Some((id, _, _)) = &current
+                    && write_frame(&mut writer, &WorkerMessage::Event { job: *id, event: ev }).await.is_err() {
                         break End::Broken;
                     }
-                }
             }
             done = async { match &mut current { Some((_, _, h)) => h.await, None => std::future::pending().await } } => {
                 let Some((id, _, _)) = current.take() else { continue };

@@ -137,16 +137,16 @@ pub async fn run(
         .map(|p| p.display().to_string())
         .unwrap_or_default();
     let args = argv_head(&req.argv);
-    if let Some(stdin) = &req.stdin {
-        if stdin.len() as u64 > eff.stdin_limit {
-            return refuse(
-                &req,
-                SpawnRefusal::StdinTooLarge {
-                    len: stdin.len(),
-                    limit: eff.stdin_limit,
-                },
-            );
-        }
+    if let Some(stdin) = &req.stdin
+        && stdin.len() as u64 > eff.stdin_limit
+    {
+        return refuse(
+            &req,
+            SpawnRefusal::StdinTooLarge {
+                len: stdin.len(),
+                limit: eff.stdin_limit,
+            },
+        );
     }
     let start = Instant::now();
     let mut child = match programs.spawn(&req) {

@@ -241,11 +241,10 @@ impl Connection {
     /// Describes why the connection ended: the worker's exit status (spawn
     /// mode) or the read error.
     pub async fn death_reason(&mut self) -> String {
-        if let Some(c) = &mut self.child {
-            if let Ok(Ok(status)) = tokio::time::timeout(Duration::from_millis(500), c.wait()).await
-            {
-                return format!("worker exited: {status}");
-            }
+        if let Some(c) = &mut self.child
+            && let Ok(Ok(status)) = tokio::time::timeout(Duration::from_millis(500), c.wait()).await
+        {
+            return format!("worker exited: {status}");
         }
         self.end_reason
             .lock()
@@ -262,10 +261,10 @@ impl Connection {
         let _ = (&mut self.reader).await;
         let mut child = self.child.take();
         drop(self);
-        if let Some(c) = &mut child {
-            if tokio::time::timeout(EXIT_WAIT, c.wait()).await.is_err() {
-                kill_and_reap(c).await;
-            }
+        if let Some(c) = &mut child
+            && tokio::time::timeout(EXIT_WAIT, c.wait()).await.is_err()
+        {
+            kill_and_reap(c).await;
         }
     }
 }

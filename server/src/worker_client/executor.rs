@@ -112,13 +112,13 @@ impl Executor {
         if inner.shutdown.is_cancelled() {
             return Err(ExecError::ShutDown);
         }
-        if let Some(stdin) = &job.stdin {
-            if stdin.len() as u64 > job.stdin_limit_bytes {
-                return Err(ExecError::StdinTooLarge {
-                    len: stdin.len() as u64,
-                    limit: job.stdin_limit_bytes,
-                });
-            }
+        if let Some(stdin) = &job.stdin
+            && stdin.len() as u64 > job.stdin_limit_bytes
+        {
+            return Err(ExecError::StdinTooLarge {
+                len: stdin.len() as u64,
+                limit: job.stdin_limit_bytes,
+            });
         }
         let queued_at = tokio::time::Instant::now();
         let mut ticket = inner.lane.join();
@@ -157,12 +157,12 @@ impl Executor {
         &self,
         slot: &'a mut Option<Connection>,
     ) -> Result<&'a mut Connection, ExecError> {
-        if let Some(c) = slot.as_mut() {
-            if !c.is_alive() {
-                let reason = c.death_reason().await;
-                tracing::warn!(reason = %reason, "worker found dead; starting a fresh one");
-                self.close(slot).await;
-            }
+        if let Some(c) = slot.as_mut()
+            && !c.is_alive()
+        {
+            let reason = c.death_reason().await;
+            tracing::warn!(reason = %reason, "worker found dead; starting a fresh one");
+            self.close(slot).await;
         }
         if slot.is_none() {
             let c = Connection::open(&self.inner.cfg).await?;
@@ -280,10 +280,10 @@ impl Executor {
 /// can no longer do it). Descendants that left the group are out of reach
 /// here; the worker kills those itself whenever it is alive to.
 fn kill_group(pgid: Option<u32>) {
-    if let Some(raw) = pgid.and_then(|p| i32::try_from(p).ok()) {
-        if raw > 1 {
-            let _ = killpg(Pid::from_raw(raw), Signal::SIGKILL);
-        }
+    if let Some(raw) = pgid.and_then(|p| i32::try_from(p).ok())
+        && raw > 1
+    {
+        let _ = killpg(Pid::from_raw(raw), Signal::SIGKILL);
     }
 }
 
