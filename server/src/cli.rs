@@ -111,7 +111,9 @@ fn parse_timeout(s: &str) -> Result<Duration, String> {
         return Err("must be a finite number of seconds greater than 0".into());
     }
     if secs > MAX_TIMEOUT_SECONDS {
-        return Err(format!("must be at most {MAX_TIMEOUT_SECONDS} seconds (one week)"));
+        return Err(format!(
+            "must be at most {MAX_TIMEOUT_SECONDS} seconds (one week)"
+        ));
     }
     Ok(Duration::from_secs_f64(secs))
 }
@@ -155,7 +157,7 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let code = { let _ = cli; ExitCode::FAILURE }; // TEMP
+    let code = runtime.block_on(crate::mcp::run(cli));
     // Nothing may keep the process alive once stdin closed: give background
     // tasks a moment, then go.
     runtime.shutdown_timeout(Duration::from_millis(200));
@@ -213,8 +215,15 @@ mod tests {
             let e = parse(args).expect_err("invalid");
             assert_eq!(e.exit_code(), 2, "{args:?}");
         }
-        let cli = parse(&["--timeout", "2.5", "--schema-profile", "full", "--log-format", "json"])
-            .expect("valid");
+        let cli = parse(&[
+            "--timeout",
+            "2.5",
+            "--schema-profile",
+            "full",
+            "--log-format",
+            "json",
+        ])
+        .expect("valid");
         assert_eq!(cli.timeout, Duration::from_millis(2500));
         assert_eq!(cli.schema_profile, Profile::Full);
     }

@@ -46,6 +46,9 @@ pub struct Report {
     pub tools: usize,
     /// Cases parsed and compared (minimal calls included).
     pub cases: usize,
+    /// Properties left out of the drawing because their lazy choices raise
+    /// (conda itself rejects every value of those).
+    pub skipped_properties: usize,
     /// Mismatches, each a readable paragraph.
     pub failures: Vec<String>,
 }
@@ -71,27 +74,30 @@ pub fn value_strategy(schema: &Value) -> BoxedStrategy<Value> {
             (lo..lo + 4000).prop_map(|n| json!(n as f64 / 4.0)).boxed()
         }
         Some("array") => {
-            let items = schema.get("items").cloned().unwrap_or(json!({"type": "string"}));
+            let items = schema
+                .get("items")
+                .cloned()
+                .unwrap_or(json!({"type": "string"}));
             let min = schema.get("minItems").and_then(Value::as_u64).unwrap_or(0) as usize;
             let max = schema
                 .get("maxItems")
                 .and_then(Value::as_u64)
                 .map_or(min + 3, |m| m as usize);
             let first_no_dash = schema.get("prefixItems").is_some();
-            let item = if items.get("pattern").is_none() && items.get("type") == Some(&json!("string")) {
+            let item = if items.get("pattern").is_none()
+                && items.get("enum").is_none()
+                && items.get("type") == Some(&json!("string"))
+            {
                 free_token().boxed()
             } else {
                 value_strategy(&items)
             };
-            proptest::collection::vec(item, min..=max)
-                .prop_flat_map(move |mut v| {
-                    let head = plain_string().boxed();
-                    head.prop_map(move |h| {
-                        if first_no_dash && !v.is_empty() {
-                            v[0] = Value::String(h);
-                        }
-                        Value::Array(v.clone())
-                    })
+            (proptest::collection::vec(item, min..=max), plain_string())
+                .prop_map(move |(mut v, head)| {
+                    if first_no_dash && !v.is_empty() {
+                        v[0] = Value::String(head);
+                    }
+                    Value::Array(v)
                 })
                 .boxed()
         }
@@ -128,11 +134,24 @@ fn free_token() -> impl Strategy<Value = Value> {
 /// Arguments of one tool: required properties always, the others with
 /// probability ½, then exclusive groups repaired with the catalog (at most
 /// one member given; one given for required groups).
-pub fn args_strategy(catalog: &Catalog, cmd: CommandIdx, schema: &Value) -> BoxedStrategy<Map<String, Value>> {
-    let props = schema["properties"].as_object().cloned().unwrap_or_default();
+pub fn args_strategy(
+    catalog: &Catalog,
+    cmd: CommandIdx,
+    schema: &Value,
+    skip: &[String],
+) -> BoxedStrategy<Map<String, Value>> {
+    let mut props = schema["properties"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    props.retain(|k, _| !skip.contains(k));
     let required: Vec<String> = schema["required"]
         .as_array()
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
         .unwrap_or_default();
     let mut fields: Vec<BoxedStrategy<Option<(String, Value)>>> = Vec::new();
     for (name, sub) in props {
@@ -141,7 +160,11 @@ pub fn args_strategy(catalog: &Catalog, cmd: CommandIdx, schema: &Value) -> Boxe
         if required.contains(&name) {
             fields.push(v.prop_map(move |x| Some((n.clone(), x))).boxed());
         } else {
-            fields.push(proptest::option::weighted(0.5, v).prop_map(move |o| o.map(|x| (n.clone(), x))).boxed());
+            fields.push(
+                proptest::option::weighted(0.5, v)
+                    .prop_map(move |o| o.map(|x| (n.clone(), x)))
+                    .boxed(),
+            );
         }
     }
     let command = catalog.commands[cmd].clone();
@@ -226,7 +249,12 @@ fn activating_value(command: &Command, pi: usize) -> Value {
             match a.kind {
                 ArgKind::StoreFalse => json!(false),
                 ArgKind::Count | ArgKind::AppendConst => json!(1),
-                ArgKind::Append | ArgKind::Extend => json!(["x"]),
+                ArgKind::Append => match a.nargs {
+                    Nargs::Default | Nargs::Optional => json!(["x"]),
+                    Nargs::Exactly(n) => json!([vec!["x"; n as usize]]),
+                    _ => json!([["x"]]),
+                },
+                ArgKind::Extend => json!(["x"]),
                 ArgKind::Store if a.nargs == Nargs::Exactly(0) => json!(true),
                 ArgKind::Store => match a.nargs {
                     Nargs::Default | Nargs::Optional => json!("x"),
@@ -288,11 +316,16 @@ fn typed(a: &Argument, v: &Value) -> Value {
 }
 
 fn typed_list(a: &Argument, v: &Value) -> Vec<Value> {
-    v.as_array().map(|x| x.iter().map(|i| typed(a, i)).collect()).unwrap_or_default()
+    v.as_array()
+        .map(|x| x.iter().map(|i| typed(a, i)).collect())
+        .unwrap_or_default()
 }
 
 fn prior_list(ns: &Map<String, Value>, dest: &str) -> Vec<Value> {
-    ns.get(dest).and_then(Value::as_array).cloned().unwrap_or_default()
+    ns.get(dest)
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// Applies one property's value to the expected namespace, as argparse's
@@ -373,7 +406,14 @@ fn apply(command: &Command, pi: usize, v: &Value, ns: &mut Map<String, Value>) {
                 ArgKind::Store => match a.nargs {
                     Nargs::Exactly(0) => {
                         if v == &json!(true) {
-                            ns.insert(dest, if custom { json!([]) } else { a.const_value.clone() });
+                            ns.insert(
+                                dest,
+                                if custom {
+                                    json!([])
+                                } else {
+                                    a.const_value.clone()
+                                },
+                            );
                         }
                     }
                     Nargs::Default => {
@@ -417,15 +457,20 @@ fn apply(command: &Command, pi: usize, v: &Value, ns: &mut Map<String, Value>) {
 fn dests_of(command: &Command, pi: usize) -> Vec<String> {
     match &command.properties[pi].source {
         PropertySource::GreedyArgs => vec!["_args".into()],
-        PropertySource::FlagEnum { choices } => {
-            choices.iter().map(|(_, a)| command.arguments[*a].dest.clone()).collect()
-        }
+        PropertySource::FlagEnum { choices } => choices
+            .iter()
+            .map(|(_, a)| command.arguments[*a].dest.clone())
+            .collect(),
         PropertySource::Action { arg } => vec![command.arguments[*arg].dest.clone()],
     }
 }
 
 /// The namespace `args` mean, starting from the minimal call's namespace.
-pub fn expected_namespace(command: &Command, args: &Map<String, Value>, baseline: &Map<String, Value>) -> Map<String, Value> {
+pub fn expected_namespace(
+    command: &Command,
+    args: &Map<String, Value>,
+    baseline: &Map<String, Value>,
+) -> Map<String, Value> {
     let mut ns = baseline.clone();
     // Dests the minimal call touched are reset to what argparse holds before
     // any action (accumulating kinds would otherwise count twice).
@@ -443,11 +488,48 @@ pub fn expected_namespace(command: &Command, args: &Map<String, Value>, baseline
     ns
 }
 
+/// Properties of `cmd` whose action's lazy choices raised when the dump
+/// was recorded (`{"error": ...}`): argparse raises for every value, with
+/// the real conda as with the stand-in.
+fn raising_choices(
+    dump: &conda_mcp_server::dump::Dump,
+    catalog: &Catalog,
+    cmd: CommandIdx,
+) -> Vec<String> {
+    let command = &catalog.commands[cmd];
+    let mut parser = &dump.root;
+    for name in command.subpath() {
+        match parser.subcommands.iter().find(|s| &s.name == name) {
+            Some(s) => parser = &s.parser,
+            None => return Vec::new(),
+        }
+    }
+    let raising: Vec<&Vec<String>> = parser
+        .actions
+        .iter()
+        .filter(|a| a.choices.as_ref().is_some_and(Value::is_object))
+        .map(|a| &a.option_strings)
+        .collect();
+    command
+        .properties
+        .iter()
+        .filter(|p| match &p.source {
+            PropertySource::Action { arg } => {
+                raising.contains(&&command.arguments[*arg].option_strings)
+            }
+            _ => false,
+        })
+        .map(|p| p.name.clone())
+        .collect()
+}
+
 /// Parses argv lists with the stand-in's argparse in one Python process.
 ///
 /// Panics when python3 or the script cannot run (the oracle is required).
 pub fn batch_parse(dump: &Path, argvs: &[Vec<String>]) -> Vec<Value> {
-    let script = crate::paths::fixtures().join("standin").join("batch_parse.py");
+    let script = crate::paths::fixtures()
+        .join("standin")
+        .join("batch_parse.py");
     let mut child = Process::new("python3")
         .arg(&script)
         .arg(dump)
@@ -466,7 +548,11 @@ pub fn batch_parse(dump: &Path, argvs: &[Vec<String>]) -> Vec<Value> {
     });
     let out = child.wait_with_output().expect("batch_parse output");
     writer.join().expect("writer");
-    assert!(out.status.success(), "batch_parse.py failed: {:?}", out.status);
+    assert!(
+        out.status.success(),
+        "batch_parse.py failed: {:?}",
+        out.status
+    );
     let parsed: Vec<Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
@@ -478,9 +564,13 @@ pub fn batch_parse(dump: &Path, argvs: &[Vec<String>]) -> Vec<Value> {
 fn numbers_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| numbers_equal(p, q)),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| numbers_equal(p, q))
+        }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| numbers_equal(v, w)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| numbers_equal(v, w)))
         }
         _ => a == b,
     }
@@ -493,10 +583,21 @@ pub fn run(dump_path: &Path, cases_per_tool: u32, seed: u8) -> Report {
     let dump = conda_mcp_server::dump::Dump::from_json(&bytes).expect("dump");
     let catalog = conda_mcp_server::catalog::build(&dump).expect("catalog");
     let tools: Vec<CommandIdx> = catalog.tools().map(|(i, _)| i).collect();
-    let names = tool_names(&tools.iter().map(|&i| catalog.commands[i].subpath().to_vec()).collect::<Vec<_>>());
-    let mut report = Report { tools: tools.len(), ..Report::default() };
+    let names = tool_names(
+        &tools
+            .iter()
+            .map(|&i| catalog.commands[i].subpath().to_vec())
+            .collect::<Vec<_>>(),
+    );
+    let mut report = Report {
+        tools: tools.len(),
+        ..Report::default()
+    };
     let mut runner = TestRunner::new_with_rng(
-        Config { cases: cases_per_tool, ..Config::default() },
+        Config {
+            cases: cases_per_tool,
+            ..Config::default()
+        },
         TestRng::from_seed(RngAlgorithm::ChaCha, &[seed; 32]),
     );
     let mut minimal: Vec<Case> = Vec::new();
@@ -505,22 +606,43 @@ pub fn run(dump_path: &Path, cases_per_tool: u32, seed: u8) -> Report {
         let full = input_schema(&catalog, cmd, Profile::Full);
         let validator = ArgumentValidator::new(name, &full).expect("full schema compiles");
         let args = minimal_args(&catalog, cmd);
-        let argv = conda_mcp_server::compile::compile(&catalog, cmd, &args).expect("minimal call compiles");
-        minimal.push(Case { tool: name.clone(), cmd, args, argv });
-        let strategy = args_strategy(&catalog, cmd, &full);
+        let argv = conda_mcp_server::compile::compile(&catalog, cmd, &args)
+            .expect("minimal call compiles");
+        minimal.push(Case {
+            tool: name.clone(),
+            cmd,
+            args,
+            argv,
+        });
+        let skip = raising_choices(&dump, &catalog, cmd);
+        report.skipped_properties += skip.len();
+        let strategy = args_strategy(&catalog, cmd, &full, &skip);
         for _ in 0..cases_per_tool {
             let args = strategy.new_tree(&mut runner).expect("draw").current();
             if let Err(e) = validator.validate(&Value::Object(args.clone())) {
-                report.failures.push(format!("{name}: drawn arguments {args:?} fail the full schema: {e:?}"));
+                report.failures.push(format!(
+                    "{name}: drawn arguments {args:?} fail the full schema: {e:?}"
+                ));
                 continue;
             }
             match conda_mcp_server::compile::compile(&catalog, cmd, &args) {
-                Ok(argv) => drawn.push(Case { tool: name.clone(), cmd, args, argv }),
-                Err(e) => report.failures.push(format!("{name}: valid arguments {args:?} do not compile: {e}")),
+                Ok(argv) => drawn.push(Case {
+                    tool: name.clone(),
+                    cmd,
+                    args,
+                    argv,
+                }),
+                Err(e) => report.failures.push(format!(
+                    "{name}: valid arguments {args:?} do not compile: {e}"
+                )),
             }
         }
     }
-    let all: Vec<Vec<String>> = minimal.iter().chain(&drawn).map(|c| c.argv.clone()).collect();
+    let all: Vec<Vec<String>> = minimal
+        .iter()
+        .chain(&drawn)
+        .map(|c| c.argv.clone())
+        .collect();
     let answers = batch_parse(dump_path, &all);
     report.cases = all.len();
     let mut baselines: BTreeMap<CommandIdx, Map<String, Value>> = BTreeMap::new();
@@ -536,9 +658,15 @@ pub fn run(dump_path: &Path, cases_per_tool: u32, seed: u8) -> Report {
         }
     }
     for (case, answer) in drawn.iter().zip(&answers[minimal.len()..]) {
-        let Some(baseline) = baselines.get(&case.cmd) else { continue };
+        let Some(baseline) = baselines.get(&case.cmd) else {
+            continue;
+        };
         let command = &catalog.commands[case.cmd];
-        let Some(ns) = answer.get("namespace").and_then(Value::as_object).filter(|_| answer["ok"] == json!(true)) else {
+        let Some(ns) = answer
+            .get("namespace")
+            .and_then(Value::as_object)
+            .filter(|_| answer["ok"] == json!(true))
+        else {
             report.failures.push(format!(
                 "{}: argparse rejected {:?} (arguments {:?}): {}",
                 case.tool, case.argv, case.args, answer
@@ -547,7 +675,11 @@ pub fn run(dump_path: &Path, cases_per_tool: u32, seed: u8) -> Report {
         };
         // Dests set by the minimal call are re-derived from this case's own arguments.
         let mut base = baseline.clone();
-        let minimal_case = minimal.iter().find(|m| m.cmd == case.cmd).map(|m| m.args.clone()).unwrap_or_default();
+        let minimal_case = minimal
+            .iter()
+            .find(|m| m.cmd == case.cmd)
+            .map(|m| m.args.clone())
+            .unwrap_or_default();
         for pi in 0..command.properties.len() {
             if minimal_case.contains_key(&command.properties[pi].name) {
                 for d in dests_of(command, pi) {

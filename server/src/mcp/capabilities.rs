@@ -87,7 +87,11 @@ pub fn render(
             path: &c.path,
             aliases: &c.aliases,
             exposure: &c.exposure,
-            tool: tools.generated.iter().find(|t| t.cmd == i).map(|t| t.name.clone()),
+            tool: tools
+                .generated
+                .iter()
+                .find(|t| t.cmd == i)
+                .map(|t| t.name.clone()),
         })
         .collect();
     let doc = Capabilities {
@@ -95,7 +99,10 @@ pub fn render(
         server_version: env!("CARGO_PKG_VERSION"),
         target_executable: target_executable.display().to_string(),
         conda_version: &catalog.conda_version,
-        catalog: CatalogSummary { commands, diagnostics: &catalog.diagnostics },
+        catalog: CatalogSummary {
+            commands,
+            diagnostics: &catalog.diagnostics,
+        },
         generated_tools: tools.generated_names(),
         plugins: &catalog.plugins,
         discovery_fingerprint: &catalog.fingerprint,

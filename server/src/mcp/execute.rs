@@ -47,7 +47,9 @@ pub fn input_schema() -> Arc<JsonObject> {
     let settings = schemars::generate::SchemaSettings::draft2020_12().with(|s| {
         s.meta_schema = None;
     });
-    let schema = settings.into_generator().into_root_schema_for::<ExecuteArgs>();
+    let schema = settings
+        .into_generator()
+        .into_root_schema_for::<ExecuteArgs>();
     let mut obj = match schema.to_value() {
         Value::Object(m) => m,
         _ => JsonObject::new(),
@@ -102,12 +104,18 @@ pub fn check(
     stdin_limit: u64,
     server_timeout: Duration,
 ) -> Result<ExecuteCall, ArgumentError> {
-    let err = |path: &str, rule: &str| ArgumentError { path: path.into(), rule: rule.into() };
-    let parsed: ExecuteArgs =
-        serde_json::from_value(args.clone()).map_err(|_| err("/", "does not match the tool's input schema"))?;
+    let err = |path: &str, rule: &str| ArgumentError {
+        path: path.into(),
+        rule: rule.into(),
+    };
+    let parsed: ExecuteArgs = serde_json::from_value(args.clone())
+        .map_err(|_| err("/", "does not match the tool's input schema"))?;
     for (i, a) in parsed.argv.iter().enumerate() {
         if a.contains('\0') {
-            return Err(err(&format!("/argv/{i}"), "must not contain a NUL character"));
+            return Err(err(
+                &format!("/argv/{i}"),
+                "must not contain a NUL character",
+            ));
         }
     }
     let cwd = match parsed.cwd {
@@ -124,14 +132,27 @@ pub fn check(
     if let Some(s) = &stdin
         && s.len() as u64 > stdin_limit
     {
-        return Err(err("/stdin", &format!("must be at most {stdin_limit} bytes (--stdin-limit-bytes)")));
+        return Err(err(
+            "/stdin",
+            &format!("must be at most {stdin_limit} bytes (--stdin-limit-bytes)"),
+        ));
     }
     let timeout = match parsed.timeout_seconds {
         None => server_timeout,
-        Some(t) if t.is_finite() && t > 0.0 => {
-            Duration::try_from_secs_f64(t).unwrap_or(server_timeout).min(server_timeout)
+        Some(t) if t.is_finite() && t > 0.0 => Duration::try_from_secs_f64(t)
+            .unwrap_or(server_timeout)
+            .min(server_timeout),
+        Some(_) => {
+            return Err(err(
+                "/timeout_seconds",
+                "must be a finite number of seconds greater than 0",
+            ));
         }
-        Some(_) => return Err(err("/timeout_seconds", "must be a finite number of seconds greater than 0")),
     };
-    Ok(ExecuteCall { argv: parsed.argv, cwd, stdin, timeout })
+    Ok(ExecuteCall {
+        argv: parsed.argv,
+        cwd,
+        stdin,
+        timeout,
+    })
 }

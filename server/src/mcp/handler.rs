@@ -60,7 +60,9 @@ pub struct CondaMcp {
 impl CondaMcp {
     /// Wraps the startup state.
     pub fn new(state: State) -> Self {
-        Self { state: Arc::new(state) }
+        Self {
+            state: Arc::new(state),
+        }
     }
 
     /// The shared state (for shutdown and tests).
@@ -68,7 +70,13 @@ impl CondaMcp {
         &self.state
     }
 
-    async fn call(&self, name: &str, route: Route, args: Value, ct: CancellationToken) -> CallToolResult {
+    async fn call(
+        &self,
+        name: &str,
+        route: Route,
+        args: Value,
+        ct: CancellationToken,
+    ) -> CallToolResult {
         match route {
             Route::Generated(i) => self.call_generated(i, args, ct).await,
             Route::Execute => self.call_execute(args, ct).await,
@@ -83,7 +91,11 @@ impl CondaMcp {
             return results::invalid_arguments(&tool.name, &errors);
         }
         let empty = serde_json::Map::new();
-        let argv = match crate::compile::compile(&st.catalog, tool.cmd, args.as_object().unwrap_or(&empty)) {
+        let argv = match crate::compile::compile(
+            &st.catalog,
+            tool.cmd,
+            args.as_object().unwrap_or(&empty),
+        ) {
             Ok(argv) => argv,
             Err(e) => return results::invalid_arguments(&tool.name, &[e]),
         };
@@ -104,7 +116,10 @@ impl CondaMcp {
     async fn call_execute(&self, args: Value, ct: CancellationToken) -> CallToolResult {
         let st = &self.state;
         let Some(validator) = &st.tools.execute_validator else {
-            return results::not_run(EXECUTE_TOOL, &"the server was not started with --allow-exec");
+            return results::not_run(
+                EXECUTE_TOOL,
+                &"the server was not started with --allow-exec",
+            );
         };
         if let Err(errors) = validator.validate(&args) {
             return results::invalid_arguments(EXECUTE_TOOL, &errors);
@@ -147,7 +162,11 @@ impl CondaMcp {
     /// its process tree. Updates (queue position, start, output counters)
     /// arrive in `on_update`; issue 6 turns them into progress
     /// notifications.
-    pub async fn run_job(&self, job: Job, ct: CancellationToken) -> Result<ExecutionResult, ExecError> {
+    pub async fn run_job(
+        &self,
+        job: Job,
+        ct: CancellationToken,
+    ) -> Result<ExecutionResult, ExecError> {
         let cancel = job.cancel.clone();
         let exec = self.state.exec.clone();
         let run = exec.run(job, |_update: JobUpdate| {});
@@ -177,7 +196,9 @@ impl ServerHandler for CondaMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.state.tools.listed.as_ref().clone()))
+        Ok(ListToolsResult::with_all_items(
+            self.state.tools.listed.as_ref().clone(),
+        ))
     }
 
     async fn call_tool(
@@ -224,12 +245,14 @@ impl ServerHandler for CondaMcp {
         if request.uri != capabilities::URI {
             return Err(unknown("resource"));
         }
-        Ok(ReadResourceResult::new(vec![ResourceContents::TextResourceContents {
-            uri: capabilities::URI.into(),
-            mime_type: Some(capabilities::MIME_TYPE.into()),
-            text: self.state.capabilities.to_string(),
-            meta: None,
-        }])
-        .into())
+        Ok(
+            ReadResourceResult::new(vec![ResourceContents::TextResourceContents {
+                uri: capabilities::URI.into(),
+                mime_type: Some(capabilities::MIME_TYPE.into()),
+                text: self.state.capabilities.to_string(),
+                meta: None,
+            }])
+            .into(),
+        )
     }
 }

@@ -12,10 +12,8 @@
 
 pub mod capabilities;
 pub mod execute;
-#[cfg(any())]
 pub mod handler;
 pub mod results;
-#[cfg(any())]
 pub mod startup;
 pub mod tools;
 
@@ -26,7 +24,6 @@ use std::time::Duration;
 use rmcp::ServiceExt;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 
-#[cfg(any())]
 pub use handler::{CondaMcp, State};
 
 use crate::cli::Cli;
@@ -57,7 +54,6 @@ pub fn server_config() -> ServerConfig {
         )
 }
 
-#[cfg(any())]
 /// Runs the server: startup, MCP on stdio until stdin closes, shutdown.
 /// Returns the process exit status (failure when startup fails).
 pub async fn run(cli: Cli) -> ExitCode {
@@ -72,7 +68,11 @@ pub async fn run(cli: Cli) -> ExitCode {
     let exec = started.state.exec.clone();
     let server = CondaMcp::new(started.state);
     let outcome = match server.serve(rmcp::transport::io::stdio_pipes()).await {
-        Ok(running) => running.waiting().await.map(|_| ()).map_err(|e| e.to_string()),
+        Ok(running) => running
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
         Err(e) => Err(e.to_string()),
     };
     if let Err(e) = &outcome {
@@ -82,14 +82,16 @@ pub async fn run(cli: Cli) -> ExitCode {
     let shutdown = async {
         tokio::join!(exec.shutdown(), discovery_lane.shutdown());
     };
-    if tokio::time::timeout(Duration::from_millis(700), shutdown).await.is_err() {
+    if tokio::time::timeout(Duration::from_millis(700), shutdown)
+        .await
+        .is_err()
+    {
         tracing::warn!("worker shutdown took too long; exiting anyway");
     }
     tracing::info!("conda-mcp exits");
     ExitCode::SUCCESS
 }
 
-#[cfg(any())]
 /// What [`startup::start`] hands to [`run`].
 #[derive(Debug)]
 pub struct Started {
@@ -101,5 +103,8 @@ pub struct Started {
 
 #[doc(hidden)]
 pub fn policy_of(cli: &Cli) -> Policy {
-    Policy { allow_write: cli.allow_write, allow_exec: cli.allow_exec }
+    Policy {
+        allow_write: cli.allow_write,
+        allow_exec: cli.allow_exec,
+    }
 }

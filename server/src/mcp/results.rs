@@ -101,7 +101,9 @@ pub fn refused(refusal: &impl std::fmt::Display) -> CallToolResult {
 
 /// A call that could not run (worker unavailable or died, ...).
 pub fn not_run(what: &str, reason: &impl std::fmt::Display) -> CallToolResult {
-    CallToolResult::error(vec![Content::text(format!("{what} could not be run: {reason}"))])
+    CallToolResult::error(vec![Content::text(format!(
+        "{what} could not be run: {reason}"
+    ))])
 }
 
 fn internal_error(msg: &str) -> CallToolResult {

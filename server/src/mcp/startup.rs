@@ -49,12 +49,21 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
     let discovered = discover(cli).await?;
     let catalog = Arc::new(discovered.catalog);
     let policy = policy_of(cli);
-    let tools = ToolSet::build(&catalog, ToolOptions { profile: cli.schema_profile, allow_exec: cli.allow_exec })?;
+    let tools = ToolSet::build(
+        &catalog,
+        ToolOptions {
+            profile: cli.schema_profile,
+            allow_exec: cli.allow_exec,
+        },
+    )?;
     let capabilities: Arc<str> = capabilities::render(
         &catalog,
         &discovered.target,
         &tools,
-        PolicySummary { allow_write: policy.allow_write, allow_exec: policy.allow_exec },
+        PolicySummary {
+            allow_write: policy.allow_write,
+            allow_exec: policy.allow_exec,
+        },
         cli.schema_profile,
     )
     .into();
@@ -94,12 +103,22 @@ async fn discover(cli: &Cli) -> Result<Discovered, StartupError> {
     let exec = Arc::new(Executor::new(cfg.clone()));
     let discovery_lane = Arc::new(Executor::new(cfg));
     let Some(path) = &cli.dump_file else {
-        return Err(StartupError::Discovery("discovery is not wired yet: pass --dump-file".into()));
+        return Err(StartupError::Discovery(
+            "discovery is not wired yet: pass --dump-file".into(),
+        ));
     };
-    let bytes = std::fs::read(path).map_err(|e| StartupError::Discovery(format!("{}: {e}", path.display())))?;
-    let dump = crate::dump::Dump::from_json(&bytes).map_err(|e| StartupError::Discovery(e.to_string()))?;
-    let catalog = crate::catalog::build(&dump).map_err(|e| StartupError::Discovery(e.to_string()))?;
-    Ok(Discovered { target, catalog, exec, discovery_lane })
+    let bytes = std::fs::read(path)
+        .map_err(|e| StartupError::Discovery(format!("{}: {e}", path.display())))?;
+    let dump =
+        crate::dump::Dump::from_json(&bytes).map_err(|e| StartupError::Discovery(e.to_string()))?;
+    let catalog =
+        crate::catalog::build(&dump).map_err(|e| StartupError::Discovery(e.to_string()))?;
+    Ok(Discovered {
+        target,
+        catalog,
+        exec,
+        discovery_lane,
+    })
 }
 
 fn resolve_target(cli: &Cli) -> Result<PathBuf, StartupError> {
@@ -109,7 +128,9 @@ fn resolve_target(cli: &Cli) -> Result<PathBuf, StartupError> {
         .or_else(|| std::env::var_os("CONDA_EXE").map(PathBuf::from))
         .or_else(|| {
             std::env::var_os("PATH").and_then(|p| {
-                std::env::split_paths(&p).map(|d| d.join("conda")).find(|c| c.is_file())
+                std::env::split_paths(&p)
+                    .map(|d| d.join("conda"))
+                    .find(|c| c.is_file())
             })
         });
     let Some(c) = candidate else {

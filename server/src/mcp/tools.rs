@@ -85,7 +85,10 @@ impl ToolSet {
     /// 2020-12 document (a bug, reported at startup).
     pub fn build(catalog: &Catalog, options: ToolOptions) -> Result<Self, SchemaError> {
         let cmds: Vec<CommandIdx> = catalog.tools().map(|(i, _)| i).collect();
-        let paths: Vec<Vec<String>> = cmds.iter().map(|&i| catalog.commands[i].subpath().to_vec()).collect();
+        let paths: Vec<Vec<String>> = cmds
+            .iter()
+            .map(|&i| catalog.commands[i].subpath().to_vec())
+            .collect();
         let names = tool_names(&paths);
         let output_schema = output_schema();
         let shared_help = SharedHelp::of(catalog, SHARED_HELP_MIN_TOOLS);
@@ -113,13 +116,20 @@ impl ToolSet {
             .with_raw_output_schema(output_schema.clone())
             .with_meta(describe::meta(command));
             routes.insert(name.clone(), Route::Generated(generated.len()));
-            generated.push(GeneratedTool { name, cmd, validator });
+            generated.push(GeneratedTool {
+                name,
+                cmd,
+                validator,
+            });
             listed.push(tool);
         }
         let mut execute_validator = None;
         if options.allow_exec {
             let schema = execute::input_schema();
-            execute_validator = Some(ArgumentValidator::new(EXECUTE_TOOL, &Value::Object(schema.as_ref().clone()))?);
+            execute_validator = Some(ArgumentValidator::new(
+                EXECUTE_TOOL,
+                &Value::Object(schema.as_ref().clone()),
+            )?);
             listed.push(
                 Tool::new_with_raw(EXECUTE_TOOL, Some(execute::DESCRIPTION.into()), schema)
                     .with_title("conda (raw command line)")
@@ -172,7 +182,8 @@ pub fn effects(catalog: &Catalog, cmd: CommandIdx) -> ToolEffects {
 /// and the field meanings are documented once (README, server
 /// instructions).
 pub fn output_schema() -> Arc<JsonObject> {
-    let full = rmcp::handler::server::common::schema_for_output::<conda_mcp_shared::ExecutionResult>();
+    let full =
+        rmcp::handler::server::common::schema_for_output::<conda_mcp_shared::ExecutionResult>();
     let mut v = Value::Object(full.as_ref().clone());
     strip_annotations(&mut v);
     Arc::new(as_object(v))
@@ -223,7 +234,8 @@ mod tests {
     use super::*;
 
     fn real() -> Option<Catalog> {
-        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/conda-26-parser.json");
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../shared/fixtures/conda-26-parser.json");
         let bytes = std::fs::read(p).ok()?;
         crate::catalog::build(&crate::dump::Dump::from_json(&bytes).ok()?).ok()
     }
@@ -236,42 +248,31 @@ mod tests {
         };
         for profile in [Profile::Portable, Profile::Full] {
             for allow_exec in [false, true] {
-                let set = ToolSet::build(&cat, ToolOptions { profile, allow_exec }).expect("builds");
+                let set = ToolSet::build(
+                    &cat,
+                    ToolOptions {
+                        profile,
+                        allow_exec,
+                    },
+                )
+                .expect("builds");
                 let listed: Vec<&str> = set.listed.iter().map(|t| t.name.as_ref()).collect();
                 assert_eq!(listed.contains(&EXECUTE_TOOL), allow_exec);
                 assert_eq!(set.route(EXECUTE_TOOL).is_some(), allow_exec);
                 assert!(set.route("conda_list").is_some());
-                assert!(set.route("conda_activate").is_none(), "shell-only commands are not tools");
+                assert!(
+                    set.route("conda_activate").is_none(),
+                    "shell-only commands are not tools"
+                );
                 let bytes = serde_json::to_vec(&*set.listed).expect("json").len();
-                eprintln!("{profile:?} allow_exec={allow_exec}: {} tools, {bytes} bytes", listed.len());
+                eprintln!(
+                    "{profile:?} allow_exec={allow_exec}: {} tools, {bytes} bytes",
+                    listed.len()
+                );
                 if profile == Profile::Portable && !allow_exec {
                     assert!(bytes <= 50 * 1024, "tools/list is {bytes} bytes");
                 }
             }
         }
-    }
-}
-#[cfg(test)]
-mod size_probe {
-    #[test]
-    fn probe() {
-        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/conda-26-parser.json");
-        let Ok(bytes) = std::fs::read(p) else { return };
-        let cat = crate::catalog::build(&crate::dump::Dump::from_json(&bytes).expect("d")).expect("c");
-        let set = super::ToolSet::build(&cat, super::ToolOptions { profile: crate::schema::Profile::Portable, allow_exec: false }).expect("b");
-        let mut tot_in = 0; let mut tot_out = 0; let mut tot_desc = 0; let mut tot_meta = 0; let mut tot_ann = 0;
-        let mut pdesc = 0;
-        for t in set.listed.iter() {
-            tot_in += serde_json::to_vec(&t.input_schema).unwrap_or_default().len();
-            tot_out += serde_json::to_vec(&t.output_schema).unwrap_or_default().len();
-            tot_desc += t.description.as_ref().map_or(0, |d| d.len());
-            tot_meta += serde_json::to_vec(&t.meta).unwrap_or_default().len();
-            tot_ann += serde_json::to_vec(&t.annotations).unwrap_or_default().len();
-            for (_, p) in t.input_schema["properties"].as_object().into_iter().flatten() {
-                pdesc += p["description"].as_str().map_or(0, str::len);
-            }
-        }
-        eprintln!("in {tot_in} (prop desc {pdesc}) out {tot_out} desc {tot_desc} meta {tot_meta} ann {tot_ann}");
-        let _ = std::fs::write("/tmp/mcp_tools.json", serde_json::to_vec(&*set.listed).unwrap_or_default());
     }
 }

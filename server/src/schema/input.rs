@@ -59,7 +59,9 @@ impl SharedHelp {
         let mut counts: std::collections::BTreeMap<(String, String), usize> = Default::default();
         for (_, c) in catalog.tools() {
             for p in &c.properties {
-                *counts.entry((p.name.clone(), short_help(command_help(c, p).as_str()))).or_default() += 1;
+                *counts
+                    .entry((p.name.clone(), short_help(command_help(c, p).as_str())))
+                    .or_default() += 1;
             }
         }
         Self {
@@ -127,7 +129,7 @@ pub fn input_schema_with(
     let groups = group_members(command);
     let mut props = Map::new();
     let mut required = Vec::new();
-    for (pi, prop) in command.properties.iter().enumerate() {
+    for prop in &command.properties {
         let mut schema = property_schema(command, prop, profile);
         let help = short_help(&command_help(command, prop));
         let mut desc = if shared.entries.contains(&(prop.name.clone(), help.clone())) {
@@ -347,6 +349,10 @@ fn action_schema(a: &Argument, remainder: bool, profile: Profile) -> Map<String,
             Nargs::Optional => scalar(a, positional, bare_allowed(a)),
             Nargs::Remainder | Nargs::Parser => {
                 let mut m = obj(json!({"type": "array", "items": {"type": "string"}}));
+                if a.nargs == Nargs::Parser {
+                    // argparse.PARSER needs a subcommand: at least one item.
+                    m.insert("minItems".into(), json!(1));
+                }
                 if remainder && profile == Profile::Full {
                     m.insert(
                         "prefixItems".into(),
