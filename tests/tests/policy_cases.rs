@@ -227,7 +227,11 @@ const CASES: &[(&str, Class, &str)] = &[
     ("check --fix -n base", W, "RARA"),
     ("package --reset", W, "RARA"),
     ("package -r", W, "RARA"),
-    ("package --pkg-name x --pkg-version 1 --pkg-build 0", W, "RARA"),
+    (
+        "package --pkg-name x --pkg-version 1 --pkg-build 0",
+        W,
+        "RARA",
+    ),
     ("package", W, "RARA"),
     ("package --untracked --reset", W, "RARA"),
     // ---- exec
@@ -373,7 +377,10 @@ fn refusals_name_the_command_and_option_and_no_values() {
         refuse("config --se SECRETKEY SECRETVALUE"),
         "conda config --set requires --allow-write"
     );
-    assert_eq!(refuse("upgrade SECRETPKG"), "conda update requires --allow-write");
+    assert_eq!(
+        refuse("upgrade SECRETPKG"),
+        "conda update requires --allow-write"
+    );
     assert_eq!(
         refuse("run SECRETPROGRAM"),
         "conda run requires --allow-exec"
@@ -405,7 +412,10 @@ fn table_covers_the_recorded_parser() {
             continue; // the synthetic plugin: unknown to the table on purpose
         }
         let Some(entry) = table::lookup(cmd.subpath()) else {
-            missing.push(format!("command `{}` has no table entry", cmd.display_path()));
+            missing.push(format!(
+                "command `{}` has no table entry",
+                cmd.display_path()
+            ));
             continue;
         };
         for a in &cmd.arguments {
