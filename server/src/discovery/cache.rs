@@ -34,7 +34,10 @@ pub fn cache_dir_from(
     xdg_cache_home: Option<std::ffi::OsString>,
     home: Option<std::ffi::OsString>,
 ) -> Option<PathBuf> {
-    if let Some(x) = xdg_cache_home.map(PathBuf::from).filter(|p| p.is_absolute()) {
+    if let Some(x) = xdg_cache_home
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+    {
         return Some(x.join("conda-mcp"));
     }
     home.map(PathBuf::from)
@@ -169,7 +172,13 @@ mod tests {
     #[test]
     fn entry_paths_differ_per_target() {
         let d = Path::new("/c");
-        assert_ne!(entry_path(d, Path::new("/a/conda")), entry_path(d, Path::new("/b/conda")));
-        assert_eq!(entry_path(d, Path::new("/a/conda")), entry_path(d, Path::new("/a/conda")));
+        assert_ne!(
+            entry_path(d, Path::new("/a/conda")),
+            entry_path(d, Path::new("/b/conda"))
+        );
+        assert_eq!(
+            entry_path(d, Path::new("/a/conda")),
+            entry_path(d, Path::new("/a/conda"))
+        );
     }
 }

@@ -206,8 +206,8 @@ def build_document():
 
 
 def main():
-    # Run as `python -c`: sys.path[0] is the working directory, which must
-    # not be able to shadow the installation's `conda`.
+    # Run as `python -` (source on stdin): sys.path[0] is the working
+    # directory, which must not be able to shadow the installation's `conda`.
     if sys.path and sys.path[0] in ("", os.getcwd()):
         del sys.path[0]
     real_stdout = sys.stdout

@@ -1,8 +1,10 @@
 //! The embedded discovery helper (`helper.py`, standard library only,
 //! Python ≥ 3.10) and the reading of what it prints.
 //!
-//! The script is compiled into the binary and run as
-//! `python -c <source>` through the worker ([`helper_argv`]); it writes the
+//! The script is compiled into the binary and run as `python -` with the
+//! source on stdin, through the worker ([`helper_argv`], [`HELPER_SOURCE`]):
+//! no temporary file, and no 10 KB argv item in process listings and logs.
+//! It writes the
 //! dump last, between two marker lines, with `sys.stdout` pointed at stderr
 //! while conda and its plugins are imported, so that noise on stdout cannot
 //! corrupt it ([`parse_output`] takes the last complete marked block).
@@ -18,12 +20,14 @@ pub const BEGIN_MARKER: &str = "=====CONDA-MCP-DUMP-BEGIN=====";
 pub const END_MARKER: &str = "=====CONDA-MCP-DUMP-END=====";
 
 /// Bytes of helper stdout the worker keeps: far above any real dump
-/// (conda 26 with two plugins: ~250 KiB compact).
-pub const HELPER_OUTPUT_LIMIT_BYTES: u64 = 64 * 1024 * 1024;
+/// (conda 26 with two plugins: ~250 KiB compact) and within the worker's
+/// own ceiling (16 MiB).
+pub const HELPER_OUTPUT_LIMIT_BYTES: u64 = 16 * 1024 * 1024;
 
-/// argv for the target's Python (after the interpreter itself).
+/// argv for the target's Python (after the interpreter itself): read the
+/// program from stdin, which carries [`HELPER_SOURCE`].
 pub fn helper_argv() -> Vec<String> {
-    vec!["-c".to_owned(), HELPER_SOURCE.to_owned()]
+    vec!["-".to_owned()]
 }
 
 /// Why the helper's output is not a usable dump.
@@ -66,11 +70,13 @@ pub fn parse_output(stdout: &str, truncated: bool) -> Result<Dump, HelperOutputE
 mod tests {
     use super::*;
 
-    const DOC: &str = r#"{"format":"conda-parser-dump/1","conda_version":"1","root":{"path":["conda"]}}"#;
+    const DOC: &str =
+        r#"{"format":"conda-parser-dump/1","conda_version":"1","root":{"path":["conda"]}}"#;
 
     #[test]
     fn takes_the_marked_document_despite_noise() {
-        let out = format!("plugin says hi\n{{\"not\": 1}}\n{BEGIN_MARKER}\n{DOC}\n{END_MARKER}\nbye\n");
+        let out =
+            format!("plugin says hi\n{{\"not\": 1}}\n{BEGIN_MARKER}\n{DOC}\n{END_MARKER}\nbye\n");
         let out = format!("\n{out}");
         let d = parse_output(&out, false).expect("parses");
         assert_eq!(d.conda_version, "1");
@@ -78,15 +84,26 @@ mod tests {
 
     #[test]
     fn missing_partial_and_invalid_documents() {
-        assert!(matches!(parse_output("", false), Err(HelperOutputError::NoDocument(m)) if m.is_empty()));
-        assert!(matches!(parse_output("xx", true), Err(HelperOutputError::NoDocument(m)) if m.contains("cut")));
+        assert!(
+            matches!(parse_output("", false), Err(HelperOutputError::NoDocument(m)) if m.is_empty())
+        );
+        assert!(
+            matches!(parse_output("xx", true), Err(HelperOutputError::NoDocument(m)) if m.contains("cut"))
+        );
         let partial = format!("\n{BEGIN_MARKER}\n{{\"format\":");
-        assert!(matches!(parse_output(&partial, false), Err(HelperOutputError::NoDocument(m)) if m.contains("incomplete")));
-        let wrong = format!("\n{BEGIN_MARKER}\n{{\"format\":\"x\",\"conda_version\":\"1\",\"root\":{{\"path\":[]}}}}\n{END_MARKER}\n");
+        assert!(
+            matches!(parse_output(&partial, false), Err(HelperOutputError::NoDocument(m)) if m.contains("incomplete"))
+        );
+        let wrong = format!(
+            "\n{BEGIN_MARKER}\n{{\"format\":\"x\",\"conda_version\":\"1\",\"root\":{{\"path\":[]}}}}\n{END_MARKER}\n"
+        );
         let e = parse_output(&wrong, false).unwrap_err();
         assert!(e.to_string().contains("expected"), "{e}");
         let garbage = format!("\n{BEGIN_MARKER}\nnot json\n{END_MARKER}\n");
-        assert!(matches!(parse_output(&garbage, false), Err(HelperOutputError::Invalid(_))));
+        assert!(matches!(
+            parse_output(&garbage, false),
+            Err(HelperOutputError::Invalid(_))
+        ));
     }
 
     #[test]

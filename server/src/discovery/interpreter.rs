@@ -11,7 +11,7 @@
 //! long-prefix form (`#!/bin/sh` followed by
 //! `'''exec' "/prefix/bin/python" "$0" "$@"`), used when the interpreter
 //! path is longer than the kernel's shebang limit. Interpreter flags are not
-//! kept: the helper is run as `python -c`.
+//! kept: the helper is run as `python -` (source on stdin).
 //!
 //! The interpreter path is made absolute but NOT canonicalized: a venv's
 //! `bin/python` is a symlink whose location is what makes it the venv.
@@ -131,9 +131,7 @@ fn same_installation(target: &Path, python: &Path) -> bool {
     let prefix = installation_prefix(target);
     // Compare the folder holding the interpreter (canonical) with the prefix:
     // the interpreter itself may be a symlink out of the prefix (venv).
-    let holder = python
-        .parent()
-        .and_then(|d| std::fs::canonicalize(d).ok());
+    let holder = python.parent().and_then(|d| std::fs::canonicalize(d).ok());
     let prefix = std::fs::canonicalize(&prefix).unwrap_or(prefix);
     holder.is_some_and(|h| h.starts_with(&prefix))
 }
@@ -240,15 +238,22 @@ mod tests {
             format!("#!{} -E -s\n", py.display()),
             "#!/usr/bin/env python3\n".to_owned(),
             "#! /usr/bin/env -S PYTHONX=1 python3 -E\n".to_owned(),
-            format!("#!/bin/sh\n'''exec' \"{}\" \"$0\" \"$@\"\n' '''\n", py.display()),
+            format!(
+                "#!/bin/sh\n'''exec' \"{}\" \"$0\" \"$@\"\n' '''\n",
+                py.display()
+            ),
         ];
         let path = Some(d.path().join("bin").into_os_string());
         for text in &cases {
             write(&conda, text, 0o755);
-            let r = resolve_interpreter_with(&target(&conda), None, None, path.clone()).expect("ok");
+            let r =
+                resolve_interpreter_with(&target(&conda), None, None, path.clone()).expect("ok");
             assert_eq!(
                 r,
-                Interpreter::Found { path: py.clone(), source: InterpreterSource::Shebang },
+                Interpreter::Found {
+                    path: py.clone(),
+                    source: InterpreterSource::Shebang
+                },
                 "{text}"
             );
         }
@@ -262,7 +267,13 @@ mod tests {
         let conda = d.path().join("bin/conda");
         write(&conda, "#!/nonexistent/python\n", 0o755);
         let r = resolve_interpreter_with(&target(&conda), Some(&py), None, None).expect("ok");
-        assert_eq!(r, Interpreter::Found { path: py.clone(), source: InterpreterSource::Flag });
+        assert_eq!(
+            r,
+            Interpreter::Found {
+                path: py.clone(),
+                source: InterpreterSource::Flag
+            }
+        );
         let bad = d.path().join("other/nothing");
         assert_eq!(
             resolve_interpreter_with(&target(&conda), Some(&bad), None, None),
@@ -282,7 +293,10 @@ mod tests {
         let t = target(&conda);
         assert_eq!(
             resolve_interpreter_with(&t, None, Some(inside.clone().into()), None).expect("ok"),
-            Interpreter::Found { path: inside, source: InterpreterSource::CondaPythonExe }
+            Interpreter::Found {
+                path: inside,
+                source: InterpreterSource::CondaPythonExe
+            }
         );
         assert_eq!(
             resolve_interpreter_with(&t, None, Some(outside.into()), None).expect("ok"),
@@ -290,7 +304,10 @@ mod tests {
         );
         // A shebang naming a missing interpreter falls back too.
         write(&conda, "#!/nonexistent/bin/python\n", 0o755);
-        assert_eq!(resolve_interpreter_with(&t, None, None, None).expect("ok"), Interpreter::NeedsCondaInfo);
+        assert_eq!(
+            resolve_interpreter_with(&t, None, None, None).expect("ok"),
+            Interpreter::NeedsCondaInfo
+        );
     }
 
     #[test]
@@ -299,7 +316,13 @@ mod tests {
             from_conda_info("{\"sys.executable\": \"/p/bin/python\", \"x\": 1}\n").expect("ok"),
             PathBuf::from("/p/bin/python")
         );
-        assert!(matches!(from_conda_info("{}"), Err(InterpreterError::CondaInfo(_))));
-        assert!(matches!(from_conda_info("nope"), Err(InterpreterError::CondaInfo(_))));
+        assert!(matches!(
+            from_conda_info("{}"),
+            Err(InterpreterError::CondaInfo(_))
+        ));
+        assert!(matches!(
+            from_conda_info("nope"),
+            Err(InterpreterError::CondaInfo(_))
+        ));
     }
 }

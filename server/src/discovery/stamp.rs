@@ -95,7 +95,10 @@ mod tests {
         std::fs::write(site.join("b"), "").expect("write");
         std::fs::write(site.join("a"), "").expect("write");
         let s = Stamp::current(&target, std::slice::from_ref(&site));
-        assert_eq!(s.dirs[0].entries.as_deref(), Some(&["a".to_owned(), "b".to_owned()][..]));
+        assert_eq!(
+            s.dirs[0].entries.as_deref(),
+            Some(&["a".to_owned(), "b".to_owned()][..])
+        );
         assert!(!s.changed());
         std::fs::write(site.join("plugin-1.0.dist-info"), "").expect("write");
         assert!(s.changed());

@@ -184,14 +184,25 @@ mod tests {
         let on_path = exe(&bin, "conda", 0o755);
         let path = Some(bin.clone().into_os_string());
 
-        let t = resolve_target_with(Some(&a), Some(on_path.clone().into()), path.clone()).expect("flag");
-        assert_eq!((t.source, t.path.clone()), (TargetSource::Flag, std::fs::canonicalize(&a).expect("c")));
+        let t = resolve_target_with(Some(&a), Some(on_path.clone().into()), path.clone())
+            .expect("flag");
+        assert_eq!(
+            (t.source, t.path.clone()),
+            (TargetSource::Flag, std::fs::canonicalize(&a).expect("c"))
+        );
         let t = resolve_target_with(None, Some(a.clone().into()), path.clone()).expect("env");
         assert_eq!(t.source, TargetSource::Env);
         let t = resolve_target_with(None, None, path.clone()).expect("path");
-        assert_eq!((t.source, t.path), (TargetSource::Path, std::fs::canonicalize(&on_path).expect("c")));
+        assert_eq!(
+            (t.source, t.path),
+            (
+                TargetSource::Path,
+                std::fs::canonicalize(&on_path).expect("c")
+            )
+        );
         // A stale CONDA_EXE falls through to PATH.
-        let t = resolve_target_with(None, Some(d.path().join("gone").into()), path).expect("fallthrough");
+        let t = resolve_target_with(None, Some(d.path().join("gone").into()), path)
+            .expect("fallthrough");
         assert_eq!(t.source, TargetSource::Path);
     }
 
@@ -218,8 +229,12 @@ mod tests {
         let e = resolve_target_with(Some(&not_exec), None, None).unwrap_err();
         assert!(e.flag.contains("is not executable"), "{e}");
         // Not executable on PATH: skipped.
-        let e = resolve_target_with(None, Some(not_exec.clone().into()), Some(d.path().into())).unwrap_err();
-        assert!(e.env.contains("is not executable") && e.path.contains("no executable"), "{e}");
+        let e = resolve_target_with(None, Some(not_exec.clone().into()), Some(d.path().into()))
+            .unwrap_err();
+        assert!(
+            e.env.contains("is not executable") && e.path.contains("no executable"),
+            "{e}"
+        );
         let e = resolve_target_with(Some(d.path()), None, None).unwrap_err();
         assert!(e.flag.contains("is not a file"), "{e}");
         let e = resolve_target_with(Some(&d.path().join("missing")), None, None).unwrap_err();
