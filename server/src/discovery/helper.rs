@@ -63,7 +63,7 @@ pub fn parse_output(stdout: &str, truncated: bool) -> Result<Dump, HelperOutputE
             " (the document is incomplete)".into(),
         ));
     };
-    Ok(Dump::from_json(body[..end].as_bytes())?)
+    Ok(Dump::from_json(&body.as_bytes()[..end])?)
 }
 
 #[cfg(test)]
@@ -97,7 +97,7 @@ mod tests {
         let wrong = format!(
             "\n{BEGIN_MARKER}\n{{\"format\":\"x\",\"conda_version\":\"1\",\"root\":{{\"path\":[]}}}}\n{END_MARKER}\n"
         );
-        let e = parse_output(&wrong, false).unwrap_err();
+        let e = parse_output(&wrong, false).expect_err("fails");
         assert!(e.to_string().contains("expected"), "{e}");
         let garbage = format!("\n{BEGIN_MARKER}\nnot json\n{END_MARKER}\n");
         assert!(matches!(

@@ -220,24 +220,26 @@ mod tests {
     #[test]
     fn errors_name_all_three() {
         let d = tempfile::tempdir().expect("tempdir");
-        let e = resolve_target_with(None, None, Some(d.path().as_os_str().to_owned())).unwrap_err();
+        let e = resolve_target_with(None, None, Some(d.path().as_os_str().to_owned()))
+            .expect_err("fails");
         let text = e.to_string();
         for word in ["--conda-exe", "CONDA_EXE", "PATH", "not given", "not set"] {
             assert!(text.contains(word), "{text}");
         }
         let not_exec = exe(d.path(), "conda", 0o644);
-        let e = resolve_target_with(Some(&not_exec), None, None).unwrap_err();
+        let e = resolve_target_with(Some(&not_exec), None, None).expect_err("fails");
         assert!(e.flag.contains("is not executable"), "{e}");
         // Not executable on PATH: skipped.
         let e = resolve_target_with(None, Some(not_exec.clone().into()), Some(d.path().into()))
-            .unwrap_err();
+            .expect_err("fails");
         assert!(
             e.env.contains("is not executable") && e.path.contains("no executable"),
             "{e}"
         );
-        let e = resolve_target_with(Some(d.path()), None, None).unwrap_err();
+        let e = resolve_target_with(Some(d.path()), None, None).expect_err("fails");
         assert!(e.flag.contains("is not a file"), "{e}");
-        let e = resolve_target_with(Some(&d.path().join("missing")), None, None).unwrap_err();
+        let e =
+            resolve_target_with(Some(&d.path().join("missing")), None, None).expect_err("fails");
         assert!(e.flag.contains("does not exist"), "{e}");
     }
 
@@ -246,7 +248,7 @@ mod tests {
         let d = tempfile::tempdir().expect("tempdir");
         for name in ["conda.bat", "CONDA.CMD"] {
             let p = exe(d.path(), name, 0o755);
-            let e = resolve_target_with(Some(&p), None, None).unwrap_err();
+            let e = resolve_target_with(Some(&p), None, None).expect_err("fails");
             assert!(e.flag.contains("launcher needs a shell"), "{e}");
             assert!(e.to_string().contains("conda.exe"), "{e}");
         }
