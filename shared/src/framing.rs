@@ -14,6 +14,9 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 /// 1 MiB stdin fit many times over; configured limits are capped by it).
 pub const MAX_FRAME_BYTES: u32 = 64 * 1024 * 1024;
 
+/// Initial buffer for a payload; it grows with the bytes actually received.
+const INITIAL_READ_CHUNK: usize = 64 * 1024;
+
 /// Errors of reading or writing a frame. Every one ends the connection.
 #[derive(Debug, thiserror::Error)]
 pub enum FrameError {
@@ -55,18 +58,7 @@ where
     W: AsyncWrite + Unpin,
     T: Serialize,
 {
-    let payload = bincode::serde::encode_to_vec(msg, config())
-        .map_err(|e| FrameError::Encode(e.to_string()))?;
-    let len = u32::try_from(payload.len())
-        .ok()
-        .filter(|len| *len <= MAX_FRAME_BYTES)
-        .ok_or(FrameError::TooLarge {
-            announced: payload.len() as u64,
-            max: MAX_FRAME_BYTES,
-        })?;
-    let mut buf = Vec::with_capacity(4 + payload.len());
-    buf.extend_from_slice(&len.to_be_bytes());
-    buf.extend_from_slice(&payload);
+    let buf = encode_frame(msg)?;
     writer.write_all(&buf).await?;
     writer.flush().await?;
     Ok(())
@@ -103,9 +95,25 @@ where
             max: MAX_FRAME_BYTES,
         });
     }
-    let mut payload = vec![0u8; len as usize];
-    reader.read_exact(&mut payload).await?;
-    let (msg, used) = bincode::serde::decode_from_slice(&payload, config())
+    // Grow the buffer as bytes arrive instead of reserving the announced
+    // length up front: a peer that announces 60 MiB and sends 10 bytes costs
+    // 10 bytes (plus one small initial chunk), not 60 MiB.
+    let mut payload = Vec::with_capacity((len as usize).min(INITIAL_READ_CHUNK));
+    let got = (&mut *reader)
+        .take(u64::from(len))
+        .read_to_end(&mut payload)
+        .await?;
+    if got != len as usize {
+        return Err(FrameError::Io(std::io::ErrorKind::UnexpectedEof.into()));
+    }
+    decode_payload(&payload)
+}
+
+/// Decodes one payload (the bytes after the length prefix) as exactly one
+/// `T`. Errors: [`FrameError::Decode`] for undecodable bytes or trailing
+/// bytes after the message. Never panics, whatever the input.
+pub fn decode_payload<T: DeserializeOwned>(payload: &[u8]) -> Result<T, FrameError> {
+    let (msg, used) = bincode::serde::decode_from_slice(payload, config())
         .map_err(|e| FrameError::Decode(e.to_string()))?;
     if used != payload.len() {
         return Err(FrameError::Decode(format!(
@@ -114,4 +122,79 @@ where
         )));
     }
     Ok(msg)
+}
+
+/// Encodes `msg` as one complete frame (length prefix + payload).
+/// Errors: [`FrameError::Encode`], [`FrameError::TooLarge`].
+pub fn encode_frame<T: Serialize>(msg: &T) -> Result<Vec<u8>, FrameError> {
+    let payload = bincode::serde::encode_to_vec(msg, config())
+        .map_err(|e| FrameError::Encode(e.to_string()))?;
+    let len = u32::try_from(payload.len())
+        .ok()
+        .filter(|len| *len <= MAX_FRAME_BYTES)
+        .ok_or(FrameError::TooLarge {
+            announced: payload.len() as u64,
+            max: MAX_FRAME_BYTES,
+        })?;
+    let mut buf = Vec::with_capacity(4 + payload.len());
+    buf.extend_from_slice(&len.to_be_bytes());
+    buf.extend_from_slice(&payload);
+    Ok(buf)
+}
+
+/// One half of a stream shared through an `Arc`, for streams whose `&S`
+/// implements `AsyncRead` and `AsyncWrite` (interprocess's local socket
+/// streams): a reader task and a writer can each own one, where
+/// interprocess's own `split` is deprecated.
+#[derive(Debug)]
+pub struct SharedStream<S>(pub std::sync::Arc<S>);
+
+impl<S> Clone for SharedStream<S> {
+    fn clone(&self) -> Self {
+        SharedStream(self.0.clone())
+    }
+}
+
+impl<S> AsyncRead for SharedStream<S>
+where
+    for<'a> &'a S: AsyncRead,
+{
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut &*self.0).poll_read(cx, buf)
+    }
+}
+
+impl<S> AsyncWrite for SharedStream<S>
+where
+    for<'a> &'a S: AsyncWrite,
+{
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut &*self.0).poll_write(cx, buf)
+    }
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut &*self.0).poll_flush(cx)
+    }
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut &*self.0).poll_shutdown(cx)
+    }
+}
+
+/// Both halves of `stream`, sharing it.
+pub fn share<S>(stream: S) -> (SharedStream<S>, SharedStream<S>) {
+    let a = SharedStream(std::sync::Arc::new(stream));
+    (a.clone(), a)
 }

@@ -9,6 +9,7 @@
 //! * [`framing`]: how a message travels (u32 length prefix + bincode, bounded);
 //! * [`result`]: the one execution result every call returns, which is also
 //!   the MCP `outputSchema` of every tool (via schemars);
+//! * [`log_format`]: `--log-format text|json` of both binaries;
 //! * [`limits`]: the time, byte and grace defaults of DESIGN.md "Limits";
 //! * [`fingerprint`]: sha256 helpers used for discovery fingerprints and
 //!   deterministic names.
@@ -16,7 +17,9 @@
 pub mod fingerprint;
 pub mod framing;
 pub mod limits;
+pub mod log_format;
 pub mod protocol;
 pub mod result;
 
+pub use log_format::LogFormat;
 pub use result::ExecutionResult;

@@ -137,8 +137,9 @@ pub enum JobEvent {
         /// (conda's `--json` progress records), if any.
         progress_fraction: Option<f64>,
     },
-    /// The job ended (including timeout and cancellation).
-    Finished(ExecutionResult),
+    /// The job ended (including timeout and cancellation). On the wire the
+    /// result travels in the form of [`crate::result::wire`].
+    Finished(#[serde(with = "crate::result::wire")] ExecutionResult),
     /// The job could not run at all (nonexistent cwd, spawn failure, stdin
     /// over the limit); nothing was spawned, or it was reaped.
     Failed {

@@ -50,6 +50,71 @@ pub struct ExecutionResult {
     pub restart_required: bool,
 }
 
+/// The wire form of [`ExecutionResult`] inside bincode frames.
+///
+/// bincode is not self-describing: it cannot decode a `serde_json::Value`
+/// (which needs `deserialize_any`) and it cannot skip absent fields
+/// (`skip_serializing_if`). The JSON shape above is what MCP hosts see, so it
+/// stays; on the wire `parsed_json` travels as its JSON text instead. Used by
+/// `protocol::JobEvent::Finished` through `#[serde(with = "...")]`.
+pub mod wire {
+    use super::ExecutionResult;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    struct Wire {
+        exit_code: Option<i32>,
+        stdout: String,
+        stderr: String,
+        duration_ms: u64,
+        parsed_json: Option<String>,
+        timed_out: bool,
+        cancelled: bool,
+        stdout_truncated: bool,
+        stderr_truncated: bool,
+        restart_required: bool,
+    }
+
+    /// Serializes `r` in its wire form (`parsed_json` as JSON text).
+    pub fn serialize<S: Serializer>(r: &ExecutionResult, s: S) -> Result<S::Ok, S::Error> {
+        Wire {
+            exit_code: r.exit_code,
+            stdout: r.stdout.clone(),
+            stderr: r.stderr.clone(),
+            duration_ms: r.duration_ms,
+            parsed_json: r.parsed_json.as_ref().map(|v| v.to_string()),
+            timed_out: r.timed_out,
+            cancelled: r.cancelled,
+            stdout_truncated: r.stdout_truncated,
+            stderr_truncated: r.stderr_truncated,
+            restart_required: r.restart_required,
+        }
+        .serialize(s)
+    }
+
+    /// Deserializes the wire form; a `parsed_json` text that is not valid
+    /// JSON is a decode error.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<ExecutionResult, D::Error> {
+        let w = Wire::deserialize(d)?;
+        let parsed_json = match w.parsed_json {
+            Some(text) => Some(serde_json::from_str(&text).map_err(serde::de::Error::custom)?),
+            None => None,
+        };
+        Ok(ExecutionResult {
+            exit_code: w.exit_code,
+            stdout: w.stdout,
+            stderr: w.stderr,
+            duration_ms: w.duration_ms,
+            parsed_json,
+            timed_out: w.timed_out,
+            cancelled: w.cancelled,
+            stdout_truncated: w.stdout_truncated,
+            stderr_truncated: w.stderr_truncated,
+            restart_required: w.restart_required,
+        })
+    }
+}
+
 impl ExecutionResult {
     /// Whether an MCP tool result carrying this execution sets `isError`:
     /// a non-zero (or missing) exit code, or a timeout.

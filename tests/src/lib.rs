@@ -1,9 +1,10 @@
 //! Support for the black-box tests in `tests/tests/`: locating the built
-//! binaries ([`bins`]), fixture paths ([`paths`]), building stand-in conda
+//! binaries ([`bins`]), running jobs through the worker ([`exec`]), fixture paths ([`paths`]), building stand-in conda
 //! prefixes ([`standin`]) and talking to the server through a real MCP
 //! client ([`mcp`]).
 
 pub mod bins;
+pub mod exec;
 pub mod mcp;
 pub mod paths;
 pub mod standin;

@@ -1,1 +1,389 @@
-//! standin support (to be written).
+//! Stand-in conda prefixes (BRIEF.md contract 4).
+//!
+//! [`StandinPrefix::create`] builds a throw-away "conda installation" for a
+//! given dump, shaped like a real one so that target and interpreter
+//! resolution, the embedded discovery helper and the worker all meet what
+//! they would meet in the field:
+//!
+//! ```text
+//! <prefix>/                      a `python3 -m venv --without-pip` venv
+//!   bin/python                   the venv interpreter (a symlink: never canonicalize it)
+//!   bin/conda                    `#!<prefix>/bin/python` entry-point script
+//!   lib/python3.X/site-packages/
+//!     conda_mcp_standin.pth      makes tests/fixtures/standin importable (package `conda`)
+//!     <dist>-<ver>.dist-info/    one per plugin: real entry points of group `conda`
+//!   conda-meta/history
+//!   standin-dump.json            the dump the stand-in builds its parser from
+//!   standin-control.json         process-test switches ([`StandinPrefix::set_control`])
+//!   standin-starts.log           one line per Python start importing `conda`
+//!   standin-grandchild.pids      pids of grandchildren spawned by the switches
+//! ```
+//!
+//! What the executable prints and which switches exist is documented in
+//! `tests/fixtures/standin/conda/cli/main.py`; the batch oracle is
+//! [`batch_parse`] (`tests/fixtures/standin/batch_parse.py`).
+//!
+//! The interpreter that builds the venv is `$CONDA_MCP_TEST_PYTHON`, else
+//! `python3` (Python ≥ 3.10).
+
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde::Serialize;
+use tempfile::TempDir;
+
+use crate::paths;
+
+/// The in-project dump written for the stand-in (`tests/fixtures/dumps/standin.json`).
+pub fn standin_dump() -> PathBuf {
+    paths::fixtures().join("dumps").join("standin.json")
+}
+
+/// The stand-in package folder (`tests/fixtures/standin`).
+pub fn standin_dir() -> PathBuf {
+    paths::fixtures().join("standin")
+}
+
+/// The Python used to create stand-in venvs and run the batch oracle.
+pub fn host_python() -> PathBuf {
+    std::env::var_os("CONDA_MCP_TEST_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("python3"))
+}
+
+/// One conda plugin distribution: an entry point of group `conda`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct PluginSpec {
+    /// Distribution name (`conda-lint`).
+    pub distribution: String,
+    /// Distribution version (`0.1.0`).
+    pub version: String,
+    /// Entry-point name.
+    pub name: String,
+    /// Entry-point value (`module:attr`).
+    pub value: String,
+}
+
+/// One process-test rule of `<prefix>/standin-control.json`. The first rule
+/// whose `commands` matches the parsed command applies (none = every
+/// command); every switch is optional. See `conda/cli/main.py` for the order
+/// in which they act.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ControlRule {
+    /// Canonical command paths without `conda` (`[["env", "create"]]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commands: Option<Vec<Vec<String>>>,
+    /// Sleep this long (seconds) before printing the result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sleep_seconds: Option<f64>,
+    /// Write this many bytes (`x`) on stdout.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stdout_bytes: Option<u64>,
+    /// Write this many bytes (`x`) on stderr.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stderr_bytes: Option<u64>,
+    /// Emit this many conda-style JSON progress records on stdout.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress_records: Option<u32>,
+    /// Pause between progress records (seconds; default 0.2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress_interval_seconds: Option<f64>,
+    /// Spawn a grandchild that inherits stdout/stderr and sleeps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spawn_grandchild: Option<bool>,
+    /// How long the grandchild sleeps (seconds; default 300).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grandchild_sleep_seconds: Option<f64>,
+    /// Start the grandchild in a new session (escaping the process group).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grandchild_setsid: Option<bool>,
+    /// Ignore SIGTERM.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ignore_sigterm: Option<bool>,
+    /// Read stdin to EOF (reported as `stdin_bytes` / `stdin_text`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_stdin: Option<bool>,
+    /// Exit with this status.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// A mutation: install this plugin dist-info (changes the plugin set).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub add_plugin: Option<PluginSpec>,
+    /// A mutation: remove the dist-info of this distribution.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remove_plugin: Option<String>,
+}
+
+impl ControlRule {
+    /// A rule restricted to the given command paths (`&["env create"]`).
+    pub fn for_commands(paths: &[&str]) -> Self {
+        Self {
+            commands: Some(
+                paths
+                    .iter()
+                    .map(|p| p.split_whitespace().map(str::to_owned).collect())
+                    .collect(),
+            ),
+            ..Self::default()
+        }
+    }
+}
+
+/// A throw-away stand-in conda installation (removed on drop).
+#[derive(Debug)]
+pub struct StandinPrefix {
+    /// Owns the prefix folder.
+    pub dir: TempDir,
+    /// The prefix (`sys.prefix` of its interpreter).
+    pub prefix: PathBuf,
+    /// `<prefix>/bin/conda`: the entry-point script, shebang = `python`.
+    pub conda_exe: PathBuf,
+    /// `<prefix>/bin/python`: the venv interpreter (a symlink; keep it as is).
+    pub python: PathBuf,
+    /// The venv's site-packages.
+    pub site_packages: PathBuf,
+    /// `<prefix>/standin-dump.json`.
+    pub dump_path: PathBuf,
+}
+
+impl StandinPrefix {
+    /// Builds a prefix serving `dump_path` (copied into the prefix); the
+    /// dump's `plugins` are installed as dist-infos.
+    ///
+    /// Errors: creating the venv or writing a file failed.
+    pub fn create(dump_path: &Path) -> io::Result<Self> {
+        let dir = tempfile::Builder::new()
+            .prefix("standin-conda-")
+            .tempdir()?;
+        let prefix = dir.path().to_path_buf();
+        let status = Command::new(host_python())
+            .args(["-m", "venv", "--without-pip"])
+            .arg(&prefix)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .status()?;
+        if !status.success() {
+            return Err(io::Error::other(format!(
+                "python3 -m venv --without-pip {} failed: {status}",
+                prefix.display()
+            )));
+        }
+        let site_packages = find_site_packages(&prefix)?;
+        std::fs::write(
+            site_packages.join("conda_mcp_standin.pth"),
+            format!("{}\n", standin_dir().display()),
+        )?;
+        let python = prefix.join("bin").join("python");
+        let conda_exe = prefix.join("bin").join("conda");
+        std::fs::write(
+            &conda_exe,
+            format!(
+                "#!{}\n# -*- coding: utf-8 -*-\nimport sys\n\nfrom conda.cli.main import main\n\nif __name__ == \"__main__\":\n    sys.exit(main())\n",
+                python.display()
+            ),
+        )?;
+        set_mode(&conda_exe, 0o755)?;
+        std::fs::create_dir_all(prefix.join("conda-meta"))?;
+        std::fs::write(prefix.join("conda-meta").join("history"), "")?;
+        let dump_copy = prefix.join("standin-dump.json");
+        std::fs::copy(dump_path, &dump_copy)?;
+
+        let this = Self {
+            dir,
+            prefix,
+            conda_exe,
+            python,
+            site_packages,
+            dump_path: dump_copy,
+        };
+        let dump: serde_json::Value = serde_json::from_slice(&std::fs::read(dump_path)?)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        if let Some(plugins) = dump.get("plugins").and_then(|p| p.as_array()) {
+            for p in plugins {
+                let spec: PluginSpec = serde_json::from_value(p.clone())
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+                this.add_plugin(&spec)?;
+            }
+        }
+        Ok(this)
+    }
+
+    /// [`StandinPrefix::create`] with the in-project dump; panics on failure
+    /// (test convenience).
+    pub fn standard() -> Self {
+        Self::create(&standin_dump()).expect("create a stand-in conda prefix")
+    }
+
+    /// Writes the process-test rules (replacing earlier ones).
+    pub fn set_control(&self, rules: &[ControlRule]) -> io::Result<()> {
+        let text = serde_json::to_vec_pretty(rules).map_err(io::Error::other)?;
+        write_atomic(&self.prefix.join("standin-control.json"), &text)
+    }
+
+    /// Removes every process-test rule.
+    pub fn clear_control(&self) -> io::Result<()> {
+        match std::fs::remove_file(self.prefix.join("standin-control.json")) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// The dist-info folder of a plugin distribution.
+    pub fn dist_info(&self, distribution: &str, version: &str) -> PathBuf {
+        self.site_packages
+            .join(format!("{}-{version}.dist-info", normalize(distribution)))
+    }
+
+    /// Installs a plugin: a `*.dist-info` declaring one entry point of
+    /// group `conda` (seen by `importlib.metadata`).
+    pub fn add_plugin(&self, p: &PluginSpec) -> io::Result<()> {
+        let dir = self.dist_info(&p.distribution, &p.version);
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(
+            dir.join("METADATA"),
+            format!(
+                "Metadata-Version: 2.1\nName: {}\nVersion: {}\n",
+                p.distribution, p.version
+            ),
+        )?;
+        std::fs::write(
+            dir.join("entry_points.txt"),
+            format!("[conda]\n{} = {}\n", p.name, p.value),
+        )
+    }
+
+    /// Removes every dist-info of a plugin distribution.
+    pub fn remove_plugin(&self, distribution: &str) -> io::Result<()> {
+        let stem = format!("{}-", normalize(distribution));
+        for entry in std::fs::read_dir(&self.site_packages)? {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with(&stem) && name.ends_with(".dist-info") {
+                std::fs::remove_dir_all(entry.path())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// How many Python processes imported the stand-in `conda` package in
+    /// this prefix so far (lines of `standin-starts.log`).
+    pub fn python_starts(&self) -> usize {
+        std::fs::read_to_string(self.prefix.join("standin-starts.log"))
+            .map(|t| t.lines().count())
+            .unwrap_or(0)
+    }
+
+    /// Pids of the grandchildren spawned by `spawn_grandchild`.
+    pub fn grandchild_pids(&self) -> Vec<u32> {
+        std::fs::read_to_string(self.prefix.join("standin-grandchild.pids"))
+            .map(|t| t.lines().filter_map(|l| l.trim().parse().ok()).collect())
+            .unwrap_or_default()
+    }
+
+    /// Runs the stand-in conda directly (not through conda-mcp) and returns
+    /// its exit status, stdout and stderr.
+    pub fn run(&self, argv: &[&str]) -> io::Result<std::process::Output> {
+        Command::new(&self.conda_exe)
+            .args(argv)
+            .stdin(Stdio::null())
+            .output()
+    }
+}
+
+/// The result of parsing one argv with the batch oracle.
+pub type BatchResult = serde_json::Value;
+
+/// Parses each argv (what follows `conda`) with the stand-in's parser for
+/// `dump` (`tests/fixtures/standin/batch_parse.py`): per argv,
+/// `{"ok": true, "command": [...], "namespace": {...}}` or
+/// `{"ok": false, "error": "..."}`.
+///
+/// Errors: the oracle could not be started or answered out of protocol.
+pub fn batch_parse(dump: &Path, argvs: &[Vec<String>]) -> io::Result<Vec<BatchResult>> {
+    let mut child = Command::new(host_python())
+        .arg(standin_dir().join("batch_parse.py"))
+        .arg(dump)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()?;
+    let mut input = Vec::new();
+    for argv in argvs {
+        serde_json::to_writer(&mut input, argv).map_err(io::Error::other)?;
+        input.push(b'\n');
+    }
+    let mut stdin = child
+        .stdin
+        .take()
+        .ok_or_else(|| io::Error::other("no stdin"))?;
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| io::Error::other("no stdout"))?;
+    let mut results = Vec::with_capacity(argvs.len());
+    for line in BufReader::new(stdout).lines() {
+        let line = line?;
+        results.push(
+            serde_json::from_str(&line)
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?,
+        );
+    }
+    writer
+        .join()
+        .map_err(|_| io::Error::other("stdin writer panicked"))??;
+    let status = child.wait()?;
+    if !status.success() || results.len() != argvs.len() {
+        return Err(io::Error::other(format!(
+            "batch_parse.py answered {} of {} lines ({status})",
+            results.len(),
+            argvs.len()
+        )));
+    }
+    Ok(results)
+}
+
+fn normalize(distribution: &str) -> String {
+    let mut out = String::with_capacity(distribution.len());
+    let mut last_sep = false;
+    for c in distribution.chars() {
+        if matches!(c, '-' | '_' | '.') {
+            if !last_sep {
+                out.push('_');
+            }
+            last_sep = true;
+        } else {
+            out.push(c);
+            last_sep = false;
+        }
+    }
+    out
+}
+
+fn find_site_packages(prefix: &Path) -> io::Result<PathBuf> {
+    let lib = prefix.join("lib");
+    for entry in std::fs::read_dir(&lib)? {
+        let p = entry?.path().join("site-packages");
+        if p.is_dir() {
+            return Ok(p);
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::NotFound,
+        format!("no site-packages under {}", lib.display()),
+    ))
+}
+
+fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}

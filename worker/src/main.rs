@@ -1,6 +1,142 @@
-//! `conda-mcp-worker`: runs conda for the conda-mcp server under limits.
+//! `conda-mcp-worker`: runs the target conda for the conda-mcp server under
+//! limits (DESIGN.md "Processes", "Limits").
+//!
+//! Modules, one job each: [`cli`] (flags), [`log`] (stderr log lines),
+//! [`connection`] (handshake and the job loop of one server connection),
+//! [`serve`] (listening mode), [`spawn`] (process group, stdio, environment),
+//! [`capture`] (bounded draining of output), [`limit`] (UTF-8 cut and the
+//! `parsed_json` rule), [`job`] (one job: timeout, cancel, drain grace),
+//! [`reap`] (child subreaper: kill and reap every descendant),
+//! [`privdrop`] (`--user`).
+//!
+//! Started by the server (spawned mode) the worker *connects* to the socket
+//! the server listens on; see [`cli`].
 
-fn main() -> std::process::ExitCode {
-    eprintln!("conda-mcp-worker: not implemented yet");
-    std::process::ExitCode::FAILURE
+mod capture;
+mod cli;
+mod connection;
+mod job;
+mod limit;
+mod log;
+mod privdrop;
+mod reap;
+mod serve;
+mod spawn;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Parser;
+use interprocess::local_socket::GenericFilePath;
+use interprocess::local_socket::tokio::prelude::*;
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::{Cli, Command, Common};
+use crate::connection::WorkerCtx;
+use crate::spawn::Programs;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let format = match &cli.command {
+        Some(Command::Serve(s)) => s.common.log_format,
+        None => cli.common.log_format,
+    };
+    log::init(format);
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot start the runtime");
+            return ExitCode::FAILURE;
+        }
+    };
+    match rt.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = %e, "worker failed");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn context(
+    common: &Common,
+    env_overrides: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+) -> Result<Arc<WorkerCtx>, String> {
+    let conda = common.conda_exe.clone().ok_or("--conda-exe is required")?;
+    Ok(Arc::new(WorkerCtx {
+        programs: Programs {
+            conda,
+            python: common.python.clone(),
+            env_overrides,
+        },
+        limits: common.limits(),
+    }))
+}
+
+/// SIGTERM/SIGINT → `shutdown`: the running job is killed, then the worker
+/// exits.
+fn shutdown_on_signals() -> Result<CancellationToken, String> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let token = CancellationToken::new();
+    let mut term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
+    let mut int = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
+    let t = token.clone();
+    tokio::spawn(async move {
+        tokio::select! { _ = term.recv() => {}, _ = int.recv() => {} }
+        tracing::info!("signal received: shutting down");
+        t.cancel();
+    });
+    Ok(token)
+}
+
+async fn run(cli: Cli) -> Result<(), String> {
+    reap::become_subreaper().map_err(|e| format!("PR_SET_CHILD_SUBREAPER: {e}"))?;
+    let shutdown = shutdown_on_signals()?;
+    match cli.command {
+        Some(Command::Serve(args)) => {
+            let ctx = context(&args.common, Vec::new())?;
+            serve::serve(
+                &args.socket,
+                args.socket_mode,
+                args.allow_uid,
+                ctx,
+                shutdown,
+            )
+            .await
+        }
+        None => {
+            let socket = cli.socket.ok_or("--socket is required")?;
+            let name = socket
+                .as_path()
+                .to_fs_name::<GenericFilePath>()
+                .map_err(|e| format!("socket path: {e}"))?;
+            let stream = LocalSocketStream::connect(name)
+                .await
+                .map_err(|e| format!("cannot connect to {}: {e}", socket.display()))?;
+            // The listener must be our own user: the server that started us.
+            let me = nix::unistd::Uid::effective().as_raw();
+            let peer = stream.peer_creds().ok().and_then(|c| c.euid());
+            if peer != Some(me) {
+                return Err(format!(
+                    "the socket's listener has uid {peer:?}, expected {me}"
+                ));
+            }
+            let overrides = match &cli.user {
+                Some(user) => {
+                    let o = privdrop::drop_to(user)?;
+                    tracing::info!(user = %user, "dropped privileges");
+                    o
+                }
+                None => Vec::new(),
+            };
+            let ctx = context(&cli.common, overrides)?;
+            tracing::info!(pid = std::process::id(), "connected to the server");
+            let (reader, writer) = conda_mcp_shared::framing::share(stream);
+            connection::serve(reader, writer, ctx, shutdown).await;
+            Ok(())
+        }
+    }
 }

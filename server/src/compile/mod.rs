@@ -1,1 +1,393 @@
-//! compile (to be written).
+//! Tool arguments → conda argv (what follows the conda executable).
+//!
+//! The arguments have already passed the full input schema
+//! ([`crate::schema::ArgumentValidator`]); the compiler still checks every
+//! rule it relies on, so that nothing it emits can be misread by argparse.
+//!
+//! Layout of the argv (argparse's rules decide it):
+//!
+//! 1. the canonical command path (`env`, `create`): subparser choices;
+//! 2. positionals in declared order: they come before any option so that a
+//!    variadic option (`nargs='*'`) can never swallow them;
+//! 3. options in property order, long option strings preferred; values as
+//!    separate argv items (`--name`, `x`), except `nargs='?'` values, which
+//!    are ONE token (`--opt=value`; a bare `--opt` for `""`) so that the
+//!    optional value can never be split from its flag, and negative numbers
+//!    (`--n=-1`), which argparse would otherwise take for an option;
+//! 4. last, the passthrough: a REMAINDER/PARSER positional's values or a
+//!    greedy plugin parser's `args`, unchanged.
+//!
+//! Free strings (positionals, option values) must not start with `-` (argparse
+//! would read them as options) and no argv item may contain NUL.
+
+use serde_json::{Map, Value};
+
+use crate::catalog::{ArgKind, Argument, Catalog, CommandIdx, Nargs, Passthrough, PropertySource};
+use crate::schema::ArgumentError;
+
+/// Compiles validated arguments of the tool for `cmd` into argv.
+///
+/// Errors: an [`ArgumentError`] naming the JSON path of the first value that
+/// cannot be compiled (never quoting it).
+pub fn compile(
+    catalog: &Catalog,
+    cmd: CommandIdx,
+    args: &Map<String, Value>,
+) -> Result<Vec<String>, ArgumentError> {
+    let command = &catalog.commands[cmd];
+    for key in args.keys() {
+        if !command.properties.iter().any(|p| &p.name == key) {
+            return Err(err("/", "unknown property"));
+        }
+    }
+    let mut argv: Vec<String> = command.subpath().to_vec();
+    let mut options: Vec<(bool, Vec<String>)> = Vec::new();
+    let mut tail: Vec<String> = Vec::new();
+    // Positionals first, in declared (argument) order.
+    let mut positionals: Vec<(usize, usize)> = Vec::new(); // (arg index, property index)
+    for (pi, prop) in command.properties.iter().enumerate() {
+        if let PropertySource::Action { arg } = prop.source
+            && command.arguments[arg].is_positional()
+        {
+            positionals.push((arg, pi));
+        }
+    }
+    positionals.sort();
+    for (arg, pi) in positionals {
+        let prop = &command.properties[pi];
+        let Some(value) = args.get(&prop.name) else {
+            continue;
+        };
+        let at = format!("/{}", escape(&prop.name));
+        let a = &command.arguments[arg];
+        let remainder = matches!(command.passthrough, Passthrough::Remainder { arg: r } if r == arg)
+            || matches!(a.nargs, Nargs::Remainder | Nargs::Parser);
+        if remainder {
+            let items = strings(value, &at)?;
+            if let Some(first) = items.first()
+                && first.starts_with('-')
+            {
+                return Err(err(
+                    &format!("{at}/0"),
+                    "must not start with '-' (argparse would read it as an option)",
+                ));
+            }
+            tail.extend(items);
+        } else {
+            argv.extend(positional_values(a, value, &at)?);
+        }
+    }
+    for prop in &command.properties {
+        let Some(value) = args.get(&prop.name) else {
+            continue;
+        };
+        let at = format!("/{}", escape(&prop.name));
+        match &prop.source {
+            PropertySource::GreedyArgs => tail.extend(strings(value, &at)?),
+            PropertySource::FlagEnum { choices } => {
+                let chosen = value.as_str().ok_or_else(|| err(&at, "must be a string"))?;
+                let (_, arg) = choices
+                    .iter()
+                    .find(|(n, _)| n == chosen)
+                    .ok_or_else(|| err(&at, "must be one of the values the schema lists"))?;
+                let flag = flag_of(&command.arguments[*arg], &at)?;
+                options.push((false, vec![flag]));
+            }
+            PropertySource::Action { arg } => {
+                let a = &command.arguments[*arg];
+                if a.is_positional() {
+                    continue;
+                }
+                let tokens = option_tokens(a, value, &at)?;
+                if !tokens.is_empty() {
+                    options.push((is_variadic(a), tokens));
+                }
+            }
+        }
+    }
+    if !tail.is_empty() && options.last().is_some_and(|(v, _)| *v) {
+        // A variadic option right before the passthrough would swallow it:
+        // move the fixed-arity options last.
+        options.sort_by_key(|(variadic, _)| !*variadic);
+        if options.last().is_some_and(|(v, _)| *v) {
+            return Err(err(
+                "/",
+                "a variadic option cannot directly precede the passed-through arguments; add a fixed option or pass them separately",
+            ));
+        }
+    }
+    for (_, tokens) in options {
+        argv.extend(tokens);
+    }
+    argv.extend(tail);
+    if argv.iter().any(|t| t.contains('\0')) {
+        return Err(err("/", "an argument contains a NUL character"));
+    }
+    Ok(argv)
+}
+
+fn err(path: &str, rule: &str) -> ArgumentError {
+    ArgumentError {
+        path: path.to_owned(),
+        rule: rule.to_owned(),
+    }
+}
+
+/// JSON pointer escaping of one reference token (RFC 6901).
+fn escape(name: &str) -> String {
+    name.replace('~', "~0").replace('/', "~1")
+}
+
+/// Whether an option consumes a variable number of values.
+fn is_variadic(a: &Argument) -> bool {
+    matches!(
+        a.nargs,
+        Nargs::ZeroOrMore | Nargs::OneOrMore | Nargs::Remainder | Nargs::Parser
+    ) && !matches!(
+        a.kind,
+        ArgKind::StoreTrue
+            | ArgKind::StoreFalse
+            | ArgKind::StoreConst
+            | ArgKind::Count
+            | ArgKind::AppendConst
+            | ArgKind::BooleanOptional
+    )
+}
+
+fn flag_of(a: &Argument, at: &str) -> Result<String, ArgumentError> {
+    a.preferred_option()
+        .map(str::to_owned)
+        .ok_or_else(|| err(at, "has no option string"))
+}
+
+/// The long option to give the positive form of a BooleanOptionalAction
+/// (`--x`), and its negative (`--no-x`).
+fn boolean_optional_flags(a: &Argument, at: &str) -> Result<(String, String), ArgumentError> {
+    let longs: Vec<&String> = a
+        .option_strings
+        .iter()
+        .filter(|o| o.starts_with("--"))
+        .collect();
+    let no = longs
+        .iter()
+        .find(|o| o.starts_with("--no-"))
+        .map(|s| s.to_string());
+    let yes = longs
+        .iter()
+        .find(|o| !o.starts_with("--no-"))
+        .map(|s| s.to_string());
+    match (yes, no) {
+        (Some(y), Some(n)) => Ok((y, n)),
+        _ => Err(err(at, "has no --x/--no-x option strings")),
+    }
+}
+
+fn strings(value: &Value, at: &str) -> Result<Vec<String>, ArgumentError> {
+    let arr = value
+        .as_array()
+        .ok_or_else(|| err(at, "must be an array"))?;
+    arr.iter()
+        .enumerate()
+        .map(|(i, v)| {
+            v.as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| err(&format!("{at}/{i}"), "must be a string"))
+        })
+        .collect()
+}
+
+/// One value as an argv item: strings as they are (must not start with `-`),
+/// numbers in their JSON spelling (Python's `int()`/`float()` read it).
+/// `allow_negative_number` is false for positionals.
+fn scalar(value: &Value, at: &str, allow_empty: bool) -> Result<String, ArgumentError> {
+    match value {
+        Value::String(s) => {
+            if s.is_empty() && allow_empty {
+                return Ok(String::new());
+            }
+            if s.is_empty() || s.starts_with('-') {
+                return Err(err(
+                    at,
+                    "must not be empty or start with '-' (it would be read as an option)",
+                ));
+            }
+            Ok(s.clone())
+        }
+        Value::Number(n) => Ok(n.to_string()),
+        _ => Err(err(at, "must be a string or a number")),
+    }
+}
+
+fn positional_values(a: &Argument, value: &Value, at: &str) -> Result<Vec<String>, ArgumentError> {
+    let one = |v: &Value, at: &str| -> Result<String, ArgumentError> {
+        let s = scalar(v, at, false)?;
+        if s.starts_with('-') {
+            return Err(err(
+                at,
+                "must not be negative (it would be read as an option)",
+            ));
+        }
+        Ok(s)
+    };
+    match a.nargs {
+        Nargs::Default | Nargs::Optional => Ok(vec![one(value, at)?]),
+        _ => {
+            let arr = value
+                .as_array()
+                .ok_or_else(|| err(at, "must be an array"))?;
+            arr.iter()
+                .enumerate()
+                .map(|(i, v)| one(v, &format!("{at}/{i}")))
+                .collect()
+        }
+    }
+}
+
+/// `--flag value` as separate items, or one `--flag=value` token when the
+/// value is a negative number.
+fn flag_value(flag: &str, v: String) -> Vec<String> {
+    if v.starts_with('-') {
+        vec![joined(flag, &v)]
+    } else {
+        vec![flag.to_owned(), v]
+    }
+}
+
+/// One token: `--flag=value`, or `-fvalue` for a short-only option.
+fn joined(flag: &str, v: &str) -> String {
+    if flag.starts_with("--") {
+        format!("{flag}={v}")
+    } else {
+        format!("{flag}{v}")
+    }
+}
+
+fn count(value: &Value, at: &str) -> Result<u64, ArgumentError> {
+    let n = value
+        .as_u64()
+        .ok_or_else(|| err(at, "must be an integer ≥ 0"))?;
+    if n > 1000 {
+        return Err(err(at, "must be at most 1000"));
+    }
+    Ok(n)
+}
+
+fn boolean(value: &Value, at: &str) -> Result<bool, ArgumentError> {
+    value.as_bool().ok_or_else(|| err(at, "must be a boolean"))
+}
+
+fn option_tokens(a: &Argument, value: &Value, at: &str) -> Result<Vec<String>, ArgumentError> {
+    let flag = flag_of(a, at)?;
+    let mut out = Vec::new();
+    match a.kind {
+        ArgKind::StoreTrue | ArgKind::StoreConst => {
+            if boolean(value, at)? {
+                out.push(flag);
+            }
+        }
+        ArgKind::StoreFalse => {
+            if !boolean(value, at)? {
+                out.push(flag);
+            }
+        }
+        ArgKind::BooleanOptional => {
+            let (yes, no) = boolean_optional_flags(a, at)?;
+            out.push(if boolean(value, at)? { yes } else { no });
+        }
+        ArgKind::Count | ArgKind::AppendConst => {
+            for _ in 0..count(value, at)? {
+                out.push(flag.clone());
+            }
+        }
+        ArgKind::Store => match a.nargs {
+            Nargs::Exactly(0) => {
+                if boolean(value, at)? {
+                    out.push(flag);
+                }
+            }
+            Nargs::Default => out.extend(flag_value(&flag, scalar(value, at, false)?)),
+            Nargs::Optional => {
+                let v = scalar(value, at, true)?;
+                out.push(if v.is_empty() {
+                    flag
+                } else {
+                    joined(&flag, &v)
+                });
+            }
+            _ => out.extend(values_after_flag(&flag, value, at)?),
+        },
+        ArgKind::Append => {
+            let arr = value
+                .as_array()
+                .ok_or_else(|| err(at, "must be an array"))?;
+            for (i, item) in arr.iter().enumerate() {
+                let at_i = format!("{at}/{i}");
+                match a.nargs {
+                    Nargs::Default => out.extend(flag_value(&flag, scalar(item, &at_i, false)?)),
+                    Nargs::Optional => {
+                        let v = scalar(item, &at_i, true)?;
+                        out.push(if v.is_empty() {
+                            flag.clone()
+                        } else {
+                            joined(&flag, &v)
+                        });
+                    }
+                    _ => out.extend(values_after_flag(&flag, item, &at_i)?),
+                }
+            }
+        }
+        ArgKind::Extend => {
+            let arr = value
+                .as_array()
+                .ok_or_else(|| err(at, "must be an array"))?;
+            match a.nargs {
+                Nargs::Default => {
+                    for (i, item) in arr.iter().enumerate() {
+                        out.extend(flag_value(
+                            &flag,
+                            scalar(item, &format!("{at}/{i}"), false)?,
+                        ));
+                    }
+                }
+                Nargs::Exactly(n) if n > 0 => {
+                    if arr.len() % n as usize != 0 {
+                        return Err(err(at, "must hold a multiple of the option's value count"));
+                    }
+                    for chunk in arr.chunks(n as usize) {
+                        out.extend(values_after_flag(&flag, &Value::Array(chunk.to_vec()), at)?);
+                    }
+                }
+                _ => {
+                    if !arr.is_empty() {
+                        out.extend(values_after_flag(&flag, value, at)?);
+                    }
+                }
+            }
+        }
+        ArgKind::Help | ArgKind::Version | ArgKind::Subparsers => {
+            return Err(err(at, "is not an argument of this tool"));
+        }
+    }
+    Ok(out)
+}
+
+/// `--flag v1 v2 …` for multi-value nargs (`*`, `+`, N). An empty array with
+/// `*` gives the bare flag. Values must not start with `-`.
+fn values_after_flag(flag: &str, value: &Value, at: &str) -> Result<Vec<String>, ArgumentError> {
+    let arr = value
+        .as_array()
+        .ok_or_else(|| err(at, "must be an array"))?;
+    let mut out = vec![flag.to_owned()];
+    for (i, v) in arr.iter().enumerate() {
+        let at_i = format!("{at}/{i}");
+        let s = scalar(v, &at_i, false)?;
+        if s.starts_with('-') {
+            return Err(err(
+                &at_i,
+                "must not be negative here (it would be read as an option)",
+            ));
+        }
+        out.push(s);
+    }
+    Ok(out)
+}

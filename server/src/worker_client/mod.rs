@@ -1,1 +1,154 @@
-//! worker_client (to be written).
+//! The server's client for the worker process (BRIEF.md contract 1).
+//!
+//! The server never spawns conda itself (DESIGN.md "Processes"): each call is
+//! a [`Job`] handed to an [`Executor`], which sends it to a
+//! `conda-mcp-worker` over a local socket and streams back [`JobUpdate`]s and
+//! one [`ExecutionResult`].
+//!
+//! * One executor = one lane = one worker process (or one connection to a
+//!   listening worker): jobs run one at a time in arrival (FIFO) order; a
+//!   waiting job is told its position ([`JobUpdate::Queued`]) whenever it
+//!   changes.
+//! * The worker is started lazily by the first call (or eagerly with
+//!   [`Executor::connect`], which reports a missing or refusing worker at
+//!   startup). A worker that dies fails the in-flight call with
+//!   [`ExecError::WorkerDied`]; the next call starts a fresh one.
+//! * [`Executor::shutdown`] kills the running job and the worker; the
+//!   worker also exits on its own when the server's end of the socket
+//!   closes (EOF), so it never outlives the server.
+//!
+//! Modules: [`config`] (what to start or connect to), [`connection`] (one
+//! worker process or socket connection: spawn, handshake, events),
+//! [`lane`] (the FIFO queue and its positions), [`executor`] (running jobs).
+
+pub mod config;
+pub mod connection;
+pub mod executor;
+pub mod lane;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use conda_mcp_shared::ExecutionResult;
+pub use conda_mcp_shared::LogFormat;
+pub use conda_mcp_shared::protocol::Program;
+pub use config::WorkerConfig;
+pub use executor::Executor;
+use tokio_util::sync::CancellationToken;
+
+/// One execution: an authorized, compiled argv for the worker to run.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// Which of the worker's two fixed programs to run.
+    pub program: Program,
+    /// Arguments after the program, passed as separate items (no shell).
+    pub argv: Vec<String>,
+    /// Working directory; `None` = the worker's. A missing directory is
+    /// refused ([`ExecError::Rejected`]) and nothing runs.
+    pub cwd: Option<PathBuf>,
+    /// Bytes for the program's stdin; `None` = `/dev/null`.
+    pub stdin: Option<Vec<u8>>,
+    /// Time limit. It bounds the queue wait too; a running job's limit counts
+    /// from spawn.
+    pub timeout: Duration,
+    /// Bytes kept per output stream (cut at a UTF-8 boundary).
+    pub output_limit_bytes: u64,
+    /// Most stdin bytes accepted ([`ExecError::StdinTooLarge`] above it).
+    pub stdin_limit_bytes: u64,
+    /// Short label for log lines (e.g. `conda env list`); never values.
+    pub label: String,
+    /// Cancels the job: a queued job never runs (`Err(Cancelled)`), a running
+    /// one is killed with its process tree (`Ok` with `cancelled = true`).
+    pub cancel: CancellationToken,
+}
+
+impl Job {
+    /// A job with the defaults of DESIGN.md "Limits" (900 s, 1 MiB per
+    /// stream, 1 MiB stdin), no stdin, no cwd, a label made of the program
+    /// and the first two argv items, and a fresh cancellation token.
+    pub fn new(program: Program, argv: Vec<String>) -> Self {
+        use conda_mcp_shared::limits::*;
+        let head: Vec<&str> = argv.iter().take(2).map(String::as_str).collect();
+        let label = match program {
+            Program::Conda => format!("conda {}", head.join(" ")),
+            Program::Python => "python helper".to_string(),
+        };
+        Job {
+            program,
+            argv,
+            cwd: None,
+            stdin: None,
+            timeout: DEFAULT_TIMEOUT,
+            output_limit_bytes: DEFAULT_OUTPUT_LIMIT_BYTES,
+            stdin_limit_bytes: DEFAULT_STDIN_LIMIT_BYTES,
+            label: label.trim_end().to_string(),
+            cancel: CancellationToken::new(),
+        }
+    }
+}
+
+/// What happens to a job before its result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JobUpdate {
+    /// The job waits; `position` jobs are ahead of it (the running one
+    /// included). Sent when a job has to wait and whenever the number
+    /// changes; a job that starts at once gets none.
+    Queued {
+        /// Jobs ahead of this one.
+        position: usize,
+    },
+    /// The process was spawned (its pid is also its process group id).
+    Started {
+        /// Process id.
+        pid: u32,
+    },
+    /// Counters while it runs, about once a second.
+    Output {
+        /// Bytes read from stdout so far (kept or not).
+        stdout_bytes: u64,
+        /// Bytes read from stderr so far (kept or not).
+        stderr_bytes: u64,
+        /// Time since spawn.
+        elapsed: Duration,
+        /// Fraction done from conda's `--json` progress records, if any.
+        progress_fraction: Option<f64>,
+    },
+}
+
+/// Why a job produced no [`ExecutionResult`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ExecError {
+    /// The job was cancelled while it waited in the queue; it never ran.
+    #[error("the call was cancelled before it started")]
+    Cancelled,
+    /// The executor was shut down (the server is exiting).
+    #[error("the executor is shut down")]
+    ShutDown,
+    /// stdin larger than the job's `stdin_limit_bytes`; nothing ran.
+    #[error("stdin of {len} bytes exceeds the limit of {limit} bytes")]
+    StdinTooLarge {
+        /// Bytes supplied.
+        len: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// The worker could not be started or reached (missing binary, socket
+    /// not there, no connection within the time allowed).
+    #[error("cannot start or reach the conda-mcp worker: {0}")]
+    WorkerUnavailable(String),
+    /// The worker answered the handshake with a refusal (different build or
+    /// protocol version, uid not allowed, another server connected).
+    #[error("the conda-mcp worker refused the connection: {0}")]
+    HandshakeRefused(String),
+    /// The worker died or the connection broke while the job was in flight;
+    /// the job's process group was killed. The next call starts (or
+    /// reconnects to) a fresh worker.
+    #[error(
+        "the conda-mcp worker went away during the call ({0}); the call did not complete, the next call uses a fresh worker"
+    )]
+    WorkerDied(String),
+    /// The worker refused the job before spawning anything (missing working
+    /// directory, no interpreter configured, spawn failure, limits).
+    #[error("the call could not be started: {0}")]
+    Rejected(String),
+}

@@ -1,0 +1,230 @@
+"""conda-mcp discovery helper (embedded in the conda-mcp binary).
+
+Run with the target conda's own interpreter. Imports ``conda``, builds the
+parser with ``conda.cli.conda_argparse.generate_parser()`` and prints one
+``conda-parser-dump/1`` document describing it, plus the facts the startup
+cache needs (interpreter, prefix, stamp_dirs).
+
+It only reports facts; conda-mcp interprets them in Rust. Standard library
+only, Python >= 3.10.
+
+Output contract (what the Rust side relies on):
+* stdout carries the document between two marker lines, written last:
+  ``BEGIN_MARKER`` / ``END_MARKER``. Everything imported while building the
+  parser runs with ``sys.stdout`` pointing at stderr, so chatty plugins cannot
+  corrupt it; the markers protect against output written to fd 1 directly.
+* On failure: a message on stderr and exit status 1, no document.
+* Lazy choices that raise are reported (``{"error": ...}`` plus an entry in
+  ``warnings``), never fatal.
+"""
+
+import argparse
+import json
+import math
+import os
+import platform
+import re
+import sys
+import sysconfig
+
+FORMAT = "conda-parser-dump/1"
+BEGIN_MARKER = "=====CONDA-MCP-DUMP-BEGIN====="
+END_MARKER = "=====CONDA-MCP-DUMP-END====="
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def to_json(value):
+    """JSON types as they are; anything else as repr() without addresses."""
+    if value is None or type(value) in (bool, int, str):
+        return value
+    if type(value) is float:
+        return value if math.isfinite(value) else _ADDRESS.sub("", repr(value))
+    if type(value) in (list, tuple):
+        return [to_json(v) for v in value]
+    if type(value) is dict and all(type(k) is str for k in value):
+        return {k: to_json(v) for k, v in value.items()}
+    return _ADDRESS.sub("", repr(value))
+
+
+def class_name(cls):
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def argparse_base(cls):
+    for base in cls.__mro__:
+        if base.__module__ == "argparse":
+            return base.__name__
+    return None
+
+
+def dump_choices(action, warnings, path):
+    try:
+        choices = action.choices
+        if choices is None:
+            return None
+        if isinstance(choices, dict):
+            return [to_json(c) for c in choices.keys()]
+        return [to_json(c) for c in choices]
+    except Exception as exc:  # lazy choices may raise anything
+        message = f"{type(exc).__name__}: {exc}"
+        warnings.append(
+            f"{' '.join(path)} {'/'.join(action.option_strings) or action.dest}: "
+            f"choices could not be evaluated: {message}"
+        )
+        return {"error": message}
+
+
+def dump_type(t):
+    if t is None:
+        return None
+    if isinstance(t, str):
+        return t
+    return getattr(t, "__name__", None) or _ADDRESS.sub("", repr(t))
+
+
+def dump_action(action, groups, warnings, path):
+    nargs = action.nargs
+    metavar = action.metavar
+    if isinstance(metavar, tuple):
+        metavar = list(metavar)
+    return {
+        "class": class_name(type(action)),
+        "argparse_base": argparse_base(type(action)),
+        "option_strings": list(action.option_strings),
+        "dest": action.dest,
+        "nargs": nargs if nargs is None or type(nargs) in (int, str) else to_json(nargs),
+        "const": to_json(action.const),
+        "default": to_json(action.default),
+        "type": dump_type(action.type),
+        "choices": dump_choices(action, warnings, path),
+        "required": bool(action.required),
+        "help": action.help,
+        "metavar": to_json(metavar),
+        "argument_group": groups.get(id(action)),
+    }
+
+
+def dump_parser(parser, path, warnings):
+    groups = {}
+    for group in parser._action_groups:
+        for action in group._group_actions:
+            groups.setdefault(id(action), group.title)
+    out = {
+        "path": path,
+        "prog": parser.prog,
+        "description": parser.description,
+        "epilog": parser.epilog,
+        "greedy": bool(getattr(parser, "greedy", False)),
+        "allow_abbrev": bool(getattr(parser, "allow_abbrev", True)),
+        "prefix_chars": parser.prefix_chars,
+        "actions": [dump_action(a, groups, warnings, path) for a in parser._actions],
+        "mutually_exclusive_groups": [
+            {
+                "required": bool(g.required),
+                "dests": [a.dest for a in g._group_actions],
+                "option_strings": [list(a.option_strings) for a in g._group_actions],
+            }
+            for g in parser._mutually_exclusive_groups
+        ],
+        "subcommands": [],
+    }
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        helps = {c.dest: c.help for c in getattr(action, "_choices_actions", [])}
+        names = {}  # id(parser) -> [name, *aliases], in registration order
+        parsers = {}
+        for name, sub in action._name_parser_map.items():
+            names.setdefault(id(sub), []).append(name)
+            parsers[id(sub)] = sub
+        for key, (name, *aliases) in names.items():
+            out["subcommands"].append(
+                {
+                    "name": name,
+                    "aliases": aliases,
+                    "help": helps.get(name),
+                    "parser": dump_parser(parsers[key], path + [name], warnings),
+                }
+            )
+    return out
+
+
+def plugin_records():
+    from importlib import metadata
+
+    records = set()
+    for ep in metadata.entry_points(group="conda"):
+        dist = getattr(ep, "dist", None)
+        records.add(
+            (
+                "conda",
+                dist.name if dist is not None else "",
+                dist.version if dist is not None else "",
+                ep.name,
+                ep.value,
+            )
+        )
+    keys = ("group", "distribution", "version", "name", "value")
+    return [dict(zip(keys, r)) for r in sorted(records)]
+
+
+def stamp_dirs():
+    dirs = []
+    paths = sysconfig.get_paths()
+    for key in ("purelib", "platlib"):
+        if key in paths:
+            dirs.append(paths[key])
+    dirs.append(os.path.join(sys.prefix, "conda-meta"))
+    seen = []
+    for d in dirs:
+        d = os.path.abspath(d)
+        if os.path.isdir(d) and d not in seen:
+            seen.append(d)
+    return sorted(seen)
+
+
+def build_document():
+    warnings = []
+    import conda
+    from conda.cli import conda_argparse
+
+    parser = conda_argparse.generate_parser()
+    root = dump_parser(parser, ["conda"], warnings)
+    return {
+        "format": FORMAT,
+        "conda_version": str(getattr(conda, "__version__", "")),
+        "python_version": platform.python_version(),
+        "python_implementation": platform.python_implementation(),
+        "sys_platform": sys.platform,
+        "plugins": plugin_records(),
+        "root": root,
+        "interpreter": sys.executable,
+        "prefix": sys.prefix,
+        "stamp_dirs": stamp_dirs(),
+        "warnings": warnings,
+    }
+
+
+def main():
+    real_stdout = sys.stdout
+    sys.stdout = sys.stderr  # imports and plugins may print: keep stdout clean
+    try:
+        document = build_document()
+        text = json.dumps(document, ensure_ascii=True, separators=(",", ":"))
+    except BaseException as exc:  # report, never a traceback on stdout
+        sys.stdout = real_stdout
+        print(
+            f"conda-mcp discovery helper failed: {type(exc).__name__}: {exc}",
+            file=sys.stderr,
+        )
+        return 1
+    finally:
+        sys.stdout = real_stdout
+    sys.stderr.flush()
+    real_stdout.write(f"\n{BEGIN_MARKER}\n{text}\n{END_MARKER}\n")
+    real_stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

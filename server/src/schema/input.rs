@@ -1,0 +1,339 @@
+//! Input schema of a generated tool, from [`Command::properties`] and the
+//! [`Argument`]s behind them (DESIGN.md mapping table).
+//!
+//! | argparse (`argparse_base`) | schema |
+//! | --- | --- |
+//! | store, nargs None | scalar (`string` / `integer` / `number`; `enum` from choices) |
+//! | store, `?` | scalar; for an option `""` gives the bare option (which stores `const`) |
+//! | store, `*` `+` N | array (`minItems` 1 for `+`, exactly N for N); for an option `[]` with `*` gives the bare option |
+//! | append | array of occurrences (each a scalar, or an array for nargs N/`+`/`*`) |
+//! | extend | flat array |
+//! | store_true / store_const | boolean (flag when true) |
+//! | store_false | boolean (flag when false) |
+//! | BooleanOptionalAction | boolean (`--x` / `--no-x`) |
+//! | count / append_const | integer ≥ 0 (flag repeated) |
+//! | REMAINDER / PARSER positional, greedy plugin parser | array of strings, passed unchanged |
+//!
+//! Strings that land in argv as a positional or an option value must not
+//! start with `-` (pattern `^[^-]`), or argparse would read them as options;
+//! numeric positionals get `minimum: 0` for the same reason. The compiler
+//! ([`crate::compile`]) enforces the same rules again.
+
+use serde_json::{Map, Value, json};
+
+use super::Profile;
+use crate::catalog::{
+    ArgKind, Argument, Catalog, Command, CommandIdx, Nargs, Passthrough, Property, PropertySource,
+    ValueType,
+};
+
+/// Pattern of every free string that becomes a positional or option value.
+pub const NO_LEADING_DASH: &str = "^[^-]";
+/// Pattern of a `nargs='?'` option value: empty (the bare option) or a value
+/// that does not start with `-`.
+pub const BARE_OR_NO_LEADING_DASH: &str = "^$|^[^-]";
+
+/// The input schema of command `cmd` in `profile`:
+/// `{"type":"object","properties":…,"required":…,"additionalProperties":false}`,
+/// plus (full profile only) an `allOf` with the group constraints.
+pub fn input_schema(catalog: &Catalog, cmd: CommandIdx, profile: Profile) -> Value {
+    let command = &catalog.commands[cmd];
+    let groups = group_members(command);
+    let mut props = Map::new();
+    let mut required = Vec::new();
+    for (pi, prop) in command.properties.iter().enumerate() {
+        let mut schema = property_schema(command, prop, profile);
+        let mut desc = prop.description.trim().to_owned();
+        if let Some(hint) = usage_hint(command, prop) {
+            push_sentence(&mut desc, &hint);
+        }
+        for g in &groups {
+            if g.props.len() > 1 && g.props.contains(&pi) {
+                let others: Vec<&str> = g
+                    .props
+                    .iter()
+                    .filter(|&&o| o != pi)
+                    .map(|&o| command.properties[o].name.as_str())
+                    .collect();
+                push_sentence(&mut desc, &format!("Exclusive with {}.", others.join(", ")));
+            }
+            if g.required && g.props.contains(&pi) {
+                let all: Vec<&str> = g
+                    .props
+                    .iter()
+                    .map(|&o| command.properties[o].name.as_str())
+                    .collect();
+                push_sentence(
+                    &mut desc,
+                    &format!("One of {} is required.", all.join(", ")),
+                );
+            }
+        }
+        if !desc.is_empty() {
+            schema.insert("description".into(), Value::String(desc));
+        }
+        props.insert(prop.name.clone(), Value::Object(schema));
+        if prop.required {
+            required.push(Value::String(prop.name.clone()));
+        }
+    }
+    let mut root = Map::new();
+    root.insert("type".into(), json!("object"));
+    root.insert("properties".into(), Value::Object(props));
+    if !required.is_empty() {
+        root.insert("required".into(), Value::Array(required));
+    }
+    root.insert("additionalProperties".into(), json!(false));
+    if profile == Profile::Full {
+        let all_of = group_constraints(command, &groups);
+        if !all_of.is_empty() {
+            root.insert("allOf".into(), Value::Array(all_of));
+        }
+    }
+    Value::Object(root)
+}
+
+/// A short note on how a value maps to argv where JSON alone cannot say it
+/// (store_false, BooleanOptionalAction, the bare form of `?`/`*` options).
+fn usage_hint(command: &Command, prop: &Property) -> Option<String> {
+    let PropertySource::Action { arg } = &prop.source else {
+        return None;
+    };
+    let a = &command.arguments[*arg];
+    let flag = a.preferred_option()?;
+    match (a.kind, a.nargs) {
+        (ArgKind::StoreFalse, _) => Some(format!("false passes {flag}.")),
+        (ArgKind::BooleanOptional, _) => {
+            let no = a.option_strings.iter().find(|o| o.starts_with("--no-"))?;
+            Some(format!("true passes {flag}, false {no}."))
+        }
+        (ArgKind::Store | ArgKind::Append, Nargs::Optional) if bare_allowed(a) => {
+            Some(format!("\"\" passes bare {flag}."))
+        }
+        (ArgKind::Store, Nargs::ZeroOrMore) => Some(format!("[] passes bare {flag}.")),
+        _ => None,
+    }
+}
+
+fn push_sentence(desc: &mut String, s: &str) {
+    if !desc.is_empty() {
+        desc.push(' ');
+    }
+    desc.push_str(s);
+}
+
+/// One exclusive group, as property indices (a group whose members all merge
+/// into one enum property has a single member here and needs no constraint).
+#[derive(Debug)]
+struct PropGroup {
+    required: bool,
+    props: Vec<usize>,
+}
+
+fn group_members(command: &Command) -> Vec<PropGroup> {
+    command
+        .groups
+        .iter()
+        .map(|g| {
+            let mut props: Vec<usize> = Vec::new();
+            for &arg in &g.members {
+                if let Some(pi) = property_of_arg(command, arg)
+                    && !props.contains(&pi)
+                {
+                    props.push(pi);
+                }
+            }
+            PropGroup {
+                required: g.required,
+                props,
+            }
+        })
+        .collect()
+}
+
+/// The property that compiles to argument `arg`, if any (hidden optionals
+/// have none).
+pub fn property_of_arg(command: &Command, arg: usize) -> Option<usize> {
+    command.properties.iter().position(|p| match &p.source {
+        PropertySource::Action { arg: a } => *a == arg,
+        PropertySource::FlagEnum { choices } => choices.iter().any(|(_, a)| *a == arg),
+        PropertySource::GreedyArgs => false,
+    })
+}
+
+/// The subschema a property's value satisfies exactly when it compiles to
+/// something in argv (store_true `true`, a count ≥ 1, a non-empty append
+/// list, ...). Group constraints use it so that an explicit `false` or `0`
+/// never counts as "given".
+pub fn active_subschema(command: &Command, prop: &Property) -> Value {
+    let PropertySource::Action { arg } = &prop.source else {
+        return json!(true);
+    };
+    let a = &command.arguments[*arg];
+    match a.kind {
+        ArgKind::StoreTrue | ArgKind::StoreConst => json!({"const": true}),
+        ArgKind::StoreFalse => json!({"const": false}),
+        ArgKind::Store if a.nargs == Nargs::Exactly(0) => json!({"const": true}),
+        ArgKind::Count | ArgKind::AppendConst => json!({"minimum": 1}),
+        ArgKind::Append | ArgKind::Extend => json!({"minItems": 1}),
+        ArgKind::Store if a.is_positional() && a.nargs == Nargs::ZeroOrMore => {
+            json!({"minItems": 1})
+        }
+        _ => json!(true),
+    }
+}
+
+fn group_constraints(command: &Command, groups: &[PropGroup]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for g in groups {
+        let name = |pi: usize| command.properties[pi].name.clone();
+        let active = |pi: usize| active_subschema(command, &command.properties[pi]);
+        for (i, &a) in g.props.iter().enumerate() {
+            for &b in &g.props[i + 1..] {
+                let mut p = Map::new();
+                p.insert(name(a), active(a));
+                p.insert(name(b), active(b));
+                out.push(json!({"not": {"required": [name(a), name(b)], "properties": p}}));
+            }
+        }
+        if g.required && !g.props.is_empty() {
+            let any: Vec<Value> = g
+                .props
+                .iter()
+                .map(|&pi| {
+                    let mut p = Map::new();
+                    p.insert(name(pi), active(pi));
+                    json!({"required": [name(pi)], "properties": p})
+                })
+                .collect();
+            out.push(json!({"anyOf": any}));
+        }
+    }
+    out
+}
+
+/// The schema of one property (without its description).
+fn property_schema(command: &Command, prop: &Property, profile: Profile) -> Map<String, Value> {
+    match &prop.source {
+        PropertySource::GreedyArgs => obj(json!({"type": "array", "items": {"type": "string"}})),
+        PropertySource::FlagEnum { choices } => {
+            let names: Vec<Value> = choices.iter().map(|(n, _)| json!(n)).collect();
+            obj(json!({"type": "string", "enum": names}))
+        }
+        PropertySource::Action { arg } => {
+            let a = &command.arguments[*arg];
+            let remainder =
+                matches!(command.passthrough, Passthrough::Remainder { arg: r } if r == *arg);
+            action_schema(a, remainder, profile)
+        }
+    }
+}
+
+fn obj(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+/// Whether a `nargs='?'` option accepts `""` for its bare form: only string
+/// values can carry it.
+fn bare_allowed(a: &Argument) -> bool {
+    !a.is_positional() && a.value_type == ValueType::String
+}
+
+fn action_schema(a: &Argument, remainder: bool, profile: Profile) -> Map<String, Value> {
+    let positional = a.is_positional();
+    match a.kind {
+        ArgKind::StoreTrue
+        | ArgKind::StoreConst
+        | ArgKind::StoreFalse
+        | ArgKind::BooleanOptional => obj(json!({"type": "boolean"})),
+        ArgKind::Count | ArgKind::AppendConst => obj(json!({"type": "integer", "minimum": 0})),
+        ArgKind::Store => match a.nargs {
+            Nargs::Exactly(0) => obj(json!({"type": "boolean"})),
+            Nargs::Default => scalar(a, positional, false),
+            Nargs::Optional => scalar(a, positional, bare_allowed(a)),
+            Nargs::Remainder | Nargs::Parser => {
+                let mut m = obj(json!({"type": "array", "items": {"type": "string"}}));
+                if remainder && profile == Profile::Full {
+                    m.insert(
+                        "prefixItems".into(),
+                        json!([{"type": "string", "pattern": NO_LEADING_DASH}]),
+                    );
+                }
+                m
+            }
+            n => array_of(Value::Object(scalar(a, true, false)), n),
+        },
+        ArgKind::Append => {
+            let item = match a.nargs {
+                Nargs::Default => Value::Object(scalar(a, false, false)),
+                Nargs::Optional => Value::Object(scalar(a, false, bare_allowed(a))),
+                n => Value::Object(array_of(Value::Object(scalar(a, true, false)), n)),
+            };
+            obj(json!({"type": "array", "items": item}))
+        }
+        ArgKind::Extend => {
+            let non_negative = positional || a.nargs != Nargs::Default;
+            let mut m = obj(
+                json!({"type": "array", "items": Value::Object(scalar(a, non_negative, false))}),
+            );
+            if let Nargs::Exactly(n) = a.nargs
+                && n > 0
+            {
+                // Each occurrence takes exactly n values: the flat list is cut in chunks of n.
+                m.insert("minItems".into(), json!(n));
+            }
+            m
+        }
+        // Never properties (the catalog leaves them out); a permissive
+        // schema keeps a stray one harmless.
+        ArgKind::Help | ArgKind::Version | ArgKind::Subparsers => obj(json!({"type": "boolean"})),
+    }
+}
+
+fn array_of(item: Value, nargs: Nargs) -> Map<String, Value> {
+    let mut m = obj(json!({"type": "array", "items": item}));
+    match nargs {
+        Nargs::OneOrMore => {
+            m.insert("minItems".into(), json!(1));
+        }
+        Nargs::Exactly(n) => {
+            m.insert("minItems".into(), json!(n));
+            m.insert("maxItems".into(), json!(n));
+        }
+        _ => {}
+    }
+    m
+}
+
+fn scalar(a: &Argument, non_negative: bool, allow_bare: bool) -> Map<String, Value> {
+    match a.value_type {
+        ValueType::String => match a.choices.as_ref().filter(|c| !c.is_empty()) {
+            Some(choices) => {
+                let mut values: Vec<Value> = choices.iter().map(|c| json!(c)).collect();
+                if allow_bare {
+                    values.push(json!(""));
+                }
+                obj(json!({"type": "string", "enum": values}))
+            }
+            None => obj(json!({
+                "type": "string",
+                "pattern": if allow_bare { BARE_OR_NO_LEADING_DASH } else { NO_LEADING_DASH },
+            })),
+        },
+        ValueType::Integer | ValueType::Number => {
+            let t = if a.value_type == ValueType::Integer {
+                "integer"
+            } else {
+                "number"
+            };
+            let mut m = obj(json!({"type": t}));
+            if non_negative {
+                m.insert("minimum".into(), json!(0));
+            }
+            m
+        }
+    }
+}

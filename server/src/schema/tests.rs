@@ -1,0 +1,334 @@
+//! Unit tests of schemas, validation and compiling on a hand-built catalog
+//! (the round trip through real argparse lives in tests/).
+
+use serde_json::{Value, json};
+
+use super::profile::portable_violations;
+use super::*;
+use crate::catalog::*;
+
+fn arg(dest: &str, opts: &[&str], kind: ArgKind, nargs: Nargs) -> Argument {
+    Argument {
+        dest: dest.into(),
+        option_strings: opts.iter().map(|s| s.to_string()).collect(),
+        kind,
+        nargs,
+        value_type: ValueType::String,
+        choices: None,
+        required: false,
+        hidden: false,
+        help: None,
+        metavar: None,
+        const_value: Value::Null,
+        default: Value::Null,
+        class: "argparse.Action".into(),
+    }
+}
+
+fn prop(name: &str, arg: usize) -> Property {
+    Property {
+        name: name.into(),
+        source: PropertySource::Action { arg },
+        required: false,
+        description: format!("{name} help"),
+    }
+}
+
+/// `conda demo` with one action of most kinds.
+pub(crate) fn demo_catalog() -> Catalog {
+    let mut count = arg("count", &["--count"], ArgKind::Store, Nargs::Default);
+    count.value_type = ValueType::Integer;
+    let arguments = vec![
+        arg("help", &["-h", "--help"], ArgKind::Help, Nargs::Exactly(0)), // 0
+        arg("packages", &[], ArgKind::Store, Nargs::ZeroOrMore),          // 1
+        arg("name", &["-n", "--name"], ArgKind::Store, Nargs::Default),   // 2
+        arg(
+            "prefix",
+            &["-p", "--prefix"],
+            ArgKind::Store,
+            Nargs::Default,
+        ), // 3
+        count,                                                            // 4
+        arg(
+            "dry_run",
+            &["-d", "--dry-run"],
+            ArgKind::StoreTrue,
+            Nargs::Exactly(0),
+        ), // 5
+        arg(
+            "shortcuts",
+            &["--no-shortcuts"],
+            ArgKind::StoreFalse,
+            Nargs::Exactly(0),
+        ), // 6
+        arg(
+            "verbose",
+            &["-v", "--verbose"],
+            ArgKind::Count,
+            Nargs::Exactly(0),
+        ), // 7
+        arg(
+            "channel",
+            &["-c", "--channel"],
+            ArgKind::Append,
+            Nargs::Default,
+        ), // 8
+        arg("opt", &["--opt"], ArgKind::Store, Nargs::Optional),          // 9
+        arg(
+            "zst",
+            &["--zst", "--no-zst"],
+            ArgKind::BooleanOptional,
+            Nargs::Exactly(0),
+        ), // 10
+        arg(
+            "update_modifier",
+            &["--update-all"],
+            ArgKind::StoreConst,
+            Nargs::Exactly(0),
+        ), // 11
+        arg(
+            "update_modifier",
+            &["--freeze-installed"],
+            ArgKind::StoreConst,
+            Nargs::Exactly(0),
+        ), // 12
+        arg("pairs", &["--pair"], ArgKind::Append, Nargs::Exactly(2)),    // 13
+    ];
+    let mut properties = vec![
+        prop("packages", 1),
+        prop("name", 2),
+        prop("prefix", 3),
+        prop("count", 4),
+        prop("dry_run", 5),
+        prop("shortcuts", 6),
+        prop("verbose", 7),
+        prop("channel", 8),
+        prop("opt", 9),
+        prop("zst", 10),
+        Property {
+            name: "update_modifier".into(),
+            source: PropertySource::FlagEnum {
+                choices: vec![("update-all".into(), 11), ("freeze-installed".into(), 12)],
+            },
+            required: false,
+            description: "How to update.".into(),
+        },
+        prop("pairs", 13),
+    ];
+    properties[0].required = false;
+    let root = Command {
+        path: vec!["conda".into()],
+        aliases: vec![],
+        parent: None,
+        children: vec![1],
+        summary: String::new(),
+        description: None,
+        arguments: vec![],
+        groups: vec![],
+        properties: vec![],
+        passthrough: Passthrough::None,
+        allow_abbrev: true,
+        exposure: Exposure::Root,
+    };
+    let demo = Command {
+        path: vec!["conda".into(), "demo".into()],
+        aliases: vec!["dm".into()],
+        parent: Some(0),
+        children: vec![],
+        summary: "Demo command.".into(),
+        description: None,
+        arguments,
+        groups: vec![
+            ExclusiveGroup {
+                required: false,
+                members: vec![2, 3],
+            },
+            ExclusiveGroup {
+                required: false,
+                members: vec![11, 12],
+            },
+        ],
+        properties,
+        passthrough: Passthrough::None,
+        allow_abbrev: true,
+        exposure: Exposure::Tool,
+    };
+    Catalog {
+        conda_version: "0.0".into(),
+        plugins: vec![],
+        fingerprint: String::new(),
+        commands: vec![root, demo],
+        diagnostics: vec![],
+    }
+}
+
+fn compile_json(cat: &Catalog, args: Value) -> Result<Vec<String>, ArgumentError> {
+    crate::compile::compile(cat, 1, args.as_object().expect("object"))
+}
+
+#[test]
+fn portable_schema_uses_only_allowed_keywords_and_full_adds_groups() {
+    let cat = demo_catalog();
+    let portable = input_schema(&cat, 1, Profile::Portable);
+    assert_eq!(portable_violations(&portable), Vec::<String>::new());
+    check_schema_document("demo", &portable).expect("valid 2020-12");
+    let full = input_schema(&cat, 1, Profile::Full);
+    assert!(!portable_violations(&full).is_empty(), "full adds allOf");
+    assert!(full["allOf"].as_array().is_some_and(|a| a.len() == 1));
+    let desc = portable["properties"]["name"]["description"]
+        .as_str()
+        .unwrap_or("");
+    assert!(desc.contains("Exclusive with prefix."), "{desc}");
+    assert_eq!(
+        portable["properties"]["update_modifier"]["enum"],
+        json!(["update-all", "freeze-installed"])
+    );
+    assert_eq!(
+        portable["properties"]["packages"]["items"]["pattern"],
+        json!("^[^-]")
+    );
+}
+
+#[test]
+fn validation_names_the_path_and_never_the_value() {
+    let cat = demo_catalog();
+    let v = ArgumentValidator::new("conda_demo", &input_schema(&cat, 1, Profile::Full))
+        .expect("compiles");
+    assert!(
+        v.validate(&json!({"name": "x", "dry_run": false, "prefix": "/p"}))
+            .is_err()
+    );
+    assert!(v.validate(&json!({"name": "x", "prefix": "/p"})).is_err());
+    assert!(v.validate(&json!({"name": "x", "verbose": 0})).is_ok());
+    let cases = [
+        (json!({"count": "SECRET1"}), "/count"),
+        (json!({"name": "-SECRET2"}), "/name"),
+        (json!({"packages": ["ok", "--SECRET3"]}), "/packages/1"),
+        (json!({"SECRET4": 1}), "/"),
+        (json!({"update_modifier": "SECRET5"}), "/update_modifier"),
+        (json!({"pairs": [["a"]]}), "/pairs/0"),
+    ];
+    for (args, path) in cases {
+        let errs = v.validate(&args).expect_err("invalid");
+        let text: Vec<String> = errs.iter().map(ToString::to_string).collect();
+        let text = text.join("; ");
+        assert!(errs.iter().any(|e| e.path == path), "{path}: {text}");
+        assert!(!text.contains("SECRET"), "{text}");
+    }
+}
+
+#[test]
+fn compiles_every_kind_with_long_flags() {
+    let cat = demo_catalog();
+    let argv = compile_json(
+        &cat,
+        json!({
+            "packages": ["numpy", "scipy"], "name": "env1", "count": -3, "dry_run": true,
+            "shortcuts": false, "verbose": 2, "channel": ["a", "b"], "opt": "", "zst": false,
+            "update_modifier": "freeze-installed", "pairs": [["k", "v"]]
+        }),
+    )
+    .expect("compiles");
+    assert_eq!(
+        argv,
+        [
+            "demo",
+            "numpy",
+            "scipy",
+            "--name",
+            "env1",
+            "--count=-3",
+            "--dry-run",
+            "--no-shortcuts",
+            "--verbose",
+            "--verbose",
+            "--channel",
+            "a",
+            "--channel",
+            "b",
+            "--opt",
+            "--no-zst",
+            "--freeze-installed",
+            "--pair",
+            "k",
+            "v"
+        ]
+    );
+    let argv = compile_json(
+        &cat,
+        json!({"opt": "val", "dry_run": false, "shortcuts": true, "zst": true}),
+    )
+    .expect("compiles");
+    assert_eq!(argv, ["demo", "--opt=val", "--zst"]);
+}
+
+#[test]
+fn compiler_refuses_option_like_values_and_nul() {
+    let cat = demo_catalog();
+    for args in [
+        json!({"name": "-x"}),
+        json!({"packages": ["--all"]}),
+        json!({"channel": ["ok", "-c"]}),
+        json!({"name": "a\u{0}b"}),
+        json!({"unknown": 1}),
+    ] {
+        let e = compile_json(&cat, args).expect_err("refused");
+        assert!(
+            !e.to_string().contains("-x") && !e.to_string().contains("--all"),
+            "{e}"
+        );
+    }
+}
+
+fn real_catalog() -> Option<Catalog> {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/fixtures/conda-26-parser.json");
+    let Ok(bytes) = std::fs::read(&p) else {
+        eprintln!("SKIPPED: {} is absent", p.display());
+        return None;
+    };
+    let dump = crate::dump::Dump::from_json(&bytes).expect("dump");
+    Some(crate::catalog::build(&dump).expect("catalog"))
+}
+
+#[test]
+fn every_real_schema_is_valid_portable_and_compiles_to_a_validator() {
+    let Some(cat) = real_catalog() else { return };
+    let tools: Vec<_> = cat.tools().collect();
+    assert!(tools.len() >= 30, "{}", tools.len());
+    let names = tool_names(
+        &tools
+            .iter()
+            .map(|(_, c)| c.subpath().to_vec())
+            .collect::<Vec<_>>(),
+    );
+    for ((idx, cmd), name) in tools.iter().zip(&names) {
+        let portable = input_schema(&cat, *idx, Profile::Portable);
+        assert_eq!(
+            portable_violations(&portable),
+            Vec::<String>::new(),
+            "{name}"
+        );
+        check_schema_document(name, &portable).expect("portable is 2020-12");
+        let full = input_schema(&cat, *idx, Profile::Full);
+        ArgumentValidator::new(name, &full).expect("full compiles");
+        assert_eq!(name, &format!("conda_{}", cmd.subpath().join("_")));
+    }
+}
+
+/// `CONDA_MCP_PRINT_SCHEMA=create cargo test ... print_schema -- --nocapture`
+#[test]
+fn print_schema() {
+    let Ok(which) = std::env::var("CONDA_MCP_PRINT_SCHEMA") else {
+        return;
+    };
+    let Some(cat) = real_catalog() else { return };
+    let path: Vec<&str> = std::iter::once("conda").chain(which.split(' ')).collect();
+    let idx = cat.find(&path).expect("command");
+    let s = input_schema(&cat, idx, Profile::Full);
+    eprintln!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
+    eprintln!(
+        "{}",
+        serde_json::to_string_pretty(&cat.commands[idx]).unwrap_or_default()
+    );
+}

@@ -1,0 +1,275 @@
+//! One live worker: the spawned process (if we spawned it), the socket, the
+//! handshake and a reader task turning frames into messages.
+//!
+//! Spawn mode: the server creates a fresh private directory (mode 0700),
+//! listens on `worker.sock` inside it (mode 0600), starts the worker with
+//! `--socket` pointing there and stdin `/dev/null`, stdout `/dev/null` (the
+//! server's stdout is the MCP stream) and stderr inherited (the worker's log
+//! lines join the server's), and accepts exactly one connection whose peer
+//! (SO_PEERCRED) is that very child process. Socket mode: connect to the
+//! listening worker's path.
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use conda_mcp_shared::framing::{SharedStream, read_frame, share, write_frame};
+use conda_mcp_shared::protocol::{ClientMessage, PROTOCOL_VERSION, WorkerMessage, build_id};
+use interprocess::local_socket::tokio::Stream;
+use interprocess::local_socket::tokio::prelude::*;
+use interprocess::local_socket::{GenericFilePath, ListenerOptions};
+use interprocess::os::unix::local_socket::ListenerOptionsExt;
+use tokio::sync::mpsc;
+
+use super::{ExecError, WorkerConfig};
+
+/// How long a spawned worker may take to connect, and a worker to answer
+/// the handshake.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long [`Connection::close`] waits for a spawned worker to exit after
+/// its socket closed before SIGKILLing it (the server must be gone within
+/// 1 s of its stdin closing).
+pub const EXIT_WAIT: Duration = Duration::from_millis(800);
+
+/// A handshaken connection to a worker.
+#[derive(Debug)]
+pub struct Connection {
+    writer: SharedStream<Stream>,
+    /// Messages from the worker; closed when the connection ends.
+    pub events: mpsc::Receiver<WorkerMessage>,
+    reader: tokio::task::JoinHandle<()>,
+    /// Why the reader stopped, once it has.
+    end_reason: Arc<Mutex<Option<String>>>,
+    child: Option<tokio::process::Child>,
+    /// The worker's pid (from its Welcome).
+    pub worker_pid: u32,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Connection {
+    /// Spawns or connects according to `cfg`, then handshakes.
+    pub async fn open(cfg: &WorkerConfig) -> Result<Connection, ExecError> {
+        match &cfg.socket {
+            Some(path) => Self::connect(path).await,
+            None => Self::spawn(cfg).await,
+        }
+    }
+
+    async fn connect(path: &std::path::Path) -> Result<Connection, ExecError> {
+        let unavailable = |e: &dyn std::fmt::Display| {
+            ExecError::WorkerUnavailable(format!("worker socket {}: {e}", path.display()))
+        };
+        let name = path
+            .to_fs_name::<GenericFilePath>()
+            .map_err(|e| unavailable(&e))?;
+        let stream = tokio::time::timeout(CONNECT_TIMEOUT, Stream::connect(name))
+            .await
+            .map_err(|_| unavailable(&"no answer"))?
+            .map_err(|e| unavailable(&e))?;
+        Self::handshake(stream, None, None).await
+    }
+
+    async fn spawn(cfg: &WorkerConfig) -> Result<Connection, ExecError> {
+        let io =
+            |what: &str, e: std::io::Error| ExecError::WorkerUnavailable(format!("{what}: {e}"));
+        let dir = tempfile::Builder::new()
+            .prefix("conda-mcp-")
+            .permissions(std::fs::Permissions::from_mode(0o700))
+            .tempdir()
+            .map_err(|e| io("creating the private socket directory", e))?;
+        let path = dir.path().join("worker.sock");
+        let name = path
+            .as_path()
+            .to_fs_name::<GenericFilePath>()
+            .map_err(|e| io("socket path", e))?;
+        let listener = ListenerOptions::new()
+            .name(name)
+            .mode(0o600)
+            .create_tokio()
+            .map_err(|e| io("listening on the worker socket", e))?;
+        let mut cmd = tokio::process::Command::new(&cfg.worker_exe);
+        cmd.arg("--socket")
+            .arg(&path)
+            .arg("--conda-exe")
+            .arg(&cfg.conda_exe)
+            .arg("--log-format")
+            .arg(cfg.log_format.as_str());
+        if let Some(py) = &cfg.python {
+            cmd.arg("--python").arg(py);
+        }
+        if let Some(user) = &cfg.user {
+            cmd.arg("--user").arg(user);
+        }
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(false);
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| io(&format!("starting {}", cfg.worker_exe.display()), e))?;
+        let child_pid = child.id();
+        let accepted = tokio::select! {
+            s = listener.accept() => s.map_err(|e| io("accepting the worker's connection", e)),
+            status = child.wait() => Err(ExecError::WorkerUnavailable(format!(
+                "the worker exited before connecting ({})",
+                status.map(|s| s.to_string()).unwrap_or_else(|e| e.to_string())
+            ))),
+            _ = tokio::time::sleep(CONNECT_TIMEOUT) => Err(ExecError::WorkerUnavailable(
+                format!("the worker did not connect within {CONNECT_TIMEOUT:?}")
+            )),
+        };
+        let stream = match accepted {
+            Ok(s) => s,
+            Err(e) => {
+                kill_and_reap(&mut child).await;
+                return Err(e);
+            }
+        };
+        drop(listener);
+        // The peer must be the process we just started, running as us.
+        let creds = stream.peer_creds().ok();
+        let peer_pid = creds
+            .and_then(|c| c.pid())
+            .and_then(|p| u32::try_from(p).ok());
+        let peer_uid = creds.and_then(|c| c.euid());
+        if peer_pid != child_pid || peer_uid != Some(nix::unistd::Uid::effective().as_raw()) {
+            kill_and_reap(&mut child).await;
+            return Err(ExecError::WorkerUnavailable(
+                "a process other than the spawned worker connected to the private socket".into(),
+            ));
+        }
+        Self::handshake(stream, Some(child), Some(dir)).await
+    }
+
+    async fn handshake(
+        stream: Stream,
+        mut child: Option<tokio::process::Child>,
+        dir: Option<tempfile::TempDir>,
+    ) -> Result<Connection, ExecError> {
+        let (mut reader, mut writer) = share(stream);
+        let hello = ClientMessage::Hello {
+            protocol_version: PROTOCOL_VERSION,
+            build_id: build_id(),
+        };
+        let answer = async {
+            write_frame(&mut writer, &hello).await?;
+            read_frame::<_, WorkerMessage>(&mut reader).await
+        };
+        let answer = tokio::time::timeout(CONNECT_TIMEOUT, answer).await;
+        let result = match answer {
+            Err(_) => Err(ExecError::WorkerUnavailable(format!(
+                "no handshake answer within {CONNECT_TIMEOUT:?}"
+            ))),
+            Ok(Err(e)) => Err(ExecError::WorkerUnavailable(format!("handshake: {e}"))),
+            Ok(Ok(WorkerMessage::Refused { reason })) => Err(ExecError::HandshakeRefused(reason)),
+            Ok(Ok(WorkerMessage::Welcome {
+                protocol_version,
+                build_id: theirs,
+                pid,
+            })) => {
+                if protocol_version == PROTOCOL_VERSION && theirs == build_id() {
+                    Ok(pid)
+                } else {
+                    Err(ExecError::HandshakeRefused(format!(
+                        "the worker speaks protocol {protocol_version} ({theirs}), this server {PROTOCOL_VERSION} ({}); use binaries from the same build",
+                        build_id()
+                    )))
+                }
+            }
+            Ok(Ok(other)) => Err(ExecError::WorkerUnavailable(format!(
+                "unexpected handshake answer: {other:?}"
+            ))),
+        };
+        let worker_pid = match result {
+            Ok(pid) => pid,
+            Err(e) => {
+                drop((reader, writer));
+                if let Some(c) = &mut child {
+                    kill_and_reap(c).await;
+                }
+                return Err(e);
+            }
+        };
+        let (tx, events) = mpsc::channel(64);
+        let end_reason = Arc::new(Mutex::new(None));
+        let end = end_reason.clone();
+        let reader_task = tokio::spawn(async move {
+            loop {
+                match read_frame::<_, WorkerMessage>(&mut reader).await {
+                    Ok(m) => {
+                        if tx.send(m).await.is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        *end.lock().unwrap_or_else(PoisonError::into_inner) = Some(e.to_string());
+                        break;
+                    }
+                }
+            }
+        });
+        Ok(Connection {
+            writer,
+            events,
+            reader: reader_task,
+            end_reason,
+            child,
+            worker_pid,
+            _dir: dir,
+        })
+    }
+
+    /// Sends one message to the worker.
+    pub async fn send(&mut self, msg: &ClientMessage) -> Result<(), String> {
+        write_frame(&mut self.writer, msg)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    /// Whether the connection (and a spawned worker) still looks alive.
+    pub fn is_alive(&mut self) -> bool {
+        if self.reader.is_finished() {
+            return false;
+        }
+        match &mut self.child {
+            Some(c) => matches!(c.try_wait(), Ok(None)),
+            None => true,
+        }
+    }
+
+    /// Describes why the connection ended: the worker's exit status (spawn
+    /// mode) or the read error.
+    pub async fn death_reason(&mut self) -> String {
+        if let Some(c) = &mut self.child
+            && let Ok(Ok(status)) = tokio::time::timeout(Duration::from_millis(500), c.wait()).await
+        {
+            return format!("worker exited: {status}");
+        }
+        self.end_reason
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+            .unwrap_or_else(|| "connection closed".into())
+    }
+
+    /// Closes the socket (a spawned worker then kills its running job and
+    /// exits), waits up to [`EXIT_WAIT`] for a spawned worker, then SIGKILLs
+    /// and reaps it.
+    pub async fn close(mut self) {
+        self.reader.abort();
+        let _ = (&mut self.reader).await;
+        let mut child = self.child.take();
+        drop(self);
+        if let Some(c) = &mut child
+            && tokio::time::timeout(EXIT_WAIT, c.wait()).await.is_err()
+        {
+            kill_and_reap(c).await;
+        }
+    }
+}
+
+async fn kill_and_reap(child: &mut tokio::process::Child) {
+    let _ = child.start_kill();
+    let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
+}

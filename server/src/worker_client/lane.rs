@@ -1,0 +1,147 @@
+//! The FIFO queue of one executor lane.
+//!
+//! Each call takes a ticket; the ticket at the front runs when nothing else
+//! does. Waiting calls learn their position (jobs ahead, the running one
+//! included) from a watch channel bumped on every change. A ticket is given
+//! back on drop, whether its call finished, was cancelled, timed out in the
+//! queue or its future was dropped, so the queue never stalls.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use tokio::sync::watch;
+
+#[derive(Debug, Default)]
+struct State {
+    next: u64,
+    waiting: VecDeque<u64>,
+    running: Option<u64>,
+}
+
+/// A FIFO lane: one running ticket at a time.
+#[derive(Debug, Clone)]
+pub struct Lane {
+    state: Arc<Mutex<State>>,
+    changed: Arc<watch::Sender<u64>>,
+}
+
+impl Default for Lane {
+    fn default() -> Self {
+        Lane {
+            state: Default::default(),
+            changed: Arc::new(watch::channel(0).0),
+        }
+    }
+}
+
+/// A place in the lane; leaves it on drop.
+#[derive(Debug)]
+pub struct Ticket {
+    lane: Lane,
+    id: u64,
+    rx: watch::Receiver<u64>,
+}
+
+impl Lane {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn bump(&self) {
+        self.changed.send_modify(|v| *v = v.wrapping_add(1));
+    }
+
+    /// Joins the end of the queue.
+    pub fn join(&self) -> Ticket {
+        let rx = self.changed.subscribe();
+        let id = {
+            let mut s = self.lock();
+            let id = s.next;
+            s.next += 1;
+            s.waiting.push_back(id);
+            id
+        };
+        self.bump();
+        Ticket {
+            lane: self.clone(),
+            id,
+            rx,
+        }
+    }
+
+    /// Number of calls waiting or running.
+    pub fn len(&self) -> usize {
+        let s = self.lock();
+        s.waiting.len() + usize::from(s.running.is_some())
+    }
+
+    /// Whether no call is waiting or running.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Ticket {
+    /// Takes the lane if this ticket is at the front and nothing runs
+    /// (`Ok(())`), else returns the number of jobs ahead (`Err(n)`).
+    pub fn try_start(&mut self) -> Result<(), usize> {
+        self.rx.borrow_and_update();
+        let mut s = self.lane.lock();
+        let pos = s.waiting.iter().position(|t| *t == self.id).unwrap_or(0);
+        let running = usize::from(s.running.is_some_and(|r| r != self.id));
+        if s.running == Some(self.id) {
+            return Ok(());
+        }
+        if pos == 0 && running == 0 {
+            s.waiting.pop_front();
+            s.running = Some(self.id);
+            drop(s);
+            self.lane.bump();
+            Ok(())
+        } else {
+            Err(pos + running)
+        }
+    }
+
+    /// Resolves when the lane changed since the last [`Ticket::try_start`].
+    pub async fn changed(&mut self) {
+        // The sender lives as long as the lane, which this ticket holds.
+        let _ = self.rx.changed().await;
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        {
+            let mut s = self.lane.lock();
+            if s.running == Some(self.id) {
+                s.running = None;
+            }
+            s.waiting.retain(|t| *t != self.id);
+        }
+        self.lane.bump();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fifo_positions_and_release() {
+        let lane = Lane::default();
+        let mut a = lane.join();
+        let mut b = lane.join();
+        let mut c = lane.join();
+        assert_eq!(b.try_start(), Err(1));
+        assert_eq!(a.try_start(), Ok(()));
+        assert_eq!(b.try_start(), Err(1));
+        assert_eq!(c.try_start(), Err(2));
+        drop(b); // cancelled while queued
+        assert_eq!(c.try_start(), Err(1));
+        drop(a);
+        assert_eq!(c.try_start(), Ok(()));
+        drop(c);
+        assert!(lane.is_empty());
+    }
+}

@@ -1,0 +1,121 @@
+//! The worker's command line (clap).
+//!
+//! Two modes:
+//!
+//! * **spawned** (no subcommand): the server starts the worker with
+//!   `--socket PATH --conda-exe PATH [--python PATH]`. The *server* listens on
+//!   `PATH` (a socket of mode 0600 in a fresh private 0700 directory); the
+//!   worker connects to it, checks that the listener belongs to its own uid,
+//!   serves that one connection and exits when it closes.
+//! * **serve**: a hardened deployment starts the worker on its own (for
+//!   example as a systemd service under a dedicated user). The *worker*
+//!   listens on `--socket` and accepts servers whose uid is in `--allow-uid`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use conda_mcp_shared::LogFormat;
+
+/// `conda-mcp-worker`: runs the target conda for a conda-mcp server, one job
+/// at a time, in its own process group, under time, byte and process-tree
+/// limits.
+#[derive(Debug, Parser)]
+#[command(name = "conda-mcp-worker", version, subcommand_negates_reqs = true)]
+pub struct Cli {
+    /// Listening mode for hardened deployments.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Spawned mode: the socket the server listens on (the worker connects).
+    #[arg(long, required = true, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+    /// Spawned mode: drop to this user (and its primary group) after
+    /// connecting; only possible when started as root.
+    #[arg(long, value_name = "NAME")]
+    pub user: Option<String>,
+    /// What the worker may run and the limits it enforces.
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Listen on a socket and serve conda-mcp servers whose uid is allowed,
+    /// one connection at a time (a second server is refused while one is
+    /// connected).
+    Serve(ServeArgs),
+}
+
+/// Arguments of `conda-mcp-worker serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Socket path to listen on (created; an existing socket file is
+    /// replaced).
+    #[arg(long, value_name = "PATH")]
+    pub socket: PathBuf,
+    /// uids of the servers allowed to connect (SO_PEERCRED); comma-separated
+    /// or repeated. The worker's own uid is not implied.
+    #[arg(
+        long = "allow-uid",
+        value_name = "UID",
+        value_delimiter = ',',
+        required = true
+    )]
+    pub allow_uid: Vec<u32>,
+    /// Permission bits of the socket file, in octal. Connecting needs write
+    /// permission, so 0660 admits the socket's group.
+    #[arg(long, value_name = "OCTAL", default_value = "660", value_parser = parse_mode)]
+    pub socket_mode: u32,
+    /// What the worker may run and the limits it enforces.
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// Options of both modes.
+#[derive(Debug, Args, Clone)]
+pub struct Common {
+    /// The target conda executable: the only program jobs of kind `Conda`
+    /// can run.
+    #[arg(long, value_name = "PATH", required = true)]
+    pub conda_exe: Option<PathBuf>,
+    /// The target installation's Python: the only program jobs of kind
+    /// `Python` (discovery helpers) can run. Without it such jobs are
+    /// refused.
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<PathBuf>,
+    /// Log line format on stderr; the level comes from RUST_LOG (default
+    /// `info`).
+    #[arg(long, value_name = "FORMAT", default_value = "text")]
+    pub log_format: LogFormat,
+    /// Longest time limit a job may have, in seconds; longer requests are
+    /// clamped (and the clamp is logged).
+    #[arg(long, value_name = "SECONDS", default_value_t = 24 * 3600)]
+    pub max_timeout: u64,
+    /// Most bytes kept per output stream; larger requests are clamped.
+    #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024)]
+    pub max_output_bytes: u64,
+    /// Most stdin bytes a job may supply; larger limits are clamped.
+    #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024)]
+    pub max_stdin_bytes: u64,
+}
+
+impl Common {
+    /// The limits the worker enforces whatever a server asks.
+    pub fn limits(&self) -> crate::job::WorkerLimits {
+        crate::job::WorkerLimits {
+            max_timeout: Duration::from_secs(self.max_timeout),
+            max_output_bytes: self.max_output_bytes,
+            max_stdin_bytes: self.max_stdin_bytes,
+        }
+    }
+}
+
+fn parse_mode(s: &str) -> Result<u32, String> {
+    let s = s.trim_start_matches("0o");
+    let mode = u32::from_str_radix(s, 8).map_err(|e| format!("not an octal mode: {e}"))?;
+    if mode > 0o777 {
+        return Err("mode must be at most 777".into());
+    }
+    Ok(mode)
+}

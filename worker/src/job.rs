@@ -1,0 +1,309 @@
+//! One job from spawn to result: stdin, output capture, progress events,
+//! timeout/cancel/abort, drain grace, process-tree cleanup.
+//!
+//! Order of events (DESIGN.md "Limits"):
+//! 1. spawn in a new process group; `Started`;
+//! 2. stdin written and both outputs drained concurrently; `Output` about once
+//!    a second;
+//! 3. the child exits, or the time limit / a cancel ends it: SIGTERM to the
+//!    group, [`KILL_GRACE`] later SIGKILL (an abort after a connection drop
+//!    skips the grace: nobody is waiting for a tidy exit);
+//! 4. the readers get [`DRAIN_GRACE`] to reach EOF; a grandchild still
+//!    holding a pipe is not waited for;
+//! 5. the group and every remaining descendant are killed and reaped
+//!    ([`crate::reap`]);
+//! 6. `Finished` with the result.
+
+use std::os::unix::process::ExitStatusExt;
+use std::time::{Duration, Instant};
+
+use conda_mcp_shared::ExecutionResult;
+use conda_mcp_shared::limits::KILL_GRACE;
+use conda_mcp_shared::protocol::{JobEvent, RunRequest};
+use nix::sys::signal::Signal;
+use tokio::io::AsyncWriteExt;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::capture::{self, SharedCapture};
+use crate::limit;
+use crate::reap;
+use crate::spawn::{Programs, SpawnRefusal};
+
+/// How long the readers may take to reach EOF after the child exited. A
+/// background grandchild that inherited the pipes is not waited for longer.
+pub const DRAIN_GRACE: Duration = Duration::from_millis(200);
+/// Interval of `Output` events.
+pub const OUTPUT_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Limits the worker enforces whatever a server asks (issue 7).
+#[derive(Debug, Clone, Copy)]
+pub struct WorkerLimits {
+    /// Longest time limit of a job.
+    pub max_timeout: Duration,
+    /// Most bytes kept per output stream.
+    pub max_output_bytes: u64,
+    /// Most stdin bytes per job.
+    pub max_stdin_bytes: u64,
+}
+
+/// A request's limits after clamping to [`WorkerLimits`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Effective {
+    /// Time limit, counted from spawn.
+    pub timeout: Duration,
+    /// Bytes kept per output stream.
+    pub output_limit: u64,
+    /// stdin limit.
+    pub stdin_limit: u64,
+}
+
+impl WorkerLimits {
+    /// Clamps `req`'s limits; logs one line naming each clamped limit (the
+    /// numbers only).
+    pub fn clamp(&self, req: &RunRequest) -> Effective {
+        let asked = Duration::from_millis(req.timeout_ms);
+        let eff = Effective {
+            timeout: asked.min(self.max_timeout),
+            output_limit: req.output_limit_bytes.min(self.max_output_bytes),
+            stdin_limit: req.stdin_limit_bytes.min(self.max_stdin_bytes),
+        };
+        if eff.timeout < asked {
+            tracing::warn!(
+                job = req.job,
+                requested_ms = req.timeout_ms,
+                clamped_ms = eff.timeout.as_millis() as u64,
+                "request clamped: timeout"
+            );
+        }
+        if eff.output_limit < req.output_limit_bytes {
+            tracing::warn!(
+                job = req.job,
+                requested = req.output_limit_bytes,
+                clamped = eff.output_limit,
+                "request clamped: output_limit_bytes"
+            );
+        }
+        if eff.stdin_limit < req.stdin_limit_bytes {
+            tracing::warn!(
+                job = req.job,
+                requested = req.stdin_limit_bytes,
+                clamped = eff.stdin_limit,
+                "request clamped: stdin_limit_bytes"
+            );
+        }
+        eff
+    }
+}
+
+/// How a running job is asked to stop.
+#[derive(Debug, Clone, Default)]
+pub struct Stop {
+    /// Client cancel: SIGTERM, grace, SIGKILL; the result has `cancelled`.
+    pub cancel: CancellationToken,
+    /// Connection lost or worker shutting down: SIGKILL at once.
+    pub abort: CancellationToken,
+}
+
+/// Why the process ended early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    Exited,
+    TimedOut,
+    Cancelled,
+    Aborted,
+}
+
+/// The first two argv items (e.g. `env list`), all a log line may show of
+/// the arguments.
+pub fn argv_head(argv: &[String]) -> String {
+    argv.iter().take(2).cloned().collect::<Vec<_>>().join(" ")
+}
+
+/// Runs one job to its end, sending its events on `events`.
+///
+/// Returns the final event (`Finished` or `Failed`), which the caller sends
+/// after this returns: every process of the job is gone by then.
+pub async fn run(
+    req: RunRequest,
+    programs: &Programs,
+    limits: &WorkerLimits,
+    stop: Stop,
+    events: mpsc::Sender<JobEvent>,
+) -> JobEvent {
+    let eff = limits.clamp(&req);
+    let program = programs
+        .path_of(req.program)
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let args = argv_head(&req.argv);
+    if let Some(stdin) = &req.stdin
+        && stdin.len() as u64 > eff.stdin_limit
+    {
+        return refuse(
+            &req,
+            SpawnRefusal::StdinTooLarge {
+                len: stdin.len(),
+                limit: eff.stdin_limit,
+            },
+        );
+    }
+    let start = Instant::now();
+    let mut child = match programs.spawn(&req) {
+        Ok(c) => c,
+        Err(e) => return refuse(&req, e),
+    };
+    let pid = child.id().unwrap_or(0);
+    tracing::info!(job = req.job, label = %req.label, program = %program, args = %args, pid, "job started");
+    let _ = events.send(JobEvent::Started { pid }).await;
+
+    let inner = child.inner();
+    let stdin_task = match (inner.stdin.take(), req.stdin) {
+        (Some(mut pipe), Some(bytes)) => Some(tokio::spawn(async move {
+            // A child that never reads gets EPIPE once it exits; either way
+            // the write ends with the job, it never blocks the worker.
+            let _ = pipe.write_all(&bytes).await;
+            let _ = pipe.shutdown().await;
+        })),
+        _ => None,
+    };
+    let limit = usize::try_from(eff.output_limit).unwrap_or(usize::MAX);
+    let out: SharedCapture = Default::default();
+    let err: SharedCapture = Default::default();
+    let mut readers = Vec::new();
+    if let Some(p) = inner.stdout.take() {
+        readers.push(tokio::spawn(capture::drain(p, out.clone(), limit, true)));
+    }
+    if let Some(p) = inner.stderr.take() {
+        readers.push(tokio::spawn(capture::drain(p, err.clone(), limit, false)));
+    }
+
+    let deadline = tokio::time::Instant::from_std(start) + eff.timeout;
+    let mut ticker = tokio::time::interval_at(
+        tokio::time::Instant::now() + OUTPUT_INTERVAL,
+        OUTPUT_INTERVAL,
+    );
+    let mut status = None;
+    let ended = loop {
+        tokio::select! {
+            s = child.inner().wait() => { status = s.ok(); break Ended::Exited; }
+            _ = tokio::time::sleep_until(deadline) => break Ended::TimedOut,
+            _ = stop.cancel.cancelled() => break Ended::Cancelled,
+            _ = stop.abort.cancelled() => break Ended::Aborted,
+            _ = ticker.tick() => {
+                let (o, e) = (capture::lock(&out), capture::lock(&err));
+                let ev = JobEvent::Output {
+                    stdout_bytes: o.total,
+                    stderr_bytes: e.total,
+                    elapsed_ms: start.elapsed().as_millis() as u64,
+                    progress_fraction: o.progress,
+                };
+                drop((o, e));
+                let _ = events.try_send(ev);
+            }
+        }
+    };
+    if ended != Ended::Exited {
+        let grace = if ended == Ended::Aborted {
+            Duration::ZERO
+        } else {
+            KILL_GRACE
+        };
+        status = terminate(&mut child, pid, grace, &stop.abort).await;
+    }
+    let duration_ms = start.elapsed().as_millis() as u64;
+
+    // Drain grace, then make sure nothing of the job is left (this also
+    // closes pipes a grandchild was holding, so the readers reach EOF).
+    let drained = tokio::time::timeout(DRAIN_GRACE, futures::future::join_all(&mut readers))
+        .await
+        .is_ok();
+    reap::signal_group(pid, Signal::SIGKILL);
+    let descendants_killed = reap::kill_all_descendants().await;
+    if !drained {
+        let _ = tokio::time::timeout(
+            Duration::from_secs(1),
+            futures::future::join_all(&mut readers),
+        )
+        .await;
+    }
+    for r in &readers {
+        r.abort();
+    }
+    if let Some(t) = stdin_task {
+        t.abort();
+    }
+
+    let (o, e) = (
+        std::mem::take(&mut *capture::lock(&out)),
+        std::mem::take(&mut *capture::lock(&err)),
+    );
+    let (stdout, stdout_truncated) = limit::to_text(&o.kept, limit, o.total > o.kept.len() as u64);
+    let (stderr, stderr_truncated) = limit::to_text(&e.kept, limit, e.total > e.kept.len() as u64);
+    let exit_code = match ended {
+        Ended::Exited => status.and_then(|s| s.code().or_else(|| s.signal().map(|n| -n))),
+        _ => None,
+    };
+    let result = ExecutionResult {
+        exit_code,
+        parsed_json: limit::parse_single_document(&stdout, stdout_truncated),
+        stdout,
+        stderr,
+        duration_ms,
+        timed_out: ended == Ended::TimedOut,
+        cancelled: matches!(ended, Ended::Cancelled | Ended::Aborted),
+        stdout_truncated,
+        stderr_truncated,
+        restart_required: false,
+    };
+    tracing::info!(
+        job = req.job,
+        label = %req.label,
+        pid,
+        exit_code = ?result.exit_code,
+        duration_ms,
+        stdout_kept = o.kept.len(),
+        stdout_dropped = o.total - o.kept.len() as u64,
+        stderr_kept = e.kept.len(),
+        stderr_dropped = e.total - e.kept.len() as u64,
+        timed_out = result.timed_out,
+        cancelled = result.cancelled,
+        aborted = ended == Ended::Aborted,
+        descendants_killed,
+        "job finished"
+    );
+    JobEvent::Finished(result)
+}
+
+/// SIGTERM to the group, up to `grace` for the leader to exit, then SIGKILL
+/// (at once when `grace` is zero or `abort` fires meanwhile). Returns the
+/// leader's status once reaped.
+async fn terminate(
+    child: &mut command_group::AsyncGroupChild,
+    pgid: u32,
+    grace: Duration,
+    abort: &CancellationToken,
+) -> Option<std::process::ExitStatus> {
+    if !grace.is_zero() {
+        reap::signal_group(pgid, Signal::SIGTERM);
+        tokio::select! {
+            s = child.inner().wait() => return s.ok(),
+            _ = tokio::time::sleep(grace) => {}
+            _ = abort.cancelled() => {}
+        }
+    }
+    reap::signal_group(pgid, Signal::SIGKILL);
+    // SIGKILL cannot be ignored; the cap only guards against a process
+    // stuck in uninterruptible sleep.
+    tokio::time::timeout(Duration::from_secs(10), child.inner().wait())
+        .await
+        .ok()
+        .and_then(Result::ok)
+}
+
+fn refuse(req: &RunRequest, why: SpawnRefusal) -> JobEvent {
+    tracing::warn!(job = req.job, label = %req.label, reason = %why, "job refused, nothing spawned");
+    JobEvent::Failed {
+        reason: why.to_string(),
+    }
+}
