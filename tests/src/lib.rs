@@ -7,5 +7,6 @@ pub mod bins;
 pub mod exec;
 pub mod mcp;
 pub mod paths;
+pub mod rawrpc;
 pub mod roundtrip;
 pub mod standin;

@@ -5,7 +5,9 @@
 //! (`_meta.progressToken`), a [`Progress`] reporter sends a notification
 //! whenever the call's phase changes (queued at a new position, started)
 //! and otherwise at least every [`HEARTBEAT`] until the result, so a host
-//! hears from the call well within the 10 s of DESIGN.md.
+//! hears from the call well within the 10 s of DESIGN.md. A call that is
+//! over within [`FIRST_AFTER`] and never waited in the queue sends nothing
+//! (rmcp's client puts a token on every request; quick calls stay quiet).
 //!
 //! `progress` is the number of seconds since the call arrived (millisecond
 //! resolution, forced strictly rising, as the MCP spec asks); `total` is
@@ -30,6 +32,9 @@ use crate::worker_client::JobUpdate;
 
 /// Longest silence between two notifications of one call.
 pub const HEARTBEAT: Duration = Duration::from_secs(5);
+/// A call that ends sooner than this sends nothing (unless it waited in the
+/// queue), so quick calls stay quiet.
+pub const FIRST_AFTER: Duration = Duration::from_secs(1);
 /// Output counters alone trigger a notification at most this often.
 const OUTPUT_MIN_GAP: Duration = Duration::from_secs(2);
 
@@ -175,18 +180,28 @@ async fn tick(
     let mut last_sent: Option<Instant> = None;
     let mut sent = 0u64;
     loop {
-        let heartbeat = last_sent.map_or(HEARTBEAT, |t| HEARTBEAT.saturating_sub(t.elapsed()));
+        let next_beat = match last_sent {
+            None => arrived + FIRST_AFTER,
+            Some(t) => t + HEARTBEAT,
+        };
         tokio::select! {
             biased;
             () = done.cancelled() => return sent,
             () = changed.notified() => {
-                let urgent = shared.lock().map(|s| s.urgent).unwrap_or(false);
-                let recent = last_sent.is_some_and(|t| t.elapsed() < OUTPUT_MIN_GAP);
-                if !urgent && recent {
+                let (urgent, waiting) = match shared.lock() {
+                    Ok(s) => (s.urgent, matches!(s.phase, Phase::Queued { ahead } if ahead > 0)),
+                    Err(_) => return sent,
+                };
+                // A quick call stays silent; a call waiting in the queue says
+                // so at once.
+                if last_sent.is_none() && arrived.elapsed() < FIRST_AFTER && !waiting {
+                    continue;
+                }
+                if !urgent && last_sent.is_some_and(|t| t.elapsed() < OUTPUT_MIN_GAP) {
                     continue;
                 }
             }
-            () = tokio::time::sleep(heartbeat) => {}
+            () = tokio::time::sleep_until(next_beat.into()) => {}
         }
         let phase = match shared.lock() {
             Ok(mut s) => {
