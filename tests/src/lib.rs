@@ -4,6 +4,7 @@
 //! client ([`mcp`]).
 
 pub mod bins;
+pub mod completion;
 pub mod exec;
 pub mod mcp;
 pub mod paths;

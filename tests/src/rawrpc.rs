@@ -197,7 +197,8 @@ pub fn progress_for<'a>(msgs: &'a [Value], token: &str) -> Vec<&'a Value> {
 }
 
 /// Pids of live processes whose command line mentions `needle` (for
-/// finding a stand-in conda started by the worker).
+/// finding a stand-in conda started by the worker), leaving out conda-mcp's
+/// own processes (whose command lines name the target too).
 pub fn pids_with_cmdline(needle: &str) -> Vec<u32> {
     let mut out = Vec::new();
     let Ok(dir) = std::fs::read_dir("/proc") else {
@@ -216,7 +217,8 @@ pub fn pids_with_cmdline(needle: &str) -> Vec<u32> {
                         .is_some_and(|r| r.trim_start().starts_with('Z'))
                 })
                 .unwrap_or(false);
-            if cmd.contains(needle) && !zombie {
+            let ours = cmd.contains("conda-mcp-worker") || cmd.contains("/conda-mcp ");
+            if cmd.contains(needle) && !zombie && !ours {
                 out.push(pid);
             }
         }

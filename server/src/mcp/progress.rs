@@ -86,6 +86,11 @@ impl Progress {
         Self::start_with(context.peer.clone(), token, what.to_owned())
     }
 
+    /// A reporter that sends nothing (the request had no progress token).
+    pub fn inert() -> Self {
+        Self { active: None }
+    }
+
     /// [`Progress::start`] from its parts.
     pub fn start_with(peer: Peer<RoleServer>, token: ProgressToken, what: String) -> Self {
         let shared = Arc::new(Mutex::new(Shared {
