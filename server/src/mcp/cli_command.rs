@@ -64,7 +64,7 @@ impl CliCommandTool {
             Some(completion::DESCRIPTION.into()),
             Arc::new(as_object(completion::input_schema())),
         )
-        .with_title("conda command reference (conda-completion)")
+        .with_title("conda command reference")
         .with_annotations(
             ToolAnnotations::new()
                 .read_only(true)
@@ -72,7 +72,7 @@ impl CliCommandTool {
                 .idempotent(true)
                 .open_world(false),
         )
-        .with_raw_output_schema(Arc::new(as_object(output)));
+        .with_raw_output_schema(Arc::new(as_object(completion::advertised_output_schema())));
         Ok(Some(Self {
             tool,
             validator: Validator(validator),
