@@ -6,7 +6,7 @@
 //! Skipped (with a message) when `../shared/fixtures/conda-26-parser.json`
 //! is absent.
 
-use conda_mcp_server::catalog::{self, Catalog, Passthrough};
+use conda_mcp_server::catalog::{self, ArgKind, Catalog, Passthrough};
 use conda_mcp_server::dump::{Dump, DumpParser, DumpSubcommand};
 use conda_mcp_server::policy::{self, Classification, Outcome, Policy, table};
 use conda_mcp_tests::paths::real_dump_or_skip;
@@ -214,6 +214,9 @@ const CASES: &[(&str, Class, &str)] = &[
     // rc_config.write() (main_config.py)
     ("config", W, "RARA"),
     ("config --get", W, "RARA"),
+    // the last --get wins: `get == []` and the rc file is written
+    ("config --get channels --get", W, "RARA"),
+    ("config --get --get channels", Ro, "AAAA"),
     ("config --system", W, "RARA"),
     ("export -f env.yml", W, "RARA"),
     ("export -fenv.yml", W, "RARA"),
@@ -426,6 +429,20 @@ fn table_covers_the_recorded_parser() {
                     a.option_strings,
                     a.dest
                 ));
+            }
+        }
+        // a clause reads "an action with this dest was given" as "the dest
+        // is set": only actions that set their dest may share it
+        for (w, _) in entry.clauses {
+            for a in cmd.arguments.iter().filter(|a| a.dest == w.dest()) {
+                if matches!(a.kind, ArgKind::StoreFalse | ArgKind::BooleanOptional) {
+                    missing.push(format!(
+                        "`{}`: action {:?} can unset the clause dest {}",
+                        cmd.display_path(),
+                        a.option_strings,
+                        a.dest
+                    ));
+                }
             }
         }
         // every dest the entry reasons about exists in the command

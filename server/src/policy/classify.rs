@@ -157,10 +157,18 @@ pub fn classify_resolved(catalog: &Catalog, r: &Resolved) -> Classification {
     // every action taken, in every parser on the way, must be known
     for t in &r.taken {
         let arg = &catalog.commands[t.command].arguments[t.arg];
-        if arg.kind == ArgKind::Subparsers {
+        // the subparser choice, and positionals that took no value (argparse
+        // stores their default), say nothing about what runs
+        if arg.kind == ArgKind::Subparsers || (t.option.is_none() && t.values == 0) {
             continue;
         }
-        let known = lookup(catalog, t.command).is_some_and(|e| e.covers(&arg.dest));
+        // A clause reads "given" as "set": an action that can *unset* a
+        // clause's dest (store_false, --no-x) would break that reading, so
+        // it is not trusted.
+        let unsets = matches!(arg.kind, ArgKind::StoreFalse | ArgKind::BooleanOptional)
+            && lookup(catalog, t.command)
+                .is_some_and(|e| e.clauses.iter().any(|(w, _)| w.dest() == arg.dest));
+        let known = !unsets && lookup(catalog, t.command).is_some_and(|e| e.covers(&arg.dest));
         if !known {
             let mut c = fail_closed(
                 catalog,
