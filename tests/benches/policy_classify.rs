@@ -26,9 +26,15 @@ fn bench(c: &mut Criterion) {
     let cat = catalog::build(&Dump::from_json(&bytes).expect("dump")).expect("catalog");
     for (name, line) in [
         ("list", "list"),
-        ("install_dry_run", "-v --json install -n env -c conda-forge -dy numpy scipy pandas"),
+        (
+            "install_dry_run",
+            "-v --json install -n env -c conda-forge -dy numpy scipy pandas",
+        ),
         ("config_set_prefix", "config --se channel_priority strict"),
-        ("run_passthrough", "run -n base python -c print(1) --flag -x"),
+        (
+            "run_passthrough",
+            "run -n base python -c print(1) --flag -x",
+        ),
         ("rejected_ambiguous", "install --s numpy"),
     ] {
         let a = argv(line);

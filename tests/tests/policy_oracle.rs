@@ -193,7 +193,12 @@ fn structured_words(cat: &Catalog, idx: CommandIdx, kind: u8, n: usize) -> Vec<S
     let acts: Vec<&catalog::Argument> = cat.commands[idx]
         .arguments
         .iter()
-        .filter(|a| !matches!(a.kind, catalog::ArgKind::Help | catalog::ArgKind::Version | catalog::ArgKind::Subparsers))
+        .filter(|a| {
+            !matches!(
+                a.kind,
+                catalog::ArgKind::Help | catalog::ArgKind::Version | catalog::ArgKind::Subparsers
+            )
+        })
         .collect();
     if acts.is_empty() {
         return Vec::new();

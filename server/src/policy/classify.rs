@@ -154,6 +154,28 @@ pub fn classify_resolved(catalog: &Catalog, r: &Resolved) -> Classification {
         let exec = passes_through(catalog, idx) || r.passthrough > 0;
         return fail_closed(catalog, r, Outcome::Runs, Reason::UnknownCommand, exec);
     };
+    // an action the catalog could not represent (unknown argparse base or
+    // nargs, custom zero-value action): the resolver's model of it may be
+    // wrong, so nothing is claimed
+    let doubtful = |cmd: CommandIdx, arg: &crate::catalog::Argument| {
+        catalog.diagnostics.iter().any(|d| {
+            d.command == catalog.commands[cmd].path && d.action_class.as_deref() == Some(&arg.class)
+        })
+    };
+    for &cmd in &r.commands {
+        let positional_doubt = catalog.commands[cmd]
+            .arguments
+            .iter()
+            .any(|a| a.is_positional() && doubtful(cmd, a));
+        let taken_doubt = r
+            .taken
+            .iter()
+            .any(|t| t.command == cmd && doubtful(cmd, &catalog.commands[cmd].arguments[t.arg]));
+        if positional_doubt || taken_doubt {
+            let exec = r.passthrough > 0 || passes_through(catalog, idx);
+            return fail_closed(catalog, r, Outcome::Runs, Reason::UnknownOption, exec);
+        }
+    }
     // every action taken, in every parser on the way, must be known
     for t in &r.taken {
         let arg = &catalog.commands[t.command].arguments[t.arg];
