@@ -26,6 +26,19 @@
 //! The resolver never guesses: a step it cannot reproduce exactly ends the
 //! walk as [`End::Rejected`], which the classifier turns into a
 //! fail-closed mutation.
+//!
+//! Known differences, all in the fail-closed direction (the resolver may
+//! accept what the target's conda rejects, never call a rejected argv
+//! read-only):
+//! * conda's `main_subshell` first runs a *pre-parser* (root options only,
+//!   `parse_known_args`) over the strings before the first `--`; it rejects
+//!   clusters such as `-vq` that start with a root flag (`-q` is unknown to
+//!   it). Not modelled: such argv are rejected by conda, so nothing runs.
+//! * Python 3.13 puts an unknown character in a cluster (`-yZ`) into the
+//!   extras instead of raising at once; both end in an error, except for a
+//!   greedy plugin, which is exec and write anyway.
+//! * Python's `\d` in the negative-number rule also matches non-ASCII
+//!   digits; here those strings are options (rejected as unknown).
 
 use super::nargs::{self, ARG, DASHDASH, OPT, TooComplex};
 use crate::catalog::{ArgIdx, ArgKind, Catalog, CommandIdx, Nargs, Passthrough, ValueType};
@@ -129,10 +142,24 @@ impl Resolved {
             .any(|(t, a)| a.dest == dest && (t.option.is_some() || t.values > 0))
     }
 
-    /// Whether an action with this dest was taken with at least one value.
+    /// Whether the namespace value of this dest in the deepest command is a
+    /// non-empty list after the whole parse: for storing actions the *last*
+    /// occurrence wins (`--get k --get` leaves `get == []`), appending
+    /// actions accumulate (`_AppendAction` appends one list per
+    /// occurrence, `_ExtendAction` extends with the values).
     pub fn has_values(&self, catalog: &Catalog, dest: &str) -> bool {
-        self.taken_in_command(catalog)
-            .any(|(t, a)| a.dest == dest && t.values > 0)
+        let mut result = false;
+        for (t, a) in self.taken_in_command(catalog) {
+            if a.dest != dest {
+                continue;
+            }
+            result = match a.kind {
+                ArgKind::Append | ArgKind::AppendConst => true,
+                ArgKind::Extend => result || t.values > 0,
+                _ => t.values > 0,
+            };
+        }
+        result
     }
 
     fn taken_in_command<'a>(
@@ -633,9 +660,15 @@ impl<'c> Walker<'c, '_> {
                 Ok(!positional && !same_object(&action.const_value, &action.default))
             }
             Nargs::ZeroOrMore if values.is_empty() && positional => {
-                // value = default if not None else [] (a new list)
+                // value = default if not None else [] (a new list); conda's
+                // _check_value checks a list default element-wise
                 if let Some(s) = action.default.as_str() {
                     check(s)?;
+                }
+                if let Some(items) = action.default.as_array() {
+                    for s in items.iter().filter_map(serde_json::Value::as_str) {
+                        check(s)?;
+                    }
                 }
                 Ok(action.default.is_null())
             }
