@@ -38,6 +38,13 @@ pub async fn serve(
         .try_overwrite(true)
         .create_tokio()
         .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
+    // bind() applies the umask to the mode interprocess set; set it exactly
+    // (the umask only removes bits, so the socket was never more open).
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(socket, std::fs::Permissions::from_mode(mode))
+            .map_err(|e| format!("chmod {:o} {}: {e}", mode, socket.display()))?;
+    }
     tracing::info!(socket = %socket.display(), mode = format!("{mode:o}"), allow_uid = ?allow, "listening");
     let busy = Arc::new(AtomicBool::new(false));
     let mut connections = tokio::task::JoinSet::new();
