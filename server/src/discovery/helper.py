@@ -206,6 +206,10 @@ def build_document():
 
 
 def main():
+    # Run as `python -` (source on stdin): sys.path[0] is the working
+    # directory, which must not be able to shadow the installation's `conda`.
+    if sys.path and sys.path[0] in ("", os.getcwd()):
+        del sys.path[0]
     real_stdout = sys.stdout
     sys.stdout = sys.stderr  # imports and plugins may print: keep stdout clean
     try:

@@ -1,1 +1,357 @@
-//! discovery (to be written).
+//! Discovery: from "which conda" to the catalog every tool is generated from
+//! (DESIGN.md "Discovery"; BRIEF.md contract 2).
+//!
+//! The MCP server calls [`discover`] once at startup:
+//!
+//! ```text
+//! pub async fn discover(opts: &DiscoveryOptions) -> Result<Discovery, DiscoveryError>
+//! ```
+//!
+//! 1. [`target`]: `--conda-exe`, else `CONDA_EXE`, else `conda` on `PATH`,
+//!    canonical ([`resolve_target`]).
+//! 2. [`cache`]: unless `--no-cache`, a cache entry for that target whose
+//!    [`Stamp`] still matches is used as is: no Python, no worker, no
+//!    process at all ([`Discovery::from_cache`]).
+//! 3. [`interpreter`]: the target's Python from `--python`, the shebang or
+//!    `CONDA_PYTHON_EXE`; failing those, `conda info --json` through a worker
+//!    ([`Program::Conda`]) and its `sys.executable`.
+//! 4. [`helper`]: the embedded `helper.py` run by that Python through a
+//!    worker ([`Program::Python`]) under the discovery timeout; its output is
+//!    checked and parsed into a [`Dump`].
+//! 5. The stamp is taken over the folders the helper reported, the catalog
+//!    is built ([`crate::catalog::build`]) and the cache entry rewritten
+//!    atomically.
+//!
+//! The workers started for discovery are shut down before [`discover`]
+//! returns; the server then starts its own lanes with
+//! [`Discovery::python`] as the interpreter. Restart detection after a
+//! mutating call uses [`Discovery::stamp_changed`] (a `stat` and a few
+//! directory listings, no Python) and, when it says yes, compares the
+//! fingerprint of a fresh discovery with [`Discovery::fingerprint`].
+//!
+//! Every failure is a [`DiscoveryError`] whose message is meant for the
+//! startup diagnostic on stderr; nothing here writes to stdout.
+
+pub mod cache;
+pub mod helper;
+pub mod interpreter;
+pub mod stamp;
+pub mod target;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use interpreter::{Interpreter, InterpreterError, InterpreterSource, resolve_interpreter};
+pub use stamp::Stamp;
+pub use target::{Target, TargetError, TargetSource, resolve_target};
+
+use crate::catalog::{self, BuildError, Catalog};
+use crate::dump::Dump;
+use crate::worker_client::{ExecError, Executor, Job, Program, WorkerConfig};
+
+/// What [`discover`] needs to know (from the command line).
+#[derive(Debug, Clone)]
+pub struct DiscoveryOptions {
+    /// `--conda-exe`.
+    pub conda_exe: Option<PathBuf>,
+    /// `--python`.
+    pub python: Option<PathBuf>,
+    /// `--no-cache`: neither read nor write the startup cache.
+    pub no_cache: bool,
+    /// The cache folder; `None` = [`cache::default_cache_dir`].
+    pub cache_dir: Option<PathBuf>,
+    /// Time limit of each process discovery runs (`--timeout`).
+    pub timeout: Duration,
+    /// How to start or reach workers (`worker_exe`, `log_format`, `socket`,
+    /// `user`); `conda_exe` and `python` are filled in by discovery.
+    pub worker: WorkerConfig,
+}
+
+impl DiscoveryOptions {
+    /// Options with the defaults: no flags, the XDG cache, the default
+    /// timeout (DESIGN.md "Limits"), a worker next to the running binary.
+    pub fn new() -> Self {
+        DiscoveryOptions {
+            conda_exe: None,
+            python: None,
+            no_cache: false,
+            cache_dir: None,
+            timeout: conda_mcp_shared::limits::DEFAULT_TIMEOUT,
+            worker: WorkerConfig::new(PathBuf::new()),
+        }
+    }
+}
+
+impl Default for DiscoveryOptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The result of discovery: everything the server builds its tools from.
+#[derive(Debug, Clone)]
+pub struct Discovery {
+    /// The target conda.
+    pub target: Target,
+    /// The target's interpreter (runs the helpers).
+    pub python: PathBuf,
+    /// Where [`Discovery::python`] came from.
+    pub python_source: InterpreterSource,
+    /// The helper's document.
+    pub dump: Dump,
+    /// The catalog built from it.
+    pub catalog: Catalog,
+    /// The stamp the dump belongs to.
+    pub stamp: Stamp,
+    /// Whether the dump came from the startup cache (no process started).
+    pub from_cache: bool,
+    /// The cache file read or written, if any.
+    pub cache_file: Option<PathBuf>,
+    /// Processes started through workers for this discovery (0 on a cache
+    /// hit; 1 for the helper; 2 with the `conda info` fallback).
+    pub processes_started: u64,
+}
+
+impl Discovery {
+    /// The discovery fingerprint (conda version + plugins).
+    pub fn fingerprint(&self) -> &str {
+        &self.catalog.fingerprint
+    }
+
+    /// Whether the target or its package folders changed since this
+    /// discovery (cheap: no Python, no process).
+    pub fn stamp_changed(&self) -> bool {
+        self.stamp.changed()
+    }
+}
+
+/// Why discovery failed. Each message is a complete startup diagnostic.
+#[derive(Debug, thiserror::Error)]
+pub enum DiscoveryError {
+    /// No usable target.
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    /// No usable interpreter.
+    #[error(transparent)]
+    Interpreter(#[from] InterpreterError),
+    /// The worker could not run a discovery process.
+    #[error("discovery could not run {what} through the worker: {source}")]
+    Worker {
+        /// What was to be run.
+        what: &'static str,
+        /// The worker client's error.
+        source: ExecError,
+    },
+    /// A discovery process ended badly.
+    #[error("{what} {how} (interpreter {python}); its last stderr lines:\n{stderr_tail}")]
+    ProcessFailed {
+        /// What ran (`the discovery helper`, `conda info --json`).
+        what: &'static str,
+        /// `exited with status 1`, `timed out after 900 s`, ...
+        how: String,
+        /// The interpreter (or conda) that ran it.
+        python: String,
+        /// The end of its stderr.
+        stderr_tail: String,
+    },
+    /// The helper ran but its output is not a usable dump.
+    #[error("{source} (interpreter {python}); its last stderr lines:\n{stderr_tail}")]
+    HelperOutput {
+        /// What is wrong with the output.
+        source: helper::HelperOutputError,
+        /// The interpreter.
+        python: String,
+        /// The end of its stderr.
+        stderr_tail: String,
+    },
+    /// The dump is unusable as a whole.
+    #[error(transparent)]
+    Catalog(#[from] BuildError),
+}
+
+/// Runs discovery (see the module docs).
+///
+/// Errors: [`DiscoveryError`]; a cache that cannot be read or written is
+/// never one (it is logged and bypassed).
+pub async fn discover(opts: &DiscoveryOptions) -> Result<Discovery, DiscoveryError> {
+    let target = resolve_target(opts.conda_exe.as_deref())?;
+    let python_flag = opts.python.as_ref().map(|p| {
+        if p.is_absolute() {
+            p.clone()
+        } else {
+            std::env::current_dir()
+                .map(|d| d.join(p))
+                .unwrap_or_else(|_| p.clone())
+        }
+    });
+    let cache_dir = if opts.no_cache {
+        None
+    } else {
+        opts.cache_dir.clone().or_else(cache::default_cache_dir)
+    };
+
+    if let Some(dir) = &cache_dir {
+        match cache::load(dir, &target.path, python_flag.as_deref()) {
+            Ok(entry) => match catalog::build(&entry.dump) {
+                Ok(catalog) => {
+                    tracing::info!(target = %target.path.display(), "discovery: startup cache hit");
+                    return Ok(Discovery {
+                        python: entry.python,
+                        python_source: InterpreterSource::Cache,
+                        catalog,
+                        stamp: entry.stamp,
+                        dump: entry.dump,
+                        from_cache: true,
+                        cache_file: Some(cache::entry_path(dir, &target.path)),
+                        processes_started: 0,
+                        target,
+                    });
+                }
+                Err(e) => tracing::warn!("discovery: cached dump unusable ({e}); rediscovering"),
+            },
+            Err(miss) => tracing::info!("discovery: {miss}; running the helper"),
+        }
+    }
+
+    let mut processes_started = 0;
+    let (python, python_source) = match resolve_interpreter(&target, python_flag.as_deref())? {
+        Interpreter::Found { path, source } => (path, source),
+        Interpreter::NeedsCondaInfo => {
+            processes_started += 1;
+            let p = python_from_conda_info(opts, &target).await?;
+            (p, InterpreterSource::CondaInfo)
+        }
+    };
+    tracing::info!(python = %python.display(), source = ?python_source, "discovery: interpreter");
+
+    let dump = run_helper(opts, &target, &python).await?;
+    processes_started += 1;
+    for w in &dump.warnings {
+        tracing::warn!("discovery helper: {w}");
+    }
+    let stamp_dirs: Vec<PathBuf> = dump.stamp_dirs.iter().map(PathBuf::from).collect();
+    let stamp = Stamp::current(&target.path, &stamp_dirs);
+    let catalog = catalog::build(&dump)?;
+
+    let mut cache_file = None;
+    if let Some(dir) = &cache_dir {
+        let entry = cache::CacheEntry {
+            cache_format: cache::CACHE_FORMAT.to_owned(),
+            conda_mcp_version: env!("CARGO_PKG_VERSION").to_owned(),
+            target: target.path.clone(),
+            python: python.clone(),
+            stamp: stamp.clone(),
+            dump: dump.clone(),
+        };
+        match cache::store(dir, &entry) {
+            Ok(p) => cache_file = Some(p),
+            Err(e) => {
+                tracing::warn!(dir = %dir.display(), "discovery: cannot write the startup cache: {e}")
+            }
+        }
+    }
+    Ok(Discovery {
+        target,
+        python,
+        python_source,
+        dump,
+        catalog,
+        stamp,
+        from_cache: false,
+        cache_file,
+        processes_started,
+    })
+}
+
+fn tail(text: &str, max_chars: usize) -> String {
+    let n = text.chars().count();
+    let t: String = text.chars().skip(n.saturating_sub(max_chars)).collect();
+    if t.trim().is_empty() {
+        "(none)".to_owned()
+    } else {
+        t
+    }
+}
+
+fn ended_badly(r: &conda_mcp_shared::ExecutionResult, timeout: Duration) -> Option<String> {
+    if r.timed_out {
+        Some(format!("timed out after {} s", timeout.as_secs()))
+    } else if r.cancelled {
+        Some("was cancelled".to_owned())
+    } else {
+        match r.exit_code {
+            Some(0) => None,
+            Some(c) => Some(format!("exited with status {c}")),
+            None => Some("was killed by a signal".to_owned()),
+        }
+    }
+}
+
+async fn python_from_conda_info(
+    opts: &DiscoveryOptions,
+    target: &Target,
+) -> Result<PathBuf, DiscoveryError> {
+    const WHAT: &str = "`conda info --json`";
+    let cfg = WorkerConfig {
+        conda_exe: target.path.clone(),
+        python: None,
+        ..opts.worker.clone()
+    };
+    let executor = Executor::new(cfg);
+    let mut job = Job::new(Program::Conda, vec!["info".into(), "--json".into()]);
+    job.timeout = opts.timeout;
+    job.label = "conda info --json (discovery)".into();
+    let result = executor.run(job, |_| {}).await;
+    executor.shutdown().await;
+    let r = result.map_err(|source| DiscoveryError::Worker { what: WHAT, source })?;
+    if let Some(how) = ended_badly(&r, opts.timeout) {
+        return Err(DiscoveryError::ProcessFailed {
+            what: WHAT,
+            how,
+            python: target.path.display().to_string(),
+            stderr_tail: tail(&r.stderr, 2000),
+        });
+    }
+    Ok(interpreter::from_conda_info(&r.stdout)?)
+}
+
+async fn run_helper(
+    opts: &DiscoveryOptions,
+    target: &Target,
+    python: &std::path::Path,
+) -> Result<Dump, DiscoveryError> {
+    const WHAT: &str = "the discovery helper";
+    let cfg = WorkerConfig {
+        conda_exe: target.path.clone(),
+        python: Some(python.to_path_buf()),
+        ..opts.worker.clone()
+    };
+    let executor = Executor::new(cfg);
+    let mut job = Job::new(Program::Python, helper::helper_argv());
+    job.stdin = Some(helper::HELPER_SOURCE.as_bytes().to_vec());
+    job.stdin_limit_bytes = job
+        .stdin_limit_bytes
+        .max(helper::HELPER_SOURCE.len() as u64);
+    job.timeout = opts.timeout;
+    job.output_limit_bytes = helper::HELPER_OUTPUT_LIMIT_BYTES;
+    job.label = "discovery helper".into();
+    let result = executor.run(job, |_| {}).await;
+    executor.shutdown().await;
+    let r = result.map_err(|source| DiscoveryError::Worker { what: WHAT, source })?;
+    let py = python.display().to_string();
+    if let Some(how) = ended_badly(&r, opts.timeout) {
+        return Err(DiscoveryError::ProcessFailed {
+            what: WHAT,
+            how,
+            python: py,
+            stderr_tail: tail(&r.stderr, 2000),
+        });
+    }
+    helper::parse_output(&r.stdout, r.stdout_truncated).map_err(|source| {
+        DiscoveryError::HelperOutput {
+            source,
+            python: py,
+            stderr_tail: tail(&r.stderr, 2000),
+        }
+    })
+}

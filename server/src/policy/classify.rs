@@ -233,14 +233,15 @@ fn lookup(catalog: &Catalog, idx: CommandIdx) -> Option<&'static Entry> {
 }
 
 /// The options named in a refusal: the taken actions whose dest the entry
-/// lists under `writes`, spelled as the catalog spells them.
+/// lists under `writes`, spelled as the catalog spells the option string
+/// argparse matched (`--se` is reported as `--set`, `--add` as `--add`).
 fn triggers(catalog: &Catalog, r: &Resolved, entry: &Entry) -> Vec<String> {
     let idx = r.command();
     let mut out: Vec<String> = Vec::new();
     for t in r.taken.iter().filter(|t| t.command == idx) {
         let arg = &catalog.commands[idx].arguments[t.arg];
         if entry.writes.contains(&arg.dest.as_str())
-            && let Some(opt) = arg.preferred_option()
+            && let Some(opt) = t.option.as_deref().or_else(|| arg.preferred_option())
             && !out.iter().any(|o| o == opt)
         {
             out.push(opt.to_owned());

@@ -232,12 +232,17 @@ struct Parser<'c> {
 impl<'c> Parser<'c> {
     fn new(catalog: &'c Catalog, idx: CommandIdx) -> Self {
         let cmd = &catalog.commands[idx];
-        let options: Vec<(&str, ArgIdx)> = cmd
-            .arguments
-            .iter()
-            .enumerate()
-            .flat_map(|(i, a)| a.option_strings.iter().map(move |s| (s.as_str(), i)))
-            .collect();
+        // a dict in argparse: a string registered twice (conflict_handler
+        // "resolve") keeps its first position and maps to the later action
+        let mut options: Vec<(&str, ArgIdx)> = Vec::new();
+        for (i, a) in cmd.arguments.iter().enumerate() {
+            for s in &a.option_strings {
+                match options.iter_mut().find(|(o, _)| *o == s.as_str()) {
+                    Some(slot) => slot.1 = i,
+                    None => options.push((s.as_str(), i)),
+                }
+            }
+        }
         let has_negative_number_optionals = options.iter().any(|(s, _)| looks_negative_number(s));
         Parser {
             idx,

@@ -50,7 +50,7 @@ pub enum OpenWorld {
     /// Always.
     Always,
     /// Unless an action with this dest is present (`--offline`,
-    /// `--no-repodata`). A dest the command lacks means always.
+    /// `--no-repodata`).
     UnlessPresent(&'static str),
 }
 
@@ -343,7 +343,8 @@ pub const TABLE: &[Entry] = &[
         "env update",
         &[],
         SOLVER_NEUTRAL,
-        OpenWorld::UnlessPresent("offline"),
+        // no --offline option
+        OpenWorld::Always,
         true,
     ),
     Entry {

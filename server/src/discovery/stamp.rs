@@ -1,0 +1,114 @@
+//! The cache stamp: what must be unchanged for a cached dump to still
+//! describe the target (DESIGN.md "Discovery", step 5).
+//!
+//! The target's path, size and modification time, plus the sorted entry
+//! names of the folders the helper reported as `stamp_dirs` (site-packages,
+//! the prefix's `conda-meta`): installing, removing or upgrading conda or a
+//! plugin adds or renames entries there (`conda-26.9.0.dist-info`,
+//! `conda-26.9.0-py311_0.json`). Computing it reads a few directory
+//! listings and starts no process, so [`Stamp::changed`] is cheap enough to
+//! run after every mutating call (restart detection).
+
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use serde::{Deserialize, Serialize};
+
+/// One stamp folder and its sorted entry names (`None`: it could not be
+/// listed, e.g. it vanished).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirListing {
+    /// The folder.
+    pub path: PathBuf,
+    /// Its entry names, sorted; `None` when it could not be read.
+    pub entries: Option<Vec<String>>,
+}
+
+/// See the module docs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stamp {
+    /// The canonical target executable.
+    pub target: PathBuf,
+    /// Its size in bytes (`None`: it could not be read).
+    pub size: Option<u64>,
+    /// Its modification time in nanoseconds since the Unix epoch.
+    pub mtime_ns: Option<u128>,
+    /// The stamp folders, in the helper's order.
+    pub dirs: Vec<DirListing>,
+}
+
+impl Stamp {
+    /// The stamp as the file system is now.
+    pub fn current(target: &Path, stamp_dirs: &[PathBuf]) -> Stamp {
+        let meta = std::fs::metadata(target).ok();
+        Stamp {
+            target: target.to_path_buf(),
+            size: meta.as_ref().map(|m| m.len()),
+            mtime_ns: meta
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map(|d| d.as_nanos()),
+            dirs: stamp_dirs
+                .iter()
+                .map(|d| DirListing {
+                    path: d.clone(),
+                    entries: list(d),
+                })
+                .collect(),
+        }
+    }
+
+    /// The stamp folders.
+    pub fn dir_paths(&self) -> Vec<PathBuf> {
+        self.dirs.iter().map(|d| d.path.clone()).collect()
+    }
+
+    /// Whether the file system no longer matches this stamp (no Python, no
+    /// process: a `stat` and a few directory listings). A stamp whose target
+    /// could not be read always counts as changed.
+    pub fn changed(&self) -> bool {
+        self.size.is_none() || Stamp::current(&self.target, &self.dir_paths()) != *self
+    }
+}
+
+fn list(dir: &Path) -> Option<Vec<String>> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    Some(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_listing_and_target_changes() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let target = d.path().join("conda");
+        std::fs::write(&target, "#!/bin/sh\n").expect("write");
+        let site = d.path().join("site");
+        std::fs::create_dir(&site).expect("mkdir");
+        std::fs::write(site.join("b"), "").expect("write");
+        std::fs::write(site.join("a"), "").expect("write");
+        let s = Stamp::current(&target, std::slice::from_ref(&site));
+        assert_eq!(
+            s.dirs[0].entries.as_deref(),
+            Some(&["a".to_owned(), "b".to_owned()][..])
+        );
+        assert!(!s.changed());
+        std::fs::write(site.join("plugin-1.0.dist-info"), "").expect("write");
+        assert!(s.changed());
+        let s = Stamp::current(&target, std::slice::from_ref(&site));
+        std::fs::write(&target, "#!/bin/sh\n# longer\n").expect("write");
+        assert!(s.changed(), "size changed");
+        let s = Stamp::current(&target, std::slice::from_ref(&site));
+        std::fs::remove_dir_all(&site).expect("rm");
+        assert!(s.changed(), "folder vanished");
+        std::fs::remove_file(&target).expect("rm");
+        assert!(Stamp::current(&target, &[]).changed(), "unreadable target");
+    }
+}

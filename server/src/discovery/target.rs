@@ -1,0 +1,256 @@
+//! Which conda to serve: `--conda-exe`, else `CONDA_EXE`, else `conda` on
+//! `PATH` (DESIGN.md "Discovery", step 1).
+//!
+//! An explicit `--conda-exe` is authoritative: when it is unusable that is
+//! the error, nothing else is tried. A `CONDA_EXE` that is set but unusable
+//! (a stale activation, say) is skipped with a warning and `PATH` is tried;
+//! when nothing works the error names what each of the three gave. The
+//! result is canonical (symlinks resolved), so the cache key and the
+//! worker's fixed program are the real file.
+//!
+//! Windows batch launchers (`.bat`, `.cmd`) are refused: they need a shell,
+//! and conda-mcp never uses one.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// Where the target came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetSource {
+    /// `--conda-exe`.
+    Flag,
+    /// The `CONDA_EXE` environment variable.
+    Env,
+    /// The first executable `conda` on `PATH`.
+    Path,
+}
+
+/// The resolved target conda executable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// Canonical path of the executable (symlinks resolved).
+    pub path: PathBuf,
+    /// The path as given or found, before canonicalization.
+    pub given: PathBuf,
+    /// Where it came from.
+    pub source: TargetSource,
+}
+
+/// Why no usable target was found. The message names all three sources.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "no usable conda executable: --conda-exe: {flag}; CONDA_EXE: {env}; PATH: {path}. \
+     Pass --conda-exe /path/to/conda (on Unix <prefix>/bin/conda or <prefix>/condabin/conda)"
+)]
+pub struct TargetError {
+    /// What `--conda-exe` gave ("not given", or why it is unusable).
+    pub flag: String,
+    /// What `CONDA_EXE` gave.
+    pub env: String,
+    /// What the `PATH` search gave.
+    pub path: String,
+}
+
+/// Resolves the target from the process environment (`CONDA_EXE`, `PATH`).
+///
+/// Errors: [`TargetError`] naming what each source gave.
+pub fn resolve_target(flag: Option<&Path>) -> Result<Target, TargetError> {
+    resolve_target_with(
+        flag,
+        std::env::var_os("CONDA_EXE"),
+        std::env::var_os("PATH"),
+    )
+}
+
+/// [`resolve_target`] over explicit values (for tests and embedding).
+///
+/// Errors: [`TargetError`].
+pub fn resolve_target_with(
+    flag: Option<&Path>,
+    conda_exe_env: Option<OsString>,
+    path_env: Option<OsString>,
+) -> Result<Target, TargetError> {
+    const SKIPPED: &str = "not consulted (--conda-exe given)";
+    if let Some(flag) = flag {
+        return check(flag, TargetSource::Flag).map_err(|why| TargetError {
+            flag: format!("{}: {why}", flag.display()),
+            env: SKIPPED.into(),
+            path: SKIPPED.into(),
+        });
+    }
+    let env = match conda_exe_env.filter(|v| !v.is_empty()) {
+        None => "not set".to_owned(),
+        Some(v) => {
+            let p = PathBuf::from(v);
+            match check(&p, TargetSource::Env) {
+                Ok(t) => return Ok(t),
+                Err(why) => {
+                    tracing::warn!(
+                        conda_exe = %p.display(),
+                        "CONDA_EXE is not usable ({why}); looking for conda on PATH"
+                    );
+                    format!("{}: {why}", p.display())
+                }
+            }
+        }
+    };
+    let path = match path_env {
+        None => "not set".to_owned(),
+        Some(path_var) => {
+            let mut found = None;
+            for dir in std::env::split_paths(&path_var) {
+                // An empty PATH entry means the current directory: never
+                // pick up a `conda` from wherever we happen to run.
+                if dir.as_os_str().is_empty() || !dir.is_absolute() {
+                    continue;
+                }
+                let candidate = dir.join("conda");
+                if candidate.is_file() && is_executable(&candidate) {
+                    found = Some(candidate);
+                    break;
+                }
+            }
+            match found {
+                Some(c) => match check(&c, TargetSource::Path) {
+                    Ok(t) => return Ok(t),
+                    Err(why) => format!("{}: {why}", c.display()),
+                },
+                None => "no executable `conda` in any of its folders".to_owned(),
+            }
+        }
+    };
+    Err(TargetError {
+        flag: "not given".into(),
+        env,
+        path,
+    })
+}
+
+fn check(p: &Path, source: TargetSource) -> Result<Target, String> {
+    if let Some(ext) = p.extension().and_then(|e| e.to_str()) {
+        let ext = ext.to_ascii_lowercase();
+        if ext == "bat" || ext == "cmd" {
+            return Err(format!(
+                "a Windows .{ext} launcher needs a shell, which conda-mcp never uses; \
+                 pass the conda executable itself (conda.exe, or <prefix>/bin/conda)"
+            ));
+        }
+    }
+    let canonical = std::fs::canonicalize(p).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => "does not exist".to_owned(),
+        _ => format!("cannot be resolved ({e})"),
+    })?;
+    if !canonical.is_file() {
+        return Err("is not a file".into());
+    }
+    if !is_executable(&canonical) {
+        return Err("is not executable".into());
+    }
+    Ok(Target {
+        path: canonical,
+        given: p.to_path_buf(),
+        source,
+    })
+}
+
+/// Whether `p` is a file with an execute bit (Unix) — whether `execve` may
+/// run it as far as the mode says.
+pub fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn exe(dir: &Path, name: &str, mode: u32) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, "#!/bin/sh\n").expect("write");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        p
+    }
+
+    #[test]
+    fn flag_env_path_order() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let a = exe(d.path(), "a-conda", 0o755);
+        let bin = d.path().join("bin");
+        std::fs::create_dir(&bin).expect("mkdir");
+        let on_path = exe(&bin, "conda", 0o755);
+        let path = Some(bin.clone().into_os_string());
+
+        let t = resolve_target_with(Some(&a), Some(on_path.clone().into()), path.clone())
+            .expect("flag");
+        assert_eq!(
+            (t.source, t.path.clone()),
+            (TargetSource::Flag, std::fs::canonicalize(&a).expect("c"))
+        );
+        let t = resolve_target_with(None, Some(a.clone().into()), path.clone()).expect("env");
+        assert_eq!(t.source, TargetSource::Env);
+        let t = resolve_target_with(None, None, path.clone()).expect("path");
+        assert_eq!(
+            (t.source, t.path),
+            (
+                TargetSource::Path,
+                std::fs::canonicalize(&on_path).expect("c")
+            )
+        );
+        // A stale CONDA_EXE falls through to PATH.
+        let t = resolve_target_with(None, Some(d.path().join("gone").into()), path)
+            .expect("fallthrough");
+        assert_eq!(t.source, TargetSource::Path);
+    }
+
+    #[test]
+    fn symlinks_are_canonicalized() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let real = exe(d.path(), "real-conda", 0o755);
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).expect("symlink");
+        let t = resolve_target_with(Some(&link), None, None).expect("resolves");
+        assert_eq!(t.path, std::fs::canonicalize(&real).expect("c"));
+        assert_eq!(t.given, link);
+    }
+
+    #[test]
+    fn errors_name_all_three() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let e = resolve_target_with(None, None, Some(d.path().as_os_str().to_owned()))
+            .expect_err("fails");
+        let text = e.to_string();
+        for word in ["--conda-exe", "CONDA_EXE", "PATH", "not given", "not set"] {
+            assert!(text.contains(word), "{text}");
+        }
+        let not_exec = exe(d.path(), "conda", 0o644);
+        let e = resolve_target_with(Some(&not_exec), None, None).expect_err("fails");
+        assert!(e.flag.contains("is not executable"), "{e}");
+        // Not executable on PATH: skipped.
+        let e = resolve_target_with(None, Some(not_exec.clone().into()), Some(d.path().into()))
+            .expect_err("fails");
+        assert!(
+            e.env.contains("is not executable") && e.path.contains("no executable"),
+            "{e}"
+        );
+        let e = resolve_target_with(Some(d.path()), None, None).expect_err("fails");
+        assert!(e.flag.contains("is not a file"), "{e}");
+        let e =
+            resolve_target_with(Some(&d.path().join("missing")), None, None).expect_err("fails");
+        assert!(e.flag.contains("does not exist"), "{e}");
+    }
+
+    #[test]
+    fn batch_launchers_are_refused_with_a_hint() {
+        let d = tempfile::tempdir().expect("tempdir");
+        for name in ["conda.bat", "CONDA.CMD"] {
+            let p = exe(d.path(), name, 0o755);
+            let e = resolve_target_with(Some(&p), None, None).expect_err("fails");
+            assert!(e.flag.contains("launcher needs a shell"), "{e}");
+            assert!(e.to_string().contains("conda.exe"), "{e}");
+        }
+    }
+}
