@@ -121,57 +121,91 @@ async fn no_socket_is_a_clear_error() {
 }
 
 #[tokio::test]
-async fn a_second_server_is_refused_while_one_is_connected() {
-    let w = Served::start(&["--allow-uid", "0"], &[]);
+async fn another_server_process_is_refused_while_one_is_connected() {
+    let w = Served::start(&["--allow-uid", "0,65534", "--socket-mode", "666"], &[]);
     let first = w.executor();
     first.connect().await.expect("first connects");
-    let second = w.executor();
-    let err = second.connect().await.expect_err("refused");
-    assert!(matches!(err, ExecError::HandshakeRefused(_)), "{err:?}");
-    assert!(
-        err.to_string().contains("another server is connected"),
-        "{err}"
-    );
+    // The same server process may hold a second connection (its other lane).
+    let lane2 = w.executor();
+    let r = run_collect(&lane2, sh("echo lane2", Duration::from_secs(10)))
+        .await
+        .0
+        .expect("second lane");
+    assert_eq!(r.stdout, "lane2\n");
+    // Another process is refused at once.
+    let answer = tokio::task::spawn_blocking({
+        let s = w.socket.clone();
+        move || connect_with_python(&s, None)
+    })
+    .await
+    .expect("join");
+    assert!(answer.contains("another server is connected"), "{answer:?}");
     first.shutdown().await;
-    // Once the first one is gone the next is accepted.
-    let mut ok = false;
+    lane2.shutdown().await;
+    // Once the first server is gone, another process gets in (no refusal:
+    // the worker waits for its Hello, which this client never sends).
+    let mut admitted = false;
     for _ in 0..50 {
-        if second.connect().await.is_ok() {
-            ok = true;
+        let s = w.socket.clone();
+        let answer = tokio::task::spawn_blocking(move || connect_with_python(&s, Some(0.3)))
+            .await
+            .expect("join");
+        if !answer.contains("another server") {
+            admitted = true;
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(ok, "log: {}", w.log());
-    second.shutdown().await;
+    assert!(admitted, "log: {}", w.log());
+    let log = w.log();
+    assert!(
+        log.contains("connection refused: another server is connected"),
+        "{log}"
+    );
 }
 
 /// A Python that uid 65534 can execute (the one on `PATH` may live in
 /// root's home).
 const SYSTEM_PYTHON: &str = "/usr/bin/python3";
 
-/// A Python client under uid 65534 connects and prints what it receives.
+/// A Python client (another process) connects and prints what it receives
+/// until EOF, or until `wait` seconds passed without data.
+fn connect_with_python(socket: &Path, wait: Option<f64>) -> String {
+    run_python_client(socket, wait, None)
+}
+
+/// [`connect_with_python`] under uid 65534.
 fn connect_as_nobody(socket: &Path) -> String {
+    run_python_client(socket, None, Some(65534))
+}
+
+fn run_python_client(socket: &Path, wait: Option<f64>, uid: Option<u32>) -> String {
     let code = r#"
 import socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.connect(sys.argv[1])
+if sys.argv[2] != "none":
+    s.settimeout(float(sys.argv[2]))
 data = b""
-while True:
-    chunk = s.recv(4096)
-    if not chunk:
-        break
-    data += chunk
+try:
+    while True:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+except socket.timeout:
+    pass
 sys.stdout.write(data.decode("latin-1"))
 "#;
-    let out = Command::new(SYSTEM_PYTHON)
-        .args(["-c", code])
+    let mut cmd = Command::new(SYSTEM_PYTHON);
+    cmd.args(["-c", code])
         .arg(socket)
-        .uid(65534)
-        .gid(65534)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run the client");
+        .arg(wait.map_or("none".to_string(), |w| w.to_string()))
+        .stdin(Stdio::null());
+    if let Some(uid) = uid {
+        cmd.uid(uid).gid(uid);
+    }
+    let out = cmd.output().expect("run the client");
     assert!(
         out.status.success(),
         "{}",

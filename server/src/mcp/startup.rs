@@ -34,6 +34,8 @@ pub fn worker_config(cli: &Cli, conda_exe: PathBuf) -> WorkerConfig {
         cfg.worker_exe = w.clone();
     }
     cfg.python = cli.python.clone();
+    cfg.socket = cli.worker_socket.clone();
+    cfg.user = cli.worker_user.clone();
     cfg.log_format = match cli.log_format {
         LogFormatArg::Text => LogFormat::Text,
         LogFormatArg::Json => LogFormat::Json,
@@ -102,6 +104,13 @@ async fn discover(cli: &Cli) -> Result<Discovered, StartupError> {
     let cfg = worker_config(cli, target.clone());
     let exec = Arc::new(Executor::new(cfg.clone()));
     let discovery_lane = Arc::new(Executor::new(cfg));
+    if cli.worker_socket.is_some() {
+        // A listening worker that is absent or refuses is a startup error,
+        // not a failure of the first call.
+        exec.connect()
+            .await
+            .map_err(|e| StartupError::Other(e.to_string()))?;
+    }
     let Some(path) = &cli.dump_file else {
         return Err(StartupError::Discovery(
             "discovery is not wired yet: pass --dump-file".into(),
