@@ -97,11 +97,6 @@ pub struct Cli {
     /// Format of the log lines on stderr (server and worker).
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = LogFormatArg::Text)]
     pub log_format: LogFormatArg,
-
-    /// Temporary, for tests until discovery is wired: read the parser dump
-    /// from this file instead of running discovery.
-    #[arg(long, value_name = "PATH", hide = true)]
-    pub dump_file: Option<PathBuf>,
 }
 
 /// `--log-format`.

@@ -49,6 +49,9 @@ pub struct State {
     pub results: ResultChecker,
     /// `initialize` / `server/discover` answer.
     pub info: ServerConfig,
+    /// What discovery found at startup (stamp and fingerprint for restart
+    /// detection, issue 6).
+    pub discovery: crate::discovery::Discovery,
 }
 
 /// The MCP server (cheap to clone).

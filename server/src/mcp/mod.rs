@@ -41,17 +41,32 @@ pub struct Limits {
 }
 
 /// The `initialize` / `server/discover` answer: conda-mcp and its version,
-/// tools and resources.
-pub fn server_config() -> ServerConfig {
-    ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
-        .with_server_info(
-            Implementation::new("conda-mcp", env!("CARGO_PKG_VERSION")).with_title("conda-mcp"),
-        )
-        .with_instructions(
-            "Typed tools for the installed conda: one tool per conda command (conda_<command>). \
-             The server's policy is fixed at startup; refused calls name the startup option they need. \
-             Read conda://capabilities for the catalog and the policy.",
-        )
+/// tools and resources, and instructions that state once what many tools
+/// share (the help of common options, the result fields).
+pub fn server_config(shared: &crate::schema::SharedHelp) -> ServerConfig {
+    let mut instructions = String::from(
+        "Typed tools for the installed conda: one tool per conda command (conda_<command>), \
+         arguments as in the conda CLI with dashes as underscores. The policy is fixed at startup; \
+         a refused call names the startup option it needs. Every call returns exit_code, stdout, \
+         stderr, duration_ms, parsed_json (stdout as JSON when it is one document), timed_out, \
+         cancelled, stdout_truncated, stderr_truncated, restart_required. \
+         conda://capabilities describes the catalog and the policy.",
+    );
+    if !shared.entries.is_empty() {
+        instructions.push_str(" Options shared by many tools: ");
+        instructions.push_str(&shared.describe());
+        instructions.push('.');
+    }
+    ServerConfig::new(
+        ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .build(),
+    )
+    .with_server_info(
+        Implementation::new("conda-mcp", env!("CARGO_PKG_VERSION")).with_title("conda-mcp"),
+    )
+    .with_instructions(instructions)
 }
 
 /// Runs the server: startup, MCP on stdio until stdin closes, shutdown.

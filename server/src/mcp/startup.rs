@@ -8,14 +8,12 @@ use super::results::ResultChecker;
 use super::tools::{ToolOptions, ToolSet};
 use super::{Started, State, policy_of, server_config};
 use crate::cli::{Cli, LogFormatArg};
+use crate::discovery::DiscoveryOptions;
 use crate::worker_client::{Executor, LogFormat, WorkerConfig};
 
 /// Errors of startup, each a sentence for the log.
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
-    /// No conda to serve.
-    #[error("{0}")]
-    Target(String),
     /// Discovery failed.
     #[error("discovery failed: {0}")]
     Discovery(String),
@@ -49,7 +47,7 @@ pub fn worker_config(cli: &Cli, conda_exe: PathBuf) -> WorkerConfig {
 /// answering anything).
 pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
     let discovered = discover(cli).await?;
-    let catalog = Arc::new(discovered.catalog);
+    let catalog = Arc::new(discovered.discovery.catalog.clone());
     let policy = policy_of(cli);
     let tools = ToolSet::build(
         &catalog,
@@ -75,6 +73,7 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
         tools = tools.listed.len(),
         "conda-mcp ready"
     );
+    let info = server_config(&tools.shared_help);
     let results = ResultChecker::new().map_err(StartupError::Other)?;
     Ok(Started {
         state: State {
@@ -85,7 +84,8 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
             exec: discovered.exec,
             capabilities,
             results,
-            info: server_config(),
+            info,
+            discovery: discovered.discovery,
         },
         discovery_lane: discovered.discovery_lane,
     })
@@ -94,14 +94,27 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
 /// What discovery produced.
 struct Discovered {
     target: PathBuf,
-    catalog: crate::catalog::Catalog,
+    discovery: crate::discovery::Discovery,
     exec: Arc<Executor>,
     discovery_lane: Arc<Executor>,
 }
 
+/// Target, interpreter and catalog through [`crate::discovery::discover`]
+/// (cached unless `--no-cache`), then the two lanes: "exec" for conda calls
+/// and "discovery" for helper scripts. Both start their worker lazily.
 async fn discover(cli: &Cli) -> Result<Discovered, StartupError> {
-    let target = resolve_target(cli)?;
-    let cfg = worker_config(cli, target.clone());
+    let mut opts = DiscoveryOptions::new();
+    opts.conda_exe = cli.conda_exe.clone();
+    opts.python = cli.python.clone();
+    opts.no_cache = cli.no_cache;
+    opts.timeout = cli.timeout;
+    opts.worker = worker_config(cli, PathBuf::new());
+    let discovery = crate::discovery::discover(&opts)
+        .await
+        .map_err(|e| StartupError::Discovery(e.to_string()))?;
+    let target = discovery.target.path.clone();
+    let mut cfg = worker_config(cli, target.clone());
+    cfg.python = Some(discovery.python.clone());
     let exec = Arc::new(Executor::new(cfg.clone()));
     let discovery_lane = Arc::new(Executor::new(cfg));
     if cli.worker_socket.is_some() {
@@ -111,42 +124,15 @@ async fn discover(cli: &Cli) -> Result<Discovered, StartupError> {
             .await
             .map_err(|e| StartupError::Other(e.to_string()))?;
     }
-    let Some(path) = &cli.dump_file else {
-        return Err(StartupError::Discovery(
-            "discovery is not wired yet: pass --dump-file".into(),
-        ));
-    };
-    let bytes = std::fs::read(path)
-        .map_err(|e| StartupError::Discovery(format!("{}: {e}", path.display())))?;
-    let dump =
-        crate::dump::Dump::from_json(&bytes).map_err(|e| StartupError::Discovery(e.to_string()))?;
-    let catalog =
-        crate::catalog::build(&dump).map_err(|e| StartupError::Discovery(e.to_string()))?;
+    tracing::info!(
+        from_cache = discovery.from_cache,
+        processes = discovery.processes_started,
+        "discovery done"
+    );
     Ok(Discovered {
         target,
-        catalog,
+        discovery,
         exec,
         discovery_lane,
     })
-}
-
-fn resolve_target(cli: &Cli) -> Result<PathBuf, StartupError> {
-    let candidate = cli
-        .conda_exe
-        .clone()
-        .or_else(|| std::env::var_os("CONDA_EXE").map(PathBuf::from))
-        .or_else(|| {
-            std::env::var_os("PATH").and_then(|p| {
-                std::env::split_paths(&p)
-                    .map(|d| d.join("conda"))
-                    .find(|c| c.is_file())
-            })
-        });
-    let Some(c) = candidate else {
-        return Err(StartupError::Target(
-            "no conda found: pass --conda-exe, set CONDA_EXE, or put conda on PATH".into(),
-        ));
-    };
-    c.canonicalize()
-        .map_err(|e| StartupError::Target(format!("conda executable {}: {e}", c.display())))
 }
