@@ -84,8 +84,10 @@ pub struct Cli {
     /// Connect to a worker already listening on this socket
     /// (`conda-mcp-worker serve`, hardened deployments: the worker runs under
     /// its own user) instead of spawning one. A worker that is not there or
-    /// refuses this server is a startup error.
-    #[arg(long, value_name = "PATH", conflicts_with_all = ["worker_exe", "worker_user"])]
+    /// refuses this server is a startup error. `--worker-exe`, `--python`
+    /// and `--worker-user` belong to that worker's own command line then and
+    /// are not used.
+    #[arg(long, value_name = "PATH")]
     pub worker_socket: Option<PathBuf>,
 
     /// Run the spawned worker, and so conda, as this user and its primary
