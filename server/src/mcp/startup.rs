@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::capabilities::{self, PolicySummary};
+use super::restart::RestartWatch;
 use super::results::ResultChecker;
 use super::tools::{ToolOptions, ToolSet};
 use super::{Started, State, policy_of, server_config};
@@ -83,7 +84,8 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
             capabilities,
             results,
             info,
-            discovery: discovered.discovery,
+            discovery_lane: discovered.discovery_lane.clone(),
+            restart: RestartWatch::new(discovered.options, &discovered.discovery),
         },
         discovery_lane: discovered.discovery_lane,
     })
@@ -92,6 +94,7 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
 /// What discovery produced.
 struct Discovered {
     target: PathBuf,
+    options: DiscoveryOptions,
     discovery: crate::discovery::Discovery,
     exec: Arc<Executor>,
     discovery_lane: Arc<Executor>,
@@ -122,6 +125,7 @@ async fn discover(cli: &Cli) -> Result<Discovered, StartupError> {
     );
     Ok(Discovered {
         target,
+        options: opts,
         discovery,
         exec,
         discovery_lane,
