@@ -91,7 +91,7 @@ async fn a_server_connects_to_a_listening_worker_and_runs_calls() {
     ex.shutdown().await;
     let log = w.log();
     assert!(
-        log.contains("connection accepted") && log.contains("peer_uid=Some(0)"),
+        log.contains("connection accepted") && log.contains("peer_uid=0"),
         "{log}"
     );
     assert!(
@@ -99,7 +99,7 @@ async fn a_server_connects_to_a_listening_worker_and_runs_calls() {
         "{log}"
     );
     assert!(
-        log.contains("job finished") && log.contains("exit_code=Some(0)"),
+        log.contains("job finished") && log.contains("exit_code=0"),
         "{log}"
     );
 }
@@ -247,7 +247,7 @@ async fn a_peer_whose_uid_is_not_allowed_is_refused() {
     );
     let log = w.log();
     assert!(
-        log.contains("connection refused: uid not allowed") && log.contains("peer_uid=Some(65534)"),
+        log.contains("connection refused: uid not allowed") && log.contains("peer_uid=65534"),
         "{log}"
     );
     // The allowed uid still gets in.
@@ -478,4 +478,44 @@ async fn a_server_killed_mid_job_leaves_no_job_behind() {
         "{log}"
     );
     ex.shutdown().await;
+}
+
+#[tokio::test]
+async fn json_log_lines_carry_the_job_events_and_never_stdin() {
+    let w = Served::start(&["--allow-uid", "0", "--log-format", "json"], &[]);
+    let ex = w.executor();
+    let mut job = sh("cat >/dev/null; exit 4", Duration::from_secs(10));
+    job.stdin = Some(b"SECRET-STDIN-CONTENT".to_vec());
+    let r = run_collect(&ex, job).await.0.expect("result");
+    assert_eq!(r.exit_code, Some(4));
+    ex.shutdown().await;
+    let log = w.log();
+    assert!(!log.contains("SECRET-STDIN-CONTENT"), "{log}");
+    let lines: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    let finished = lines
+        .iter()
+        .find(|l| l["message"] == "job finished")
+        .unwrap_or_else(|| panic!("no job finished line: {log}"));
+    assert_eq!(finished["exit_code"], "4", "{finished}");
+    for field in [
+        "job",
+        "duration_ms",
+        "stdout_kept",
+        "stdout_dropped",
+        "stderr_kept",
+        "stderr_dropped",
+        "timed_out",
+        "cancelled",
+        "descendants_killed",
+    ] {
+        assert!(finished.get(field).is_some(), "{field} missing: {finished}");
+    }
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["message"] == "connection accepted" && l["peer_uid"] == "0")
+    );
 }

@@ -69,13 +69,15 @@ pub async fn serve(
         let uid = creds.as_ref().ok().and_then(|c| c.euid());
         let pid = creds.as_ref().ok().and_then(|c| c.pid());
         let (reader, mut writer) = conda_mcp_shared::framing::share(stream);
+        // For the log: the number, or "unknown".
+        let (uid_text, pid_text) = (show(uid), show(pid));
         let refusal = match uid {
             Some(u) if allow.contains(&u) => None,
             Some(u) => Some(format!("peer uid {u} is not allowed by this worker")),
             None => Some("peer credentials unavailable".to_string()),
         };
         if let Some(reason) = refusal {
-            tracing::warn!(peer_uid = ?uid, peer_pid = ?pid, "connection refused: uid not allowed");
+            tracing::warn!(peer_uid = %uid_text, peer_pid = %pid_text, "connection refused: uid not allowed");
             connections.spawn(async move {
                 let _ = write_frame(&mut writer, &WorkerMessage::Refused { reason }).await;
             });
@@ -96,7 +98,7 @@ pub async fn serve(
             }
         };
         if !admitted {
-            tracing::warn!(peer_uid = ?uid, peer_pid = ?pid, "connection refused: another server is connected");
+            tracing::warn!(peer_uid = %uid_text, peer_pid = %pid_text, "connection refused: another server is connected");
             connections.spawn(async move {
                 let reason =
                     "another server is connected to this worker (one at a time)".to_string();
@@ -104,7 +106,7 @@ pub async fn serve(
             });
             continue;
         }
-        tracing::info!(peer_uid = ?uid, peer_pid = ?pid, "connection accepted");
+        tracing::info!(peer_uid = %uid_text, peer_pid = %pid_text, "connection accepted");
         let (ctx, active, shutdown) = (ctx.clone(), active.clone(), shutdown.clone());
         connections.spawn(async move {
             connection::serve(reader, writer, ctx, shutdown).await;
@@ -119,4 +121,9 @@ pub async fn serve(
     while connections.join_next().await.is_some() {}
     let _ = std::fs::remove_file(socket);
     Ok(())
+}
+
+/// An optional id for a log line: the number or `unknown`.
+fn show<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or_else(|| "unknown".to_string(), |v| v.to_string())
 }
