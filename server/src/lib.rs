@@ -13,6 +13,7 @@
 pub mod catalog;
 pub mod cli;
 pub mod compile;
+pub mod completion;
 pub mod discovery;
 pub mod dump;
 pub mod mcp;

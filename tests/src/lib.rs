@@ -7,4 +7,5 @@ pub mod bins;
 pub mod exec;
 pub mod mcp;
 pub mod paths;
+pub mod roundtrip;
 pub mod standin;

@@ -1,1 +1,187 @@
-//! mcp support (to be written).
+//! Talking to the built `conda-mcp` server through a real MCP client: rmcp's
+//! client over its child-process transport, in both protocol eras rmcp 3.11
+//! serves on stdio ([`Era`]).
+//!
+//! Every server started here gets a private discovery cache
+//! (`XDG_CACHE_HOME` in a temporary folder), the freshly built worker
+//! (`--worker-exe`), and writes its stderr (server and worker logs) to a file
+//! the test can read ([`Server::stderr_text`]).
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ErrorData, ProtocolVersion, ReadResourceRequestParams,
+    ResourceContents, Tool,
+};
+use rmcp::service::{RunningService, ServiceError};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
+use serde_json::{Map, Value};
+use tempfile::TempDir;
+
+use crate::bins;
+
+/// Which lifecycle the client uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Era {
+    /// `initialize` / `notifications/initialized` (protocol 2025-11-25 and older).
+    Initialize,
+    /// The stateless 2026-07-28 lifecycle (`server/discover`, per-request `_meta`).
+    Stateless,
+}
+
+impl Era {
+    /// Both eras, for loops.
+    pub const ALL: [Era; 2] = [Era::Initialize, Era::Stateless];
+}
+
+/// A running server with a connected client.
+pub struct Server {
+    /// The rmcp client.
+    pub client: RunningService<RoleClient, ()>,
+    /// Private folder: discovery cache and the stderr log.
+    pub dir: TempDir,
+    /// The stderr log file.
+    pub stderr_path: PathBuf,
+}
+
+/// The `conda-mcp` command for `conda_exe` with `args`, using the built
+/// worker and a private cache under `dir`.
+pub fn server_command(conda_exe: &Path, args: &[&str], dir: &Path) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(bins::server());
+    cmd.arg("--conda-exe")
+        .arg(conda_exe)
+        .arg("--worker-exe")
+        .arg(bins::worker())
+        .args(args)
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .env_remove("CONDA_EXE")
+        .kill_on_drop(true);
+    cmd
+}
+
+impl Server {
+    /// Starts the server for `conda_exe` with extra `args` and connects in
+    /// `era`.
+    ///
+    /// Panics when the server cannot be started or the handshake fails (the
+    /// stderr log is printed).
+    pub async fn start(conda_exe: &Path, args: &[&str], era: Era) -> Server {
+        Self::start_with_env(conda_exe, args, era, &[]).await
+    }
+
+    /// [`Server::start`] with extra environment variables for the server.
+    pub async fn start_with_env(
+        conda_exe: &Path,
+        args: &[&str],
+        era: Era,
+        env: &[(&str, &str)],
+    ) -> Server {
+        let dir = tempfile::Builder::new()
+            .prefix("conda-mcp-test-")
+            .tempdir()
+            .expect("tempdir");
+        let stderr_path = dir.path().join("stderr.log");
+        let stderr = std::fs::File::create(&stderr_path).expect("stderr log");
+        let mut cmd = server_command(conda_exe, args, dir.path());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let (transport, _) = TokioChildProcess::builder(cmd)
+            .stderr(Stdio::from(stderr))
+            .spawn()
+            .expect("spawn conda-mcp");
+        let client = match era {
+            Era::Initialize => ().serve(transport).await.map_err(|e| e.to_string()),
+            Era::Stateless => ()
+                .serve_with_lifecycle(
+                    transport,
+                    ClientLifecycleMode::Discover {
+                        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                    },
+                )
+                .await
+                .map_err(|e| e.to_string()),
+        };
+        match client {
+            Ok(client) => Server {
+                client,
+                dir,
+                stderr_path,
+            },
+            Err(e) => panic!(
+                "MCP handshake ({era:?}) failed: {e}\nserver stderr:\n{}",
+                std::fs::read_to_string(&stderr_path).unwrap_or_default()
+            ),
+        }
+    }
+
+    /// Everything the server and its worker logged so far.
+    pub fn stderr_text(&self) -> String {
+        std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
+    }
+
+    /// `tools/list` (all pages).
+    pub async fn tools(&self) -> Vec<Tool> {
+        self.client.list_all_tools().await.expect("tools/list")
+    }
+
+    /// `tools/call` with a JSON object of arguments.
+    pub async fn call(&self, name: &str, args: Value) -> Result<CallToolResult, ServiceError> {
+        let mut p = CallToolRequestParams::new(name.to_owned());
+        if let Value::Object(m) = args {
+            p = p.with_arguments(m);
+        } else {
+            p = p.with_arguments(Map::new());
+        }
+        self.client.call_tool(p).await
+    }
+
+    /// `tools/call` that must produce a tool result (not a JSON-RPC error).
+    pub async fn call_ok(&self, name: &str, args: Value) -> CallToolResult {
+        match self.call(name, args).await {
+            Ok(r) => r,
+            Err(e) => panic!(
+                "tools/call {name} failed: {e}\nserver stderr:\n{}",
+                self.stderr_text()
+            ),
+        }
+    }
+
+    /// `resources/read` of `uri`: the text of its single content.
+    pub async fn read_text(&self, uri: &str) -> Result<(String, Option<String>), ServiceError> {
+        let r = self
+            .client
+            .read_resource(ReadResourceRequestParams::new(uri))
+            .await?;
+        match r.contents.into_iter().next() {
+            Some(ResourceContents::TextResourceContents {
+                text, mime_type, ..
+            }) => Ok((text, mime_type)),
+            other => panic!("unexpected resource contents: {other:?}"),
+        }
+    }
+
+    /// Closes the client (the server's stdin) and waits for the child.
+    pub async fn close(self) {
+        let _ = self.client.cancel().await;
+    }
+}
+
+/// The JSON-RPC error inside a [`ServiceError`], if it is one.
+pub fn rpc_error(e: &ServiceError) -> Option<&ErrorData> {
+    match e {
+        ServiceError::McpError(d) => Some(d),
+        _ => None,
+    }
+}
+
+/// The text of a tool result's content items, joined by newlines.
+pub fn result_text(r: &CallToolResult) -> String {
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -6,7 +6,7 @@
 //! Skipped (with a message) when `../shared/fixtures/conda-26-parser.json`
 //! is absent.
 
-use conda_mcp_server::catalog::{self, Catalog, Passthrough};
+use conda_mcp_server::catalog::{self, ArgKind, Catalog, Passthrough};
 use conda_mcp_server::dump::{Dump, DumpParser, DumpSubcommand};
 use conda_mcp_server::policy::{self, Classification, Outcome, Policy, table};
 use conda_mcp_tests::paths::real_dump_or_skip;
@@ -15,6 +15,10 @@ use conda_mcp_tests::paths::real_dump_or_skip;
 /// greedy-plugin`, like a plugin that registers no `configure_parser`), so
 /// that the case table also covers a plugin whose argv is passed on.
 fn real_catalog(test: &str) -> Option<Catalog> {
+    real_dump_and_catalog(test).map(|(_, c)| c)
+}
+
+fn real_dump_and_catalog(test: &str) -> Option<(Dump, Catalog)> {
     let path = real_dump_or_skip(test)?;
     let bytes = std::fs::read(path).expect("read the real dump");
     let mut dump = Dump::from_json(&bytes).expect("the real dump loads");
@@ -35,7 +39,62 @@ fn real_catalog(test: &str) -> Option<Catalog> {
             subcommands: vec![],
         },
     });
-    Some(catalog::build(&dump).expect("the real dump builds"))
+    let cat = catalog::build(&dump).expect("the real dump builds");
+    Some((dump, cat))
+}
+
+/// What the stand-in conda's real argparse parser (built from the same
+/// augmented dump) does with each argv: "runs", "help" or "rejected".
+fn argparse_outcomes(dump: &Dump, argvs: &[Vec<String>]) -> Vec<&'static str> {
+    use std::io::Write;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dump_path = dir.path().join("dump.json");
+    std::fs::write(&dump_path, serde_json::to_vec(dump).expect("json")).expect("write dump");
+    let script = conda_mcp_tests::paths::fixtures()
+        .join("standin")
+        .join("batch_parse.py");
+    let mut child = std::process::Command::new("python3")
+        .arg(&script)
+        .arg(&dump_path)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start batch_parse.py");
+    let mut input = String::new();
+    for a in argvs {
+        // conda's main_subshell runs an empty argv as `--help`
+        let a = if a.is_empty() {
+            vec!["--help".to_owned()]
+        } else {
+            a.clone()
+        };
+        input.push_str(&serde_json::to_string(&a).expect("json"));
+        input.push('\n');
+    }
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("batch_parse.py output");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("json line");
+            let err = v["error"].as_str().unwrap_or("");
+            if v["ok"].as_bool() == Some(true) {
+                "runs"
+            } else if err.starts_with("argparse exited with status 0") {
+                "help"
+            } else if err.contains("invalid choice: [") {
+                // the stand-in lacks conda's element-wise _check_value
+                "runs"
+            } else {
+                "rejected"
+            }
+        })
+        .collect()
 }
 
 /// Expected classification of a case.
@@ -162,7 +221,12 @@ const CASES: &[(&str, Class, &str)] = &[
     ("env remove -n x -d", Ro, "AAAA"),
     ("completion install --dry-run bash", RoNet, "AAAA"),
     ("completion uninstall --dry-run", Ro, "AAAA"),
+    ("install -ynfoo -d x", RoNet, "AAAA"),
     // ---- not dry runs
+    ("install -n=--dry-run x", WNet, "RARA"),
+    ("install --name --dry-run x", RejW, "RARA"),
+    ("install -yn -d x", RejW, "RARA"),
+    ("install -dn", RejW, "RARA"),
     ("install -- --dry-run", WNet, "RARA"),
     ("install -nd x", WNet, "RARA"),
     ("-dy install x", RejW, "RARA"),
@@ -214,6 +278,9 @@ const CASES: &[(&str, Class, &str)] = &[
     // rc_config.write() (main_config.py)
     ("config", W, "RARA"),
     ("config --get", W, "RARA"),
+    // the last --get wins: `get == []` and the rc file is written
+    ("config --get channels --get", W, "RARA"),
+    ("config --get --get channels", Ro, "AAAA"),
     ("config --system", W, "RARA"),
     ("export -f env.yml", W, "RARA"),
     ("export -fenv.yml", W, "RARA"),
@@ -258,6 +325,10 @@ const CASES: &[(&str, Class, &str)] = &[
     ("install -yh", Help, "AAAA"),
     ("run --help", Help, "AAAA"),
     ("config --set a b --help", Help, "AAAA"),
+    ("--help install", Help, "AAAA"),
+    // after `--`, `--help` is a package name
+    ("install -- --help", WNet, "RARA"),
+    ("install --help=x", RejW, "RARA"),
     // ---- unresolvable: fail closed
     ("frobnicate", RejWx, "RRRA"),
     ("-- install numpy", RejWx, "RRRA"),
@@ -332,12 +403,29 @@ fn check_class(argv: &str, class: Class, c: &Classification) -> Result<(), Strin
 
 #[test]
 fn argv_cases_on_the_real_parser() {
-    let Some(cat) = real_catalog("argv_cases_on_the_real_parser") else {
+    let Some((dump, cat)) = real_dump_and_catalog("argv_cases_on_the_real_parser") else {
         return;
     };
     assert!(CASES.len() >= 120, "only {} cases", CASES.len());
+    let argvs: Vec<Vec<String>> = CASES
+        .iter()
+        .map(|(line, _, _)| line.split_whitespace().map(str::to_owned).collect())
+        .collect();
+    // the expectations themselves are checked against real argparse
+    let theirs = argparse_outcomes(&dump, &argvs);
+    assert_eq!(theirs.len(), CASES.len(), "one answer per case");
     let mut failures = Vec::new();
-    for &(line, class, outcomes) in CASES {
+    for (&(line, class, outcomes), argparse) in CASES.iter().zip(&theirs) {
+        let expected = match class {
+            Help => "help",
+            RejW | RejWx => "rejected",
+            _ => "runs",
+        };
+        if *argparse != expected {
+            failures.push(format!(
+                "`conda {line}`: the case expects argparse to say {expected}, it says {argparse}"
+            ));
+        }
         let argv: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
         let c = policy::classify(&cat, &argv);
         if let Err(e) = check_class(line, class, &c) {
@@ -426,6 +514,20 @@ fn table_covers_the_recorded_parser() {
                     a.option_strings,
                     a.dest
                 ));
+            }
+        }
+        // a clause reads "an action with this dest was given" as "the dest
+        // is set": only actions that set their dest may share it
+        for (w, _) in entry.clauses {
+            for a in cmd.arguments.iter().filter(|a| a.dest == w.dest()) {
+                if matches!(a.kind, ArgKind::StoreFalse | ArgKind::BooleanOptional) {
+                    missing.push(format!(
+                        "`{}`: action {:?} can unset the clause dest {}",
+                        cmd.display_path(),
+                        a.option_strings,
+                        a.dest
+                    ));
+                }
             }
         }
         // every dest the entry reasons about exists in the command

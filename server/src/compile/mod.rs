@@ -55,7 +55,11 @@ pub fn compile(
     positionals.sort();
     for (arg, pi) in positionals {
         let prop = &command.properties[pi];
-        let Some(value) = args.get(&prop.name) else {
+        let given = args
+            .get(&prop.name)
+            .filter(|v| !v.as_array().is_some_and(Vec::is_empty));
+        let Some(value) = given else {
+            argv.extend(explicit_default(&command.arguments[arg]));
             continue;
         };
         let at = format!("/{}", escape(&prop.name));
@@ -124,6 +128,33 @@ pub fn compile(
         return Err(err("/", "an argument contains a NUL character"));
     }
     Ok(argv)
+}
+
+/// The default of a `nargs='*'` positional with choices, spelled out when
+/// the call leaves it out. Python before 3.12 checks a list default against
+/// the choices as ONE value and rejects it (`conda init` without shells:
+/// "invalid choice: ['bash']"); giving the default's items explicitly means
+/// the same on every Python.
+fn explicit_default(a: &Argument) -> Vec<String> {
+    let (Nargs::ZeroOrMore, Some(choices), serde_json::Value::Array(items)) =
+        (a.nargs, a.choices.as_ref(), &a.default)
+    else {
+        return Vec::new();
+    };
+    let items: Vec<String> = items
+        .iter()
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect();
+    if !items.is_empty()
+        && items.len() == a.default.as_array().map_or(0, Vec::len)
+        && items
+            .iter()
+            .all(|i| choices.contains(i) && !i.starts_with('-'))
+    {
+        items
+    } else {
+        Vec::new()
+    }
 }
 
 fn err(path: &str, rule: &str) -> ArgumentError {

@@ -1,1 +1,125 @@
-//! mcp (to be written).
+//! The MCP side of the server: the rmcp handler on stdio, serving both
+//! protocol eras rmcp 3.11 knows (`initialize` sessions up to 2025-11-25 and
+//! the stateless 2026-07-28 lifecycle opened by `server/discover`).
+//!
+//! * [`tools`]: the tool set built once at startup (generated tools,
+//!   `conda_execute`);
+//! * [`execute`]: the raw tool's input and checks;
+//! * [`results`]: execution results as tool results (output-schema checked);
+//! * [`capabilities`]: the `conda://capabilities` resource;
+//! * [`handler`]: the [`rmcp::ServerHandler`];
+//! * [`startup`]: target, discovery, workers.
+
+pub mod capabilities;
+pub mod execute;
+pub mod handler;
+pub mod results;
+pub mod startup;
+pub mod tools;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
+
+pub use handler::{CondaMcp, State};
+
+use crate::cli::Cli;
+use crate::policy::Policy;
+
+/// Limits every call runs under (DESIGN.md "Limits and defaults").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Time per call; `conda_execute` may only shorten it.
+    pub timeout: Duration,
+    /// Bytes kept per output stream.
+    pub output_limit_bytes: u64,
+    /// Bytes of stdin a call may supply.
+    pub stdin_limit_bytes: u64,
+}
+
+/// The `initialize` / `server/discover` answer: conda-mcp and its version,
+/// tools and resources, and instructions that state once what many tools
+/// share (the help of common options, the result fields).
+pub fn server_config(shared: &crate::schema::SharedHelp) -> ServerConfig {
+    let mut instructions = String::from(
+        "Typed tools for the installed conda: one tool per conda command (conda_<command>), \
+         arguments as in the conda CLI with dashes as underscores. The policy is fixed at startup; \
+         a refused call names the startup option it needs. Every call returns exit_code, stdout, \
+         stderr, duration_ms, parsed_json (stdout as JSON when it is one document), timed_out, \
+         cancelled, stdout_truncated, stderr_truncated, restart_required. \
+         conda://capabilities describes the catalog and the policy.",
+    );
+    if !shared.entries.is_empty() {
+        instructions.push_str(" Options shared by many tools: ");
+        instructions.push_str(&shared.describe());
+        instructions.push('.');
+    }
+    ServerConfig::new(
+        ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .build(),
+    )
+    .with_server_info(
+        Implementation::new("conda-mcp", env!("CARGO_PKG_VERSION")).with_title("conda-mcp"),
+    )
+    .with_instructions(instructions)
+}
+
+/// Runs the server: startup, MCP on stdio until stdin closes, shutdown.
+/// Returns the process exit status (failure when startup fails).
+pub async fn run(cli: Cli) -> ExitCode {
+    let started = match startup::start(&cli).await {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let discovery_lane = started.discovery_lane.clone();
+    let exec = started.state.exec.clone();
+    let server = CondaMcp::new(started.state);
+    let outcome = match server.serve(rmcp::transport::io::stdio_pipes()).await {
+        Ok(running) => running
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    if let Err(e) = &outcome {
+        tracing::info!("MCP session ended: {e}");
+    }
+    // stdin closed: kill whatever runs, reap the workers, go (within 1 s).
+    let shutdown = async {
+        tokio::join!(exec.shutdown(), discovery_lane.shutdown());
+    };
+    if tokio::time::timeout(Duration::from_millis(700), shutdown)
+        .await
+        .is_err()
+    {
+        tracing::warn!("worker shutdown took too long; exiting anyway");
+    }
+    tracing::info!("conda-mcp exits");
+    ExitCode::SUCCESS
+}
+
+/// What [`startup::start`] hands to [`run`].
+#[derive(Debug)]
+pub struct Started {
+    /// The server state.
+    pub state: State,
+    /// The discovery lane (helper scripts; never behind a running conda).
+    pub discovery_lane: Arc<crate::worker_client::Executor>,
+}
+
+#[doc(hidden)]
+pub fn policy_of(cli: &Cli) -> Policy {
+    Policy {
+        allow_write: cli.allow_write,
+        allow_exec: cli.allow_exec,
+    }
+}

@@ -154,13 +154,43 @@ pub fn classify_resolved(catalog: &Catalog, r: &Resolved) -> Classification {
         let exec = passes_through(catalog, idx) || r.passthrough > 0;
         return fail_closed(catalog, r, Outcome::Runs, Reason::UnknownCommand, exec);
     };
+    // an action the catalog could not represent (unknown argparse base or
+    // nargs, custom zero-value action): the resolver's model of it may be
+    // wrong, so nothing is claimed
+    let doubtful = |cmd: CommandIdx, arg: &crate::catalog::Argument| {
+        catalog.diagnostics.iter().any(|d| {
+            d.command == catalog.commands[cmd].path && d.action_class.as_deref() == Some(&arg.class)
+        })
+    };
+    for &cmd in &r.commands {
+        let positional_doubt = catalog.commands[cmd]
+            .arguments
+            .iter()
+            .any(|a| a.is_positional() && doubtful(cmd, a));
+        let taken_doubt = r
+            .taken
+            .iter()
+            .any(|t| t.command == cmd && doubtful(cmd, &catalog.commands[cmd].arguments[t.arg]));
+        if positional_doubt || taken_doubt {
+            let exec = r.passthrough > 0 || passes_through(catalog, idx);
+            return fail_closed(catalog, r, Outcome::Runs, Reason::UnknownOption, exec);
+        }
+    }
     // every action taken, in every parser on the way, must be known
     for t in &r.taken {
         let arg = &catalog.commands[t.command].arguments[t.arg];
-        if arg.kind == ArgKind::Subparsers {
+        // the subparser choice, and positionals that took no value (argparse
+        // stores their default), say nothing about what runs
+        if arg.kind == ArgKind::Subparsers || (t.option.is_none() && t.values == 0) {
             continue;
         }
-        let known = lookup(catalog, t.command).is_some_and(|e| e.covers(&arg.dest));
+        // A clause reads "given" as "set": an action that can *unset* a
+        // clause's dest (store_false, --no-x) would break that reading, so
+        // it is not trusted.
+        let unsets = matches!(arg.kind, ArgKind::StoreFalse | ArgKind::BooleanOptional)
+            && lookup(catalog, t.command)
+                .is_some_and(|e| e.clauses.iter().any(|(w, _)| w.dest() == arg.dest));
+        let known = !unsets && lookup(catalog, t.command).is_some_and(|e| e.covers(&arg.dest));
         if !known {
             let mut c = fail_closed(
                 catalog,

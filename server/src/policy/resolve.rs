@@ -129,10 +129,24 @@ impl Resolved {
             .any(|(t, a)| a.dest == dest && (t.option.is_some() || t.values > 0))
     }
 
-    /// Whether an action with this dest was taken with at least one value.
+    /// Whether the namespace value of this dest in the deepest command is a
+    /// non-empty list after the whole parse: for storing actions the *last*
+    /// occurrence wins (`--get k --get` leaves `get == []`), appending
+    /// actions accumulate (`_AppendAction` appends one list per
+    /// occurrence, `_ExtendAction` extends with the values).
     pub fn has_values(&self, catalog: &Catalog, dest: &str) -> bool {
-        self.taken_in_command(catalog)
-            .any(|(t, a)| a.dest == dest && t.values > 0)
+        let mut result = false;
+        for (t, a) in self.taken_in_command(catalog) {
+            if a.dest != dest {
+                continue;
+            }
+            result = match a.kind {
+                ArgKind::Append | ArgKind::AppendConst => true,
+                ArgKind::Extend => result || t.values > 0,
+                _ => t.values > 0,
+            };
+        }
+        result
     }
 
     fn taken_in_command<'a>(

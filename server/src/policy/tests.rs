@@ -415,6 +415,7 @@ fn config_rules() {
         "config --show",
         "config --show channels",
         "config --get channels",
+        "config --get --get channels",
         "config --describe",
         "config --validate",
         "config --show-sources",
@@ -425,6 +426,8 @@ fn config_rules() {
     for s in [
         "config",
         "config --get",
+        "config --get k --get",
+        "config --get=k --get",
         "config --system",
         "config --clear channels",
         "config --stdin",

@@ -32,17 +32,39 @@ pub const MAY_MODIFY: &str = "May modify environments or files.";
 /// Sentence appended when a tool may run an arbitrary program.
 pub const RUNS_SUBPROCESS: &str = "Runs an arbitrary subprocess command.";
 
+/// Longest summary kept in a tool description: whole sentences of the
+/// parser's first paragraph while they fit (at least one).
+pub const SUMMARY_CHARS: usize = 160;
+
+/// Whole sentences of `text` while the total stays within `max` characters
+/// (the first one always), whitespace collapsed.
+pub fn first_sentences(text: &str, max: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out = String::new();
+    for sentence in flat.split_inclusive(". ") {
+        if !out.is_empty() && out.len() + sentence.len() > max {
+            break;
+        }
+        out.push_str(sentence);
+    }
+    out.trim_end().to_owned()
+}
+
 /// `conda <path>`, e.g. `conda env create`.
 pub fn title(command: &Command) -> String {
     command.display_path()
 }
 
-/// The tool description: the summary plus [`MAY_MODIFY`] /
-/// [`RUNS_SUBPROCESS`] as the effects say.
+/// The tool description: the summary, the exclusive/required option groups
+/// in words, and [`MAY_MODIFY`] / [`RUNS_SUBPROCESS`] as the effects say.
 pub fn description(command: &Command, effects: ToolEffects) -> String {
-    let mut d = command.summary.trim().to_owned();
+    let mut d = first_sentences(command.summary.trim(), SUMMARY_CHARS);
     if d.is_empty() {
         d = format!("Run `{}`.", command.display_path());
+    }
+    for g in super::input::group_sentences(command) {
+        d.push(' ');
+        d.push_str(&g);
     }
     if !effects.read_only {
         d.push(' ');
@@ -55,24 +77,36 @@ pub fn description(command: &Command, effects: ToolEffects) -> String {
     d
 }
 
-/// MCP annotations from the effects (plus the title).
-pub fn annotations(command: &Command, effects: ToolEffects) -> ToolAnnotations {
-    let mut a = ToolAnnotations::with_title(title(command))
-        .read_only(effects.read_only)
-        .open_world(effects.open_world);
-    if !effects.read_only {
-        a = a
-            .destructive(effects.destructive)
-            .idempotent(effects.idempotent);
+/// MCP annotations from the effects. Hints equal to the MCP defaults
+/// (readOnlyHint false, destructiveHint true, idempotentHint false,
+/// openWorldHint true) are left out: they are repeated in every tool of
+/// `tools/list`.
+pub fn annotations(effects: ToolEffects) -> ToolAnnotations {
+    let mut a = ToolAnnotations::new();
+    if effects.read_only {
+        a = a.read_only(true);
+    } else {
+        if !effects.destructive {
+            a = a.destructive(false);
+        }
+        if effects.idempotent {
+            a = a.idempotent(true);
+        }
+    }
+    if !effects.open_world {
+        a = a.open_world(false);
     }
     a
 }
 
 /// `_meta` of a tool: `conda-mcp/path` (canonical path without `conda`) and
-/// `conda-mcp/aliases` (aliases of its last element, e.g. `uninstall`).
+/// `conda-mcp/aliases` (aliases of its last element, e.g. `uninstall`;
+/// left out when there are none).
 pub fn meta(command: &Command) -> MetaObject {
     let mut m = MetaObject::new();
     m.0.insert("conda-mcp/path".into(), json!(command.subpath()));
-    m.0.insert("conda-mcp/aliases".into(), json!(command.aliases));
+    if !command.aliases.is_empty() {
+        m.0.insert("conda-mcp/aliases".into(), json!(command.aliases));
+    }
     m
 }

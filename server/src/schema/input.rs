@@ -37,37 +37,110 @@ pub const BARE_OR_NO_LEADING_DASH: &str = "^$|^[^-]";
 /// `{"type":"object","properties":…,"required":…,"additionalProperties":false}`,
 /// plus (full profile only) an `allOf` with the group constraints.
 pub fn input_schema(catalog: &Catalog, cmd: CommandIdx, profile: Profile) -> Value {
+    input_schema_with(catalog, cmd, profile, &SharedHelp::default())
+}
+
+/// Longest help text kept in a property description (first sentence, cut at
+/// a word): `tools/list` of a real conda must stay under 50 KB.
+pub const HELP_CHARS: usize = 48;
+
+/// Property help texts shared by many tools (`json`, `verbosity`, `name`,
+/// ...): left out of each schema and stated once in the server's
+/// instructions instead. Keys are `(property name, short help)`.
+#[derive(Debug, Clone, Default)]
+pub struct SharedHelp {
+    /// `(property name, short help)` pairs left out of the schemas.
+    pub entries: std::collections::BTreeSet<(String, String)>,
+}
+
+impl SharedHelp {
+    /// The pairs that occur in at least `min_tools` tools of the catalog.
+    pub fn of(catalog: &Catalog, min_tools: usize) -> Self {
+        let mut counts: std::collections::BTreeMap<(String, String), usize> = Default::default();
+        for (_, c) in catalog.tools() {
+            for p in &c.properties {
+                *counts
+                    .entry((p.name.clone(), short_help(command_help(c, p).as_str())))
+                    .or_default() += 1;
+            }
+        }
+        Self {
+            entries: counts
+                .into_iter()
+                .filter(|(k, n)| *n >= min_tools && !k.1.is_empty())
+                .map(|(k, _)| k)
+                .collect(),
+        }
+    }
+
+    /// One line per entry, `name: help`, for the server instructions.
+    pub fn describe(&self) -> String {
+        self.entries
+            .iter()
+            .map(|(n, h)| format!("{n}: {h}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+/// The help part of a property's description: the catalog's text, except
+/// for merged flag groups, whose values are the flags' names.
+fn command_help(command: &Command, prop: &Property) -> String {
+    match &prop.source {
+        PropertySource::FlagEnum { choices } => {
+            let flags: Vec<String> = choices
+                .iter()
+                .filter_map(|(_, a)| command.arguments[*a].preferred_option().map(str::to_owned))
+                .collect();
+            format!("Passes the flag of that name ({})", flags.join(", "))
+        }
+        _ => prop.description.clone(),
+    }
+}
+
+/// The first sentence of `text`, whitespace collapsed, cut at a word to at
+/// most [`HELP_CHARS`] characters (then ending in `…`).
+pub fn short_help(text: &str) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut first = match flat.find(". ") {
+        Some(i) => flat[..i].to_owned(),
+        None => flat.trim_end_matches('.').to_owned(),
+    };
+    first = first.trim_end_matches('.').to_owned();
+    if first.chars().count() > HELP_CHARS {
+        let cut: String = first.chars().take(HELP_CHARS - 1).collect();
+        let cut = match cut.rfind(' ') {
+            Some(i) if i > HELP_CHARS / 2 => cut[..i].to_owned(),
+            _ => cut,
+        };
+        first = format!("{}…", cut.trim_end_matches([',', ';', ':', ' ']));
+    }
+    first
+}
+
+/// [`input_schema`] leaving out the help texts in `shared`.
+pub fn input_schema_with(
+    catalog: &Catalog,
+    cmd: CommandIdx,
+    profile: Profile,
+    shared: &SharedHelp,
+) -> Value {
     let command = &catalog.commands[cmd];
     let groups = group_members(command);
     let mut props = Map::new();
     let mut required = Vec::new();
-    for (pi, prop) in command.properties.iter().enumerate() {
+    for prop in &command.properties {
         let mut schema = property_schema(command, prop, profile);
-        let mut desc = prop.description.trim().to_owned();
+        let help = short_help(&command_help(command, prop));
+        let mut desc = if shared.entries.contains(&(prop.name.clone(), help.clone())) {
+            String::new()
+        } else if help.is_empty() || help.ends_with('…') {
+            help
+        } else {
+            format!("{help}.")
+        };
         if let Some(hint) = usage_hint(command, prop) {
             push_sentence(&mut desc, &hint);
-        }
-        for g in &groups {
-            if g.props.len() > 1 && g.props.contains(&pi) {
-                let others: Vec<&str> = g
-                    .props
-                    .iter()
-                    .filter(|&&o| o != pi)
-                    .map(|&o| command.properties[o].name.as_str())
-                    .collect();
-                push_sentence(&mut desc, &format!("Exclusive with {}.", others.join(", ")));
-            }
-            if g.required && g.props.contains(&pi) {
-                let all: Vec<&str> = g
-                    .props
-                    .iter()
-                    .map(|&o| command.properties[o].name.as_str())
-                    .collect();
-                push_sentence(
-                    &mut desc,
-                    &format!("One of {} is required.", all.join(", ")),
-                );
-            }
         }
         if !desc.is_empty() {
             schema.insert("description".into(), Value::String(desc));
@@ -113,6 +186,26 @@ fn usage_hint(command: &Command, prop: &Property) -> Option<String> {
         (ArgKind::Store, Nargs::ZeroOrMore) => Some(format!("[] passes bare {flag}.")),
         _ => None,
     }
+}
+
+/// The exclusive and required groups of a command in words, for the tool
+/// description ("At most one of: name, prefix."): the portable profile
+/// cannot state them as constraints.
+pub fn group_sentences(command: &Command) -> Vec<String> {
+    let mut out = Vec::new();
+    for g in group_members(command) {
+        let names: Vec<&str> = g
+            .props
+            .iter()
+            .map(|&pi| command.properties[pi].name.as_str())
+            .collect();
+        if g.required && !names.is_empty() {
+            out.push(format!("Exactly one of: {}.", names.join(", ")));
+        } else if names.len() > 1 {
+            out.push(format!("At most one of: {}.", names.join(", ")));
+        }
+    }
+    out
 }
 
 fn push_sentence(desc: &mut String, s: &str) {
@@ -256,6 +349,10 @@ fn action_schema(a: &Argument, remainder: bool, profile: Profile) -> Map<String,
             Nargs::Optional => scalar(a, positional, bare_allowed(a)),
             Nargs::Remainder | Nargs::Parser => {
                 let mut m = obj(json!({"type": "array", "items": {"type": "string"}}));
+                if a.nargs == Nargs::Parser {
+                    // argparse.PARSER needs a subcommand: at least one item.
+                    m.insert("minItems".into(), json!(1));
+                }
                 if remainder && profile == Profile::Full {
                     m.insert(
                         "prefixItems".into(),
@@ -308,9 +405,13 @@ fn array_of(item: Value, nargs: Nargs) -> Map<String, Value> {
     m
 }
 
+/// A single value. Choices become a string `enum` whatever the type (the
+/// portable profile allows string enums only; argparse converts the string
+/// with its `type` before it checks the choice).
 fn scalar(a: &Argument, non_negative: bool, allow_bare: bool) -> Map<String, Value> {
+    let has_choices = a.choices.as_ref().is_some_and(|c| !c.is_empty());
     match a.value_type {
-        ValueType::String => match a.choices.as_ref().filter(|c| !c.is_empty()) {
+        _ if has_choices => match a.choices.as_ref().filter(|c| !c.is_empty()) {
             Some(choices) => {
                 let mut values: Vec<Value> = choices.iter().map(|c| json!(c)).collect();
                 if allow_bare {
@@ -323,6 +424,10 @@ fn scalar(a: &Argument, non_negative: bool, allow_bare: bool) -> Map<String, Val
                 "pattern": if allow_bare { BARE_OR_NO_LEADING_DASH } else { NO_LEADING_DASH },
             })),
         },
+        ValueType::String => obj(json!({
+            "type": "string",
+            "pattern": if allow_bare { BARE_OR_NO_LEADING_DASH } else { NO_LEADING_DASH },
+        })),
         ValueType::Integer | ValueType::Number => {
             let t = if a.value_type == ValueType::Integer {
                 "integer"

@@ -22,7 +22,7 @@ pub mod names;
 pub mod profile;
 pub mod validate;
 
-pub use input::input_schema;
+pub use input::{SharedHelp, input_schema, input_schema_with};
 pub use names::{RESERVED_TOOL_NAMES, tool_names};
 pub use profile::Profile;
 pub use validate::{ArgumentError, ArgumentValidator, SchemaError, check_schema_document};

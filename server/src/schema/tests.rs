@@ -175,10 +175,6 @@ fn portable_schema_uses_only_allowed_keywords_and_full_adds_groups() {
     let full = input_schema(&cat, 1, Profile::Full);
     assert!(!portable_violations(&full).is_empty(), "full adds allOf");
     assert!(full["allOf"].as_array().is_some_and(|a| a.len() == 1));
-    let desc = portable["properties"]["name"]["description"]
-        .as_str()
-        .unwrap_or("");
-    assert!(desc.contains("Exclusive with prefix."), "{desc}");
     assert_eq!(
         portable["properties"]["update_modifier"]["enum"],
         json!(["update-all", "freeze-installed"])

@@ -1,0 +1,129 @@
+//! Startup: target, workers, discovery, catalog, tools, capabilities.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::capabilities::{self, PolicySummary};
+use super::results::ResultChecker;
+use super::tools::{ToolOptions, ToolSet};
+use super::{Started, State, policy_of, server_config};
+use crate::cli::{Cli, LogFormatArg};
+use crate::discovery::DiscoveryOptions;
+use crate::worker_client::{Executor, LogFormat, WorkerConfig};
+
+/// Errors of startup, each a sentence for the log.
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    /// Discovery failed.
+    #[error("discovery failed: {0}")]
+    Discovery(String),
+    /// A generated schema is broken.
+    #[error(transparent)]
+    Schema(#[from] crate::schema::SchemaError),
+    /// Anything else.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// The worker configuration for target `conda_exe`.
+pub fn worker_config(cli: &Cli, conda_exe: PathBuf) -> WorkerConfig {
+    let mut cfg = WorkerConfig::new(conda_exe);
+    if let Some(w) = &cli.worker_exe {
+        cfg.worker_exe = w.clone();
+    }
+    cfg.python = cli.python.clone();
+    cfg.log_format = match cli.log_format {
+        LogFormatArg::Text => LogFormat::Text,
+        LogFormatArg::Json => LogFormat::Json,
+    };
+    cfg
+}
+
+/// Runs the whole startup sequence.
+///
+/// Errors: [`StartupError`] (the server then exits with status 1 before
+/// answering anything).
+pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
+    let discovered = discover(cli).await?;
+    let catalog = Arc::new(discovered.discovery.catalog.clone());
+    let policy = policy_of(cli);
+    let tools = ToolSet::build(
+        &catalog,
+        ToolOptions {
+            profile: cli.schema_profile,
+            allow_exec: cli.allow_exec,
+        },
+    )?;
+    let capabilities: Arc<str> = capabilities::render(
+        &catalog,
+        &discovered.target,
+        &tools,
+        PolicySummary {
+            allow_write: policy.allow_write,
+            allow_exec: policy.allow_exec,
+        },
+        cli.schema_profile,
+    )
+    .into();
+    tracing::info!(
+        target = %discovered.target.display(),
+        conda_version = %catalog.conda_version,
+        tools = tools.listed.len(),
+        "conda-mcp ready"
+    );
+    let info = server_config(&tools.shared_help);
+    let results = ResultChecker::new().map_err(StartupError::Other)?;
+    Ok(Started {
+        state: State {
+            catalog,
+            tools,
+            policy,
+            limits: cli.limits(),
+            exec: discovered.exec,
+            capabilities,
+            results,
+            info,
+            discovery: discovered.discovery,
+        },
+        discovery_lane: discovered.discovery_lane,
+    })
+}
+
+/// What discovery produced.
+struct Discovered {
+    target: PathBuf,
+    discovery: crate::discovery::Discovery,
+    exec: Arc<Executor>,
+    discovery_lane: Arc<Executor>,
+}
+
+/// Target, interpreter and catalog through [`crate::discovery::discover`]
+/// (cached unless `--no-cache`), then the two lanes: "exec" for conda calls
+/// and "discovery" for helper scripts. Both start their worker lazily.
+async fn discover(cli: &Cli) -> Result<Discovered, StartupError> {
+    let mut opts = DiscoveryOptions::new();
+    opts.conda_exe = cli.conda_exe.clone();
+    opts.python = cli.python.clone();
+    opts.no_cache = cli.no_cache;
+    opts.timeout = cli.timeout;
+    opts.worker = worker_config(cli, PathBuf::new());
+    let discovery = crate::discovery::discover(&opts)
+        .await
+        .map_err(|e| StartupError::Discovery(e.to_string()))?;
+    let target = discovery.target.path.clone();
+    let mut cfg = worker_config(cli, target.clone());
+    cfg.python = Some(discovery.python.clone());
+    let exec = Arc::new(Executor::new(cfg.clone()));
+    let discovery_lane = Arc::new(Executor::new(cfg));
+    tracing::info!(
+        from_cache = discovery.from_cache,
+        processes = discovery.processes_started,
+        "discovery done"
+    );
+    Ok(Discovered {
+        target,
+        discovery,
+        exec,
+        discovery_lane,
+    })
+}

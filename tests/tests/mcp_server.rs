@@ -1,0 +1,397 @@
+//! Black-box tests of the built `conda-mcp` through rmcp's client (child
+//! process transport), in both protocol eras, against the stand-in conda
+//! (issue 4).
+
+use std::time::{Duration, Instant};
+
+use conda_mcp_server::schema::profile::portable_violations;
+use conda_mcp_tests::mcp::{Era, Server, result_text, rpc_error, server_command};
+use conda_mcp_tests::paths;
+use conda_mcp_tests::standin::StandinPrefix;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+const INVALID_PARAMS: i32 = -32602;
+
+#[tokio::test]
+async fn both_eras_serve_tools_calls_refusals_and_the_capabilities_resource() {
+    let standin = StandinPrefix::standard();
+    for era in Era::ALL {
+        let server = Server::start_with_env(
+            &standin.conda_exe,
+            &[],
+            era,
+            &[("CONDA_MCP_TEST_SECRET", "s3cr3t-v4lue")],
+        )
+        .await;
+        let info = server.client.peer_info().expect("server info");
+        let implementation = info.server_info.clone().expect("server_info present");
+        assert_eq!(implementation.name, "conda-mcp", "{era:?}");
+        assert_eq!(implementation.version, env!("CARGO_PKG_VERSION"), "{era:?}");
+        let stateless = info.protocol_version.as_str() >= "2026-07-28";
+        assert_eq!(
+            stateless,
+            era == Era::Stateless,
+            "{era:?} negotiated {}",
+            info.protocol_version.as_str()
+        );
+
+        // tools/list: generated tools only (no conda_execute without --allow-exec).
+        let tools = server.tools().await;
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        assert!(
+            names.contains(&"conda_info") && names.contains(&"conda_env_create"),
+            "{names:?}"
+        );
+        assert!(
+            !names.contains(&"conda_execute"),
+            "{era:?}: conda_execute listed without --allow-exec"
+        );
+        assert!(
+            !names.contains(&"conda_activate"),
+            "shell-only commands are not tools"
+        );
+        for t in &tools {
+            assert!(t.output_schema.is_some(), "{}: outputSchema", t.name);
+            assert!(
+                t.title.as_deref().is_some_and(|x| x.starts_with("conda ")),
+                "{}",
+                t.name
+            );
+        }
+
+        // A read-only call runs the stand-in and returns its output.
+        let before = standin.python_starts();
+        let r = server.call_ok("conda_info", json!({"json": true})).await;
+        assert_eq!(r.is_error, Some(false), "{era:?}: {}", result_text(&r));
+        let s = r.structured_content.clone().expect("structuredContent");
+        assert_eq!(s["exit_code"], json!(0));
+        assert_eq!(s["parsed_json"]["command"], json!(["info"]), "{s}");
+        assert_eq!(s["parsed_json"]["namespace"]["json"], json!(true), "{s}");
+        assert!(
+            result_text(&r).starts_with("conda info: succeeded"),
+            "{}",
+            result_text(&r)
+        );
+        assert_eq!(
+            standin.python_starts(),
+            before + 1,
+            "one conda process per call"
+        );
+
+        // A refused call names the missing startup option and runs nothing.
+        let before = standin.python_starts();
+        let r = server
+            .call_ok(
+                "conda_install",
+                json!({"packages": ["numpy-SECRET"], "name": "env-SECRET"}),
+            )
+            .await;
+        let text = result_text(&r);
+        assert_eq!(r.is_error, Some(true));
+        assert!(text.contains("--allow-write"), "{text}");
+        assert!(!text.contains("SECRET"), "{text}");
+        assert_eq!(
+            standin.python_starts(),
+            before,
+            "a refused call starts no process"
+        );
+
+        // An invalid call names the JSON path, never the value.
+        let r = server
+            .call_ok("conda_info", json!({"verbosity": "SECRET"}))
+            .await;
+        let text = result_text(&r);
+        assert_eq!(r.is_error, Some(true));
+        assert!(
+            text.contains("/verbosity") && !text.contains("SECRET"),
+            "{text}"
+        );
+
+        // Unknown tool and resource: invalid params listing nothing of the catalog.
+        let e = server
+            .call("conda_nope_SECRET", json!({}))
+            .await
+            .expect_err("unknown tool");
+        let d = rpc_error(&e).expect("JSON-RPC error");
+        assert_eq!(d.code.0, INVALID_PARAMS, "{era:?}");
+        assert!(
+            !d.message.contains("conda_info") && !d.message.contains("SECRET"),
+            "{}",
+            d.message
+        );
+        let e = server
+            .read_text("conda://nope")
+            .await
+            .expect_err("unknown resource");
+        let d = rpc_error(&e).expect("JSON-RPC error");
+        assert_eq!(d.code.0, INVALID_PARAMS, "{era:?}");
+        assert!(!d.message.contains("capabilities"), "{}", d.message);
+
+        // The capabilities resource: JSON, byte-identical, no environment.
+        let (a, mime) = server
+            .read_text("conda://capabilities")
+            .await
+            .expect("capabilities");
+        let (b, _) = server
+            .read_text("conda://capabilities")
+            .await
+            .expect("capabilities");
+        assert_eq!(a, b, "byte-identical for the life of the process");
+        assert_eq!(mime.as_deref(), Some("application/json"));
+        let caps: Value = serde_json::from_str(&a).expect("JSON");
+        for key in [
+            "target_executable",
+            "conda_version",
+            "catalog",
+            "generated_tools",
+            "plugins",
+            "discovery_fingerprint",
+        ] {
+            assert!(caps.get(key).is_some(), "capabilities lacks {key}");
+        }
+        assert_eq!(
+            caps["generated_tools"].as_array().map(Vec::len),
+            Some(tools.len())
+        );
+        assert!(
+            !a.contains("s3cr3t-v4lue") && !a.contains("CONDA_MCP_TEST_SECRET"),
+            "environment leaked"
+        );
+        server.close().await;
+    }
+}
+
+#[tokio::test]
+async fn invalid_arguments_are_refused_before_any_process_starts() {
+    let standin = StandinPrefix::standard();
+    let server = Server::start(&standin.conda_exe, &["--allow-write"], Era::Initialize).await;
+    let cases = [
+        ("conda_info", json!({"all": "yes"}), "/all"),
+        ("conda_info", json!({"SECRET_field": 1}), "/"),
+        (
+            "conda_install",
+            json!({"packages": ["--SECRET"]}),
+            "/packages/0",
+        ),
+        ("conda_install", json!({"name": "-SECRET"}), "/name"),
+        (
+            "conda_install",
+            json!({"name": "a", "prefix": "/SECRET"}),
+            "/",
+        ),
+        ("conda_remove", json!({"all": true}), "/"),
+        ("conda_install", json!({"channel": "SECRET"}), "/channel"),
+    ];
+    let before = standin.python_starts();
+    for (tool, args, path) in cases {
+        let r = server.call_ok(tool, args.clone()).await;
+        let text = result_text(&r);
+        assert_eq!(r.is_error, Some(true), "{tool} {args}: {text}");
+        assert!(
+            text.contains(&format!("at {path}:")),
+            "{tool} {args}: {text}"
+        );
+        assert!(!text.contains("SECRET"), "{tool} {args}: {text}");
+    }
+    assert_eq!(
+        standin.python_starts(),
+        before,
+        "no process started for invalid calls"
+    );
+    server.close().await;
+}
+
+#[tokio::test]
+async fn conda_execute_is_listed_and_checked_only_with_allow_exec() {
+    let standin = StandinPrefix::standard();
+    let server = Server::start(
+        &standin.conda_exe,
+        &["--allow-exec", "--timeout", "30"],
+        Era::Stateless,
+    )
+    .await;
+    let tools = server.tools().await;
+    let exec = tools
+        .iter()
+        .find(|t| t.name == "conda_execute")
+        .expect("conda_execute listed");
+    assert_eq!(
+        exec.input_schema.get("additionalProperties"),
+        Some(&json!(false))
+    );
+
+    let r = server
+        .call_ok(
+            "conda_execute",
+            json!({"argv": ["env", "list", "--json"], "timeout_seconds": 1e9}),
+        )
+        .await;
+    assert_eq!(r.is_error, Some(false), "{}", result_text(&r));
+    let s = r.structured_content.expect("structured");
+    assert_eq!(s["parsed_json"]["command"], json!(["env", "list"]));
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = server
+        .call_ok(
+            "conda_execute",
+            json!({"argv": ["info"], "cwd": dir.path()}),
+        )
+        .await;
+    assert_eq!(r.is_error, Some(false), "{}", result_text(&r));
+    assert_eq!(
+        r.structured_content.expect("s")["parsed_json"]["cwd"],
+        json!(dir.path().canonicalize().expect("c"))
+    );
+
+    let before = standin.python_starts();
+    for (args, path) in [
+        (json!({"argv": ["info"], "SECRET": 1}), "/"),
+        (
+            json!({"argv": ["info"], "cwd": "/nonexistent/SECRET"}),
+            "/cwd",
+        ),
+        (
+            json!({"argv": ["info"], "timeout_seconds": 0}),
+            "/timeout_seconds",
+        ),
+        (json!({"argv": ["in\u{0}fo"]}), "/argv/0"),
+        (json!({"argv": "info"}), "/argv"),
+    ] {
+        let r = server.call_ok("conda_execute", args.clone()).await;
+        let text = result_text(&r);
+        assert_eq!(r.is_error, Some(true), "{args}: {text}");
+        assert!(text.contains(&format!("at {path}:")), "{args}: {text}");
+        assert!(!text.contains("SECRET"), "{text}");
+    }
+    // A raw mutation needs --allow-write too, and is refused by the same classifier.
+    let r = server
+        .call_ok("conda_execute", json!({"argv": ["install", "numpy"]}))
+        .await;
+    assert!(
+        result_text(&r).contains("--allow-write"),
+        "{}",
+        result_text(&r)
+    );
+    assert_eq!(standin.python_starts(), before, "nothing ran");
+    server.close().await;
+}
+
+/// Raw JSON-RPC over pipes: every stdout line is a JSON-RPC 2.0 frame, and
+/// the server exits promptly once stdin closes.
+#[tokio::test]
+async fn stdout_carries_only_json_rpc_frames_and_stdin_close_ends_the_server() {
+    let standin = StandinPrefix::standard();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cmd = server_command(&standin.conda_exe, &["--log-format", "json"], dir.path());
+    let mut child = cmd
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let stdout = child.stdout.take().expect("stdout");
+    let frames = [
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}),
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}),
+        json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"conda_info","arguments":{"json":true}}}),
+        json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"conda_remove","arguments":{"all":true,"name":"x"}}}),
+        json!({"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"conda://capabilities"}}),
+    ];
+    let mut lines = BufReader::new(stdout).lines();
+    let mut seen = Vec::new();
+    for f in &frames {
+        stdin
+            .write_all(format!("{f}\n").as_bytes())
+            .await
+            .expect("write");
+        if f.get("id").is_some() {
+            let line = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
+                .await
+                .expect("answer in time")
+                .expect("read")
+                .expect("a line");
+            seen.push(line);
+        }
+    }
+    drop(stdin);
+    let closed = Instant::now();
+    while let Some(line) = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+        .await
+        .expect("eof")
+        .expect("read")
+    {
+        seen.push(line);
+    }
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .expect("exits")
+        .expect("wait");
+    let waited = closed.elapsed();
+    assert!(status.success(), "{status}");
+    assert!(
+        waited < Duration::from_secs(3),
+        "exit took {waited:?} after stdin closed"
+    );
+    assert_eq!(seen.len(), 5);
+    for line in &seen {
+        let v: Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        assert_eq!(v["jsonrpc"], json!("2.0"), "{line}");
+        assert!(
+            v.get("result").is_some() || v.get("error").is_some(),
+            "{line}"
+        );
+    }
+}
+
+/// Every input schema the server lists for the recorded real conda 26
+/// parser, in the portable profile, uses only the allowed keywords; and the
+/// full profile adds exact group constraints.
+#[tokio::test]
+async fn real_dump_portable_schemas_use_only_allowed_keywords() {
+    let Some(dump) =
+        paths::real_dump_or_skip("real_dump_portable_schemas_use_only_allowed_keywords")
+    else {
+        return;
+    };
+    let standin = StandinPrefix::create(&dump).expect("stand-in prefix for the real dump");
+    let server = Server::start(&standin.conda_exe, &[], Era::Initialize).await;
+    let tools = server.tools().await;
+    assert!(tools.len() >= 30, "{}", tools.len());
+    for t in &tools {
+        let schema = Value::Object(t.input_schema.as_ref().clone());
+        assert_eq!(
+            portable_violations(&schema),
+            Vec::<String>::new(),
+            "{}",
+            t.name
+        );
+    }
+    let bytes = serde_json::to_vec(&tools).expect("json").len();
+    eprintln!(
+        "portable tools/list of the real dump: {} tools, {bytes} bytes",
+        tools.len()
+    );
+    assert!(bytes <= 50 * 1024, "{bytes} bytes");
+    server.close().await;
+
+    let server = Server::start(
+        &standin.conda_exe,
+        &["--schema-profile", "full"],
+        Era::Initialize,
+    )
+    .await;
+    let tools = server.tools().await;
+    let create = tools
+        .iter()
+        .find(|t| t.name == "conda_create")
+        .expect("conda_create");
+    assert!(
+        create.input_schema.get("allOf").is_some(),
+        "full profile states exclusive groups"
+    );
+    server.close().await;
+}
