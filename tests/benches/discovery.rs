@@ -58,7 +58,11 @@ fn probe() {
 
 fn time(mut cmd: Command, stdin: Option<&[u8]>) -> (Duration, Option<i32>) {
     cmd.stdout(Stdio::null()).stderr(Stdio::null());
-    cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    });
     let t = Instant::now();
     let mut child = cmd.spawn().expect("spawn");
     if let Some(bytes) = stdin {
