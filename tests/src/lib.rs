@@ -4,8 +4,10 @@
 //! client ([`mcp`]).
 
 pub mod bins;
+pub mod completion;
 pub mod exec;
 pub mod mcp;
 pub mod paths;
+pub mod rawrpc;
 pub mod roundtrip;
 pub mod standin;

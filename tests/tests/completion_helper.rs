@@ -16,62 +16,8 @@ use std::process::{Command, Stdio};
 use conda_mcp_server::completion::{self, AnswerError, Availability, CompletionAnswer};
 use conda_mcp_server::dump::Dump;
 use conda_mcp_shared::ExecutionResult;
-use conda_mcp_tests::standin::{StandinPrefix, host_python, standin_dump};
-
-/// Installs conda-completion into the prefix; `false` (with a message) when
-/// pip cannot fetch it.
-pub fn install_conda_completion(prefix: &StandinPrefix) -> bool {
-    let out = Command::new(host_python())
-        .args(["-m", "pip", "--disable-pip-version-check", "--python"])
-        .arg(&prefix.python)
-        .args([
-            "install",
-            "--quiet",
-            "--no-deps",
-            "conda-completion>=0.3,<0.4",
-            "conda-completer>=0.3,<0.4",
-            "msgpack",
-            "platformdirs",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .expect("run pip");
-    if !out.status.success() {
-        eprintln!(
-            "SKIPPED conda-completion tests: pip could not install the plugin: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    out.status.success()
-}
-
-/// Writes the manifest through the plugin's public API. The in-project
-/// dump has lazy choices that raise (as a broken conda plugin's would), which
-/// conda-completion's generator does not survive; they read as "no choices"
-/// while the manifest is generated.
-pub fn generate_manifest(prefix: &StandinPrefix, cache: &Path) {
-    let script = "\
-                  from conda.cli import conda_argparse as ca\n\
-                  def _choices(self):\n    c = self.__dict__.get('_standin_choices')\n    return None if isinstance(c, ca._RaisingChoices) else c\n\
-                  ca._get_choices = _choices\n\
-                  from conda_completion.introspect import generate_manifest\n\
-                  from conda_completion.manifest import write_manifest\n\
-                  from conda_completion.paths import manifest_path\n\
-                  from conda_completion.plugin import plugin_entry_point_hash\n\
-                  write_manifest(generate_manifest(plugin_hash=plugin_entry_point_hash()), manifest_path())\n";
-    let out = Command::new(&prefix.python)
-        .args(["-c", script])
-        .env("CONDA_COMPLETION_CACHE_DIR", cache)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run the manifest generator");
-    assert!(
-        out.status.success(),
-        "generating the manifest failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(cache.join("completion.msgpack").is_file());
-}
+use conda_mcp_tests::completion::{generate_manifest, install_conda_completion};
+use conda_mcp_tests::standin::{StandinPrefix, standin_dump};
 
 fn ask(
     prefix: &StandinPrefix,

@@ -64,9 +64,7 @@ pub fn input_schema() -> Value {
         "properties": {
             "command_path": {
                 "type": "array",
-                "description": "Canonical command tokens after `conda`, e.g. [\"env\", \"create\"]; \
-                                an empty array describes the root (global options and top-level commands). \
-                                Aliases such as `uninstall` are resolved.",
+                "description": "Command tokens after `conda`, e.g. [\"env\",\"create\"]; [] = the root.",
                 "items": { "type": "string", "pattern": "^[^\\s-]\\S*$" },
                 "maxItems": MAX_PATH_TOKENS
             }
@@ -77,9 +75,8 @@ pub fn input_schema() -> Value {
 }
 
 /// The tool's description.
-pub const DESCRIPTION: &str = "Describe one conda command from conda-completion's generated manifest: \
-options, positionals, direct subcommands, exclusive groups, completion types and rules, runtime sources \
-and manifest freshness. Read-only; never regenerates the manifest.";
+pub const DESCRIPTION: &str = "Describe one conda command (options, positionals, subcommands, \
+completion rules) from conda-completion's manifest. Read-only.";
 
 /// Invalid input, named by JSON path; never carries the submitted value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -317,9 +314,34 @@ pub fn read_answer(
     Ok(raw.answer)
 }
 
-/// The output schema (`CompletionAnswer`, via schemars).
+/// The complete output schema (`CompletionAnswer`, via schemars): what an
+/// answer is checked against before it is sent.
 pub fn output_schema() -> Value {
     serde_json::to_value(schemars::schema_for!(CompletionAnswer)).unwrap_or(Value::Null)
+}
+
+/// The output schema as advertised in `tools/list`: the same top-level
+/// contract as [`output_schema`] without descriptions and nested
+/// definitions (they are repeated in no other tool, but `tools/list` must
+/// stay small; the README documents the fields).
+pub fn advertised_output_schema() -> Value {
+    let path = json!({"type": "array", "items": {"type": "string"}});
+    json!({
+        "type": "object",
+        "properties": {
+            "availability": {"type": "string", "enum": ["available", "not_installed", "not_generated", "unavailable"]},
+            "requested_path": path,
+            "resolved_path": path,
+            "alias_target": {"type": ["array", "null"], "items": {"type": "string"}},
+            "command": {"type": "object"},
+            "runtime_sources": {"type": "object"},
+            "manifest": {"type": "object"},
+            "conda_completion_version": {"type": ["string", "null"]},
+            "message": {"type": "string"},
+            "hint": {"type": "string"}
+        },
+        "required": ["availability", "requested_path", "resolved_path"]
+    })
 }
 
 #[cfg(test)]

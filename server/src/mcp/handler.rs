@@ -11,24 +11,27 @@
 
 use std::sync::Arc;
 
+use rmcp::model::ProgressToken;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
     Resource, ResourceContents, ServerConfig,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use conda_mcp_shared::ExecutionResult;
 
+use super::progress::Progress;
+use super::restart::RestartWatch;
 use super::results::{self, ResultChecker};
 use super::tools::{EXECUTE_TOOL, Route, ToolSet};
 use super::{Limits, capabilities, execute};
 use crate::catalog::Catalog;
 use crate::policy::{self, Policy};
-use crate::worker_client::{ExecError, Executor, Job, JobUpdate, Program};
+use crate::worker_client::{ExecError, Executor, Job, Program};
 
 /// Everything a call needs, fixed at startup.
 #[derive(Debug)]
@@ -49,9 +52,12 @@ pub struct State {
     pub results: ResultChecker,
     /// `initialize` / `server/discover` answer.
     pub info: ServerConfig,
-    /// What discovery found at startup (stamp and fingerprint for restart
-    /// detection, issue 6).
-    pub discovery: crate::discovery::Discovery,
+    /// The discovery lane: helper scripts (`conda_cli_command`), never
+    /// behind a running conda.
+    pub discovery_lane: Arc<Executor>,
+    /// Restart detection after mutations (stamp and fingerprint of what
+    /// startup discovered).
+    pub restart: RestartWatch,
 }
 
 /// The MCP server (cheap to clone).
@@ -78,16 +84,30 @@ impl CondaMcp {
         name: &str,
         route: Route,
         args: Value,
-        ct: CancellationToken,
+        call: CallContext,
     ) -> CallToolResult {
         match route {
-            Route::Generated(i) => self.call_generated(i, args, ct).await,
-            Route::Execute => self.call_execute(args, ct).await,
-            Route::CliCommand => results::not_run(name, &"this tool is not available"),
+            Route::Generated(i) => self.call_generated(i, args, call).await,
+            Route::Execute => self.call_execute(args, call).await,
+            Route::CliCommand => match &self.state.tools.cli_command {
+                Some(tool) => {
+                    let st = &self.state;
+                    tool.call(
+                        &st.catalog,
+                        &st.discovery_lane,
+                        st.limits.timeout,
+                        st.limits.output_limit_bytes,
+                        &args,
+                        call.ct,
+                    )
+                    .await
+                }
+                None => results::not_run(name, &"this tool is not available"),
+            },
         }
     }
 
-    async fn call_generated(&self, i: usize, args: Value, ct: CancellationToken) -> CallToolResult {
+    async fn call_generated(&self, i: usize, args: Value, call: CallContext) -> CallToolResult {
         let st = &self.state;
         let tool = &st.tools.generated[i];
         if let Err(errors) = tool.validator.validate(&args) {
@@ -113,10 +133,11 @@ impl CondaMcp {
         job.output_limit_bytes = st.limits.output_limit_bytes;
         job.stdin_limit_bytes = st.limits.stdin_limit_bytes;
         job.label = what.clone();
-        self.finish(&what, self.run_job(job, ct).await)
+        let outcome = self.run_job(job, &what, call).await;
+        self.finish(&what, classification.read_only, outcome).await
     }
 
-    async fn call_execute(&self, args: Value, ct: CancellationToken) -> CallToolResult {
+    async fn call_execute(&self, args: Value, ctx: CallContext) -> CallToolResult {
         let st = &self.state;
         let Some(validator) = &st.tools.execute_validator else {
             return results::not_run(
@@ -144,12 +165,29 @@ impl CondaMcp {
         job.output_limit_bytes = st.limits.output_limit_bytes;
         job.stdin_limit_bytes = st.limits.stdin_limit_bytes;
         job.label = what.clone();
-        self.finish(&what, self.run_job(job, ct).await)
+        let outcome = self.run_job(job, &what, ctx).await;
+        self.finish(&what, classification.read_only, outcome).await
     }
 
-    fn finish(&self, what: &str, outcome: Result<ExecutionResult, ExecError>) -> CallToolResult {
+    /// The tool result of a finished job. After a successful call that was
+    /// not read-only, the restart watch checks whether conda or its plugins
+    /// changed; every result carries the (sticky) `restart_required`.
+    async fn finish(
+        &self,
+        what: &str,
+        read_only: bool,
+        outcome: Result<ExecutionResult, ExecError>,
+    ) -> CallToolResult {
         match outcome {
-            Ok(result) => self.state.results.to_tool_result(what, &result),
+            Ok(mut result) => {
+                let restart = &self.state.restart;
+                result.restart_required = if !read_only && result.exit_code == Some(0) {
+                    restart.after_mutation().await
+                } else {
+                    restart.required()
+                };
+                self.state.results.to_tool_result(what, &result)
+            }
             Err(e) => {
                 tracing::warn!("{what}: not run: {e}");
                 results::not_run(what, &e)
@@ -159,29 +197,47 @@ impl CondaMcp {
 
     /// Runs one job on the exec lane and waits for its result.
     ///
-    /// `ct` is the request's cancellation (rmcp cancels it on
+    /// `call.ct` is the request's cancellation (rmcp cancels it on
     /// `notifications/cancelled`, and also after every response, so it is
     /// only watched while the job runs): it cancels the job, which kills
-    /// its process tree. Updates (queue position, start, output counters)
-    /// arrive in `on_update`; issue 6 turns them into progress
-    /// notifications.
+    /// its process tree (or takes it out of the queue); rmcp then sends no
+    /// response. Updates (queue position, start, output counters) become
+    /// progress notifications when the request carried a progress token
+    /// ([`Progress`]).
     pub async fn run_job(
         &self,
         job: Job,
-        ct: CancellationToken,
+        what: &str,
+        call: CallContext,
     ) -> Result<ExecutionResult, ExecError> {
+        let progress = match call.progress {
+            Some((peer, token)) => Progress::start_with(peer, token, what.to_owned()),
+            None => Progress::inert(),
+        };
         let cancel = job.cancel.clone();
         let exec = self.state.exec.clone();
-        let run = exec.run(job, |_update: JobUpdate| {});
+        let run = exec.run(job, progress.observer());
         tokio::pin!(run);
-        tokio::select! {
+        let outcome = tokio::select! {
             r = &mut run => r,
-            () = ct.cancelled() => {
+            () = call.ct.cancelled() => {
                 cancel.cancel();
                 run.await
             }
-        }
+        };
+        progress.finish().await;
+        outcome
     }
+}
+
+/// What a call needs of its request besides the arguments.
+#[derive(Debug, Clone)]
+pub struct CallContext {
+    /// Cancelled by rmcp on `notifications/cancelled` (and after the
+    /// response).
+    pub ct: CancellationToken,
+    /// Where progress goes, when the request carried a progress token.
+    pub progress: Option<(Peer<RoleServer>, ProgressToken)>,
 }
 
 fn unknown(what: &str) -> McpError {
@@ -215,8 +271,14 @@ impl ServerHandler for CondaMcp {
         let name = request.name.to_string();
         let args = Value::Object(request.arguments.unwrap_or_default());
         let this = self.clone();
-        let ct = context.ct.clone();
-        let task = tokio::spawn(async move { this.call(&name, route, args, ct).await });
+        let call = CallContext {
+            ct: context.ct.clone(),
+            progress: context
+                .meta
+                .get_progress_token()
+                .map(|t| (context.peer.clone(), t)),
+        };
+        let task = tokio::spawn(async move { this.call(&name, route, args, call).await });
         let result = match task.await {
             Ok(r) => r,
             Err(e) => {

@@ -11,8 +11,11 @@
 //! * [`startup`]: target, discovery, workers.
 
 pub mod capabilities;
+pub mod cli_command;
 pub mod execute;
 pub mod handler;
+pub mod progress;
+pub mod restart;
 pub mod results;
 pub mod startup;
 pub mod tools;

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::capabilities::{self, PolicySummary};
+use super::restart::RestartWatch;
 use super::results::ResultChecker;
 use super::tools::{ToolOptions, ToolSet};
 use super::{Started, State, policy_of, server_config};
@@ -32,6 +33,8 @@ pub fn worker_config(cli: &Cli, conda_exe: PathBuf) -> WorkerConfig {
         cfg.worker_exe = w.clone();
     }
     cfg.python = cli.python.clone();
+    cfg.socket = cli.worker_socket.clone();
+    cfg.user = cli.worker_user.clone();
     cfg.log_format = match cli.log_format {
         LogFormatArg::Text => LogFormat::Text,
         LogFormatArg::Json => LogFormat::Json,
@@ -83,7 +86,8 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
             capabilities,
             results,
             info,
-            discovery: discovered.discovery,
+            discovery_lane: discovered.discovery_lane.clone(),
+            restart: RestartWatch::new(discovered.options, &discovered.discovery),
         },
         discovery_lane: discovered.discovery_lane,
     })
@@ -92,6 +96,7 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
 /// What discovery produced.
 struct Discovered {
     target: PathBuf,
+    options: DiscoveryOptions,
     discovery: crate::discovery::Discovery,
     exec: Arc<Executor>,
     discovery_lane: Arc<Executor>,
@@ -115,6 +120,13 @@ async fn discover(cli: &Cli) -> Result<Discovered, StartupError> {
     cfg.python = Some(discovery.python.clone());
     let exec = Arc::new(Executor::new(cfg.clone()));
     let discovery_lane = Arc::new(Executor::new(cfg));
+    if cli.worker_socket.is_some() {
+        // A listening worker that is absent or refuses is a startup error,
+        // not a failure of the first call.
+        exec.connect()
+            .await
+            .map_err(|e| StartupError::Other(e.to_string()))?;
+    }
     tracing::info!(
         from_cache = discovery.from_cache,
         processes = discovery.processes_started,
@@ -122,6 +134,7 @@ async fn discover(cli: &Cli) -> Result<Discovered, StartupError> {
     );
     Ok(Discovered {
         target,
+        options: opts,
         discovery,
         exec,
         discovery_lane,

@@ -63,6 +63,9 @@ pub struct ToolSet {
     /// Validator of `conda_execute`'s input schema (present with
     /// `--allow-exec`).
     pub execute_validator: Option<ArgumentValidator>,
+    /// `conda_cli_command`, listed when the target has conda-completion
+    /// ≥ 0.3.
+    pub cli_command: Option<super::cli_command::CliCommandTool>,
     /// Help texts left out of the schemas because many tools share them;
     /// the server instructions state them once.
     pub shared_help: SharedHelp,
@@ -144,10 +147,27 @@ impl ToolSet {
             );
             routes.insert(EXECUTE_TOOL.to_owned(), Route::Execute);
         }
+        let cli_command = if routes.contains_key(CLI_COMMAND_TOOL) {
+            None
+        } else {
+            let schema = crate::completion::input_schema();
+            check_schema_document(CLI_COMMAND_TOOL, &schema)?;
+            super::cli_command::CliCommandTool::for_catalog(catalog).map_err(|reason| {
+                SchemaError {
+                    tool: CLI_COMMAND_TOOL.to_owned(),
+                    reason,
+                }
+            })?
+        };
+        if let Some(t) = &cli_command {
+            listed.push(t.tool.clone());
+            routes.insert(CLI_COMMAND_TOOL.to_owned(), Route::CliCommand);
+        }
         Ok(Self {
             generated,
             listed: Arc::new(listed),
             execute_validator,
+            cli_command,
             shared_help,
             routes,
         })

@@ -26,6 +26,19 @@
 //! The resolver never guesses: a step it cannot reproduce exactly ends the
 //! walk as [`End::Rejected`], which the classifier turns into a
 //! fail-closed mutation.
+//!
+//! Known differences, all in the fail-closed direction (the resolver may
+//! accept what the target's conda rejects, never call a rejected argv
+//! read-only):
+//! * conda's `main_subshell` first runs a *pre-parser* (root options only,
+//!   `parse_known_args`) over the strings before the first `--`; it rejects
+//!   clusters such as `-vq` that start with a root flag (`-q` is unknown to
+//!   it). Not modelled: such argv are rejected by conda, so nothing runs.
+//! * Python 3.13 puts an unknown character in a cluster (`-yZ`) into the
+//!   extras instead of raising at once; both end in an error, except for a
+//!   greedy plugin, which is exec and write anyway.
+//! * Python's `\d` in the negative-number rule also matches non-ASCII
+//!   digits; here those strings are options (rejected as unknown).
 
 use super::nargs::{self, ARG, DASHDASH, OPT, TooComplex};
 use crate::catalog::{ArgIdx, ArgKind, Catalog, CommandIdx, Nargs, Passthrough, ValueType};
@@ -647,9 +660,15 @@ impl<'c> Walker<'c, '_> {
                 Ok(!positional && !same_object(&action.const_value, &action.default))
             }
             Nargs::ZeroOrMore if values.is_empty() && positional => {
-                // value = default if not None else [] (a new list)
+                // value = default if not None else [] (a new list); conda's
+                // _check_value checks a list default element-wise
                 if let Some(s) = action.default.as_str() {
                     check(s)?;
+                }
+                if let Some(items) = action.default.as_array() {
+                    for s in items.iter().filter_map(serde_json::Value::as_str) {
+                        check(s)?;
+                    }
                 }
                 Ok(action.default.is_null())
             }

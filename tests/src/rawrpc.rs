@@ -1,0 +1,227 @@
+//! A minimal line-oriented JSON-RPC client for the built `conda-mcp`: for
+//! the tests that must control exactly what goes on the wire (a call with
+//! or without a progress token, `notifications/cancelled` for a given id)
+//! and see exactly what comes back (every frame, in order, and the absence
+//! of a response). rmcp's own client puts a progress token on every request
+//! and hides responses to cancelled requests, so it cannot show either.
+//!
+//! Every line the server writes on stdout must be one JSON-RPC message;
+//! anything else fails the test at once (nothing but MCP frames on stdout).
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+
+use crate::bins;
+
+/// A running server spoken to in raw JSON-RPC (protocol 2025-11-25, the
+/// `initialize` lifecycle).
+pub struct RawClient {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+    /// Private folder: discovery cache and stderr log.
+    pub dir: TempDir,
+    /// The server's stderr (server and worker logs).
+    pub stderr_path: PathBuf,
+}
+
+impl RawClient {
+    /// Starts `conda-mcp --conda-exe <conda_exe> <args>` with the built
+    /// worker and a private cache, and completes `initialize`.
+    pub async fn start(conda_exe: &Path, args: &[&str]) -> RawClient {
+        let dir = tempfile::Builder::new()
+            .prefix("conda-mcp-raw-")
+            .tempdir()
+            .expect("tempdir");
+        let stderr_path = dir.path().join("stderr.log");
+        let stderr = std::fs::File::create(&stderr_path).expect("stderr log");
+        let mut child = tokio::process::Command::new(bins::server())
+            .arg("--conda-exe")
+            .arg(conda_exe)
+            .arg("--worker-exe")
+            .arg(bins::worker())
+            .args(args)
+            .env("XDG_CACHE_HOME", dir.path().join("cache"))
+            .env_remove("CONDA_EXE")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(stderr))
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn conda-mcp");
+        let stdin = child.stdin.take().expect("stdin");
+        let lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let mut c = RawClient {
+            child,
+            stdin,
+            lines,
+            dir,
+            stderr_path,
+        };
+        c.send(json!({
+            "jsonrpc": "2.0", "id": "init", "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "conda-mcp-raw-test", "version": "0"}
+            }
+        }))
+        .await;
+        let (init, _) = c.response("init", Duration::from_secs(60)).await;
+        assert!(
+            init.get("result").is_some(),
+            "initialize failed: {init}\n{}",
+            c.stderr_text()
+        );
+        c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        c
+    }
+
+    /// Everything the server and its worker logged so far.
+    pub fn stderr_text(&self) -> String {
+        std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
+    }
+
+    /// Writes one message (one line).
+    pub async fn send(&mut self, msg: Value) {
+        let mut line = msg.to_string();
+        line.push('\n');
+        self.stdin
+            .write_all(line.as_bytes())
+            .await
+            .expect("write to the server");
+        self.stdin.flush().await.expect("flush");
+    }
+
+    /// Sends `tools/call` with id `id`; `progress_token` goes into `_meta`.
+    pub async fn call_tool(
+        &mut self,
+        id: &str,
+        name: &str,
+        args: Value,
+        progress_token: Option<&str>,
+    ) {
+        let mut params = json!({"name": name, "arguments": args});
+        if let Some(t) = progress_token {
+            params["_meta"] = json!({"progressToken": t});
+        }
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}))
+            .await;
+    }
+
+    /// Sends `notifications/cancelled` for request `id`.
+    pub async fn cancel(&mut self, id: &str) {
+        self.send(json!({
+            "jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": id, "reason": "test"}
+        }))
+        .await;
+    }
+
+    /// The next message within `within`, or `None`. Panics on a line that
+    /// is not a JSON-RPC 2.0 message, and on EOF.
+    pub async fn next(&mut self, within: Duration) -> Option<Value> {
+        match tokio::time::timeout(within, self.lines.next_line()).await {
+            Err(_) => None,
+            Ok(Ok(Some(line))) => {
+                let v: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|_| panic!("a non-JSON line on the server's stdout: {line:?}"));
+                assert_eq!(
+                    v.get("jsonrpc"),
+                    Some(&json!("2.0")),
+                    "not JSON-RPC 2.0: {line}"
+                );
+                Some(v)
+            }
+            Ok(Ok(None)) => panic!("the server closed stdout\n{}", self.stderr_text()),
+            Ok(Err(e)) => panic!("reading the server's stdout: {e}"),
+        }
+    }
+
+    /// Reads until the response to `id` (result or error) arrives; returns
+    /// it and every other message seen meanwhile. Panics after `within`.
+    pub async fn response(&mut self, id: &str, within: Duration) -> (Value, Vec<Value>) {
+        let deadline = tokio::time::Instant::now() + within;
+        let mut others = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let Some(msg) = self.next(left).await else {
+                panic!(
+                    "no response to {id} within {within:?}; seen: {others:?}\n{}",
+                    self.stderr_text()
+                );
+            };
+            if msg.get("id") == Some(&json!(id)) && msg.get("method").is_none() {
+                return (msg, others);
+            }
+            others.push(msg);
+        }
+    }
+
+    /// Every message that arrives within `within` (stops early never).
+    pub async fn drain(&mut self, within: Duration) -> Vec<Value> {
+        let deadline = tokio::time::Instant::now() + within;
+        let mut seen = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero() {
+                return seen;
+            }
+            match self.next(left).await {
+                Some(m) => seen.push(m),
+                None => return seen,
+            }
+        }
+    }
+
+    /// Closes stdin and waits for the server to exit.
+    pub async fn close(mut self) {
+        drop(self.stdin);
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
+    }
+}
+
+/// The `notifications/progress` messages among `msgs` for `token`.
+pub fn progress_for<'a>(msgs: &'a [Value], token: &str) -> Vec<&'a Value> {
+    msgs.iter()
+        .filter(|m| m.get("method") == Some(&json!("notifications/progress")))
+        .filter(|m| m["params"]["progressToken"] == json!(token))
+        .collect()
+}
+
+/// Pids of live processes whose command line mentions `needle` (for
+/// finding a stand-in conda started by the worker), leaving out conda-mcp's
+/// own processes (whose command lines name the target too).
+pub fn pids_with_cmdline(needle: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for entry in dir.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            let zombie = std::fs::read_to_string(entry.path().join("stat"))
+                .map(|s| {
+                    s.rsplit(')')
+                        .next()
+                        .is_some_and(|r| r.trim_start().starts_with('Z'))
+                })
+                .unwrap_or(false);
+            let ours = cmd.contains("conda-mcp-worker") || cmd.contains("/conda-mcp ");
+            if cmd.contains(needle) && !zombie && !ours {
+                out.push(pid);
+            }
+        }
+    }
+    out
+}
