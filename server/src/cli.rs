@@ -81,6 +81,21 @@ pub struct Cli {
     #[arg(long, value_name = "PATH")]
     pub worker_exe: Option<PathBuf>,
 
+    /// Connect to a worker already listening on this socket
+    /// (`conda-mcp-worker serve`, hardened deployments: the worker runs under
+    /// its own user) instead of spawning one. A worker that is not there or
+    /// refuses this server is a startup error. `--worker-exe`, `--python`
+    /// and `--worker-user` belong to that worker's own command line then and
+    /// are not used.
+    #[arg(long, value_name = "PATH")]
+    pub worker_socket: Option<PathBuf>,
+
+    /// Run the spawned worker, and so conda, as this user and its primary
+    /// group (supplementary groups cleared; HOME, USER, LOGNAME set for
+    /// conda). Needs the server to run as root.
+    #[arg(long, value_name = "NAME")]
+    pub worker_user: Option<String>,
+
     /// Format of the log lines on stderr (server and worker).
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = LogFormatArg::Text)]
     pub log_format: LogFormatArg,

@@ -188,3 +188,76 @@ async fn fifo_order_positions_cancel_and_queue_timeout() {
     assert_eq!(fifth_positions.last(), Some(&1), "{fifth_positions:?}");
     ex.shutdown().await;
 }
+
+/// Used by [`nothing_survives_a_killed_server`]: a separate "server" process
+/// that spawns its own worker, starts a long job, prints the worker's and
+/// the job's pids and waits to be killed.
+#[tokio::test]
+#[ignore = "helper process for nothing_survives_a_killed_server"]
+async fn helper_spawning_server_process() {
+    use std::io::Write;
+    let ex = sh_executor();
+    let ex2 = ex.clone();
+    let res = ex
+        .run(
+            sh("sleep 60 & sleep 60", Duration::from_secs(120)),
+            move |u| {
+                if let JobUpdate::Started { pid } = u {
+                    let mut out = std::io::stdout();
+                    let worker = ex2.worker_pid().unwrap_or(0);
+                    let _ = writeln!(out, "\nPIDS {worker} {pid}");
+                    let _ = out.flush();
+                }
+            },
+        )
+        .await;
+    panic!("the helper should have been killed, got {res:?}");
+}
+
+/// The server process dies (SIGKILL, no cleanup code runs): its worker sees
+/// the socket close, kills the job's process tree and exits.
+#[tokio::test]
+async fn nothing_survives_a_killed_server() {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let mut server = Command::new(std::env::current_exe().expect("test exe"))
+        .args([
+            "--ignored",
+            "--exact",
+            "helper_spawning_server_process",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("CONDA_MCP_BIN_DIR", conda_mcp_tests::bins::bin_dir())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("helper server");
+    let stdout = server.stdout.take().expect("stdout");
+    let pids = tokio::task::spawn_blocking(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let line = line.expect("line");
+            if let Some(rest) = line.strip_prefix("PIDS ") {
+                return pids_in(rest);
+            }
+        }
+        panic!("the helper printed no pids");
+    });
+    let pids = tokio::time::timeout(Duration::from_secs(30), pids)
+        .await
+        .expect("the helper started a job in time")
+        .expect("join");
+    let (worker, job) = (pids[0], pids[1]);
+    assert!(worker > 0 && alive(worker) && alive(job));
+    server.kill().expect("kill the server");
+    server.wait().expect("reap the server");
+    assert!(
+        gone_within(job, Duration::from_secs(3)).await,
+        "the job survived its server"
+    );
+    assert!(
+        gone_within(worker, Duration::from_secs(3)).await,
+        "the worker survived its server"
+    );
+}

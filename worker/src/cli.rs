@@ -42,8 +42,8 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Listen on a socket and serve conda-mcp servers whose uid is allowed,
-    /// one connection at a time (a second server is refused while one is
-    /// connected).
+    /// one server process at a time (another is refused while one is
+    /// connected; the connected server may open one connection per lane).
     Serve(ServeArgs),
 }
 
@@ -90,7 +90,7 @@ pub struct Common {
     pub log_format: LogFormat,
     /// Longest time limit a job may have, in seconds; longer requests are
     /// clamped (and the clamp is logged).
-    #[arg(long, value_name = "SECONDS", default_value_t = 24 * 3600)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 7 * 24 * 3600)]
     pub max_timeout: u64,
     /// Most bytes kept per output stream; larger requests are clamped.
     #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024)]

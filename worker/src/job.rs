@@ -260,7 +260,7 @@ pub async fn run(
         job = req.job,
         label = %req.label,
         pid,
-        exit_code = ?result.exit_code,
+        exit_code = %result.exit_code.map_or("none".to_string(), |c| c.to_string()),
         duration_ms,
         stdout_kept = o.kept.len(),
         stdout_dropped = o.total - o.kept.len() as u64,

@@ -33,6 +33,8 @@ pub fn worker_config(cli: &Cli, conda_exe: PathBuf) -> WorkerConfig {
         cfg.worker_exe = w.clone();
     }
     cfg.python = cli.python.clone();
+    cfg.socket = cli.worker_socket.clone();
+    cfg.user = cli.worker_user.clone();
     cfg.log_format = match cli.log_format {
         LogFormatArg::Text => LogFormat::Text,
         LogFormatArg::Json => LogFormat::Json,
@@ -118,6 +120,13 @@ async fn discover(cli: &Cli) -> Result<Discovered, StartupError> {
     cfg.python = Some(discovery.python.clone());
     let exec = Arc::new(Executor::new(cfg.clone()));
     let discovery_lane = Arc::new(Executor::new(cfg));
+    if cli.worker_socket.is_some() {
+        // A listening worker that is absent or refuses is a startup error,
+        // not a failure of the first call.
+        exec.connect()
+            .await
+            .map_err(|e| StartupError::Other(e.to_string()))?;
+    }
     tracing::info!(
         from_cache = discovery.from_cache,
         processes = discovery.processes_started,

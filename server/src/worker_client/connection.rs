@@ -30,7 +30,7 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long [`Connection::close`] waits for a spawned worker to exit after
 /// its socket closed before SIGKILLing it (the server must be gone within
 /// 1 s of its stdin closing).
-pub const EXIT_WAIT: Duration = Duration::from_millis(800);
+pub const EXIT_WAIT: Duration = Duration::from_millis(500);
 
 /// A handshaken connection to a worker.
 #[derive(Debug)]
