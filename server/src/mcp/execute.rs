@@ -156,3 +156,57 @@ pub fn check(
         timeout,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn schema_is_closed_and_portable_shaped() {
+        let s = Value::Object(input_schema().as_ref().clone());
+        assert_eq!(s["additionalProperties"], json!(false));
+        assert_eq!(s["required"], json!(["argv"]));
+        for (name, p) in s["properties"].as_object().into_iter().flatten() {
+            assert!(p["type"].is_string(), "{name}: {p}");
+        }
+        crate::schema::check_schema_document("conda_execute", &s).expect("2020-12");
+    }
+
+    #[test]
+    fn timeout_is_capped_to_the_server_limit() {
+        let limit = Duration::from_secs(30);
+        let c = check(
+            &json!({"argv": ["info"], "timeout_seconds": 1e9}),
+            10,
+            limit,
+        )
+        .expect("ok");
+        assert_eq!(c.timeout, limit);
+        let c = check(
+            &json!({"argv": ["info"], "timeout_seconds": 2.5}),
+            10,
+            limit,
+        )
+        .expect("ok");
+        assert_eq!(c.timeout, Duration::from_millis(2500));
+        let c = check(&json!({"argv": ["info"]}), 10, limit).expect("ok");
+        assert_eq!(c.timeout, limit);
+        for bad in [json!(0), json!(-1)] {
+            let e = check(
+                &json!({"argv": ["info"], "timeout_seconds": bad}),
+                10,
+                limit,
+            )
+            .expect_err("bad");
+            assert_eq!(e.path, "/timeout_seconds");
+        }
+        let e = check(
+            &json!({"argv": ["info"], "stdin": "x".repeat(11)}),
+            10,
+            limit,
+        )
+        .expect_err("big");
+        assert_eq!(e.path, "/stdin");
+    }
+}

@@ -306,7 +306,8 @@ pub const TABLE: &[Entry] = &[
         &[],
         &["vars", "name", "prefix"],
         OpenWorld::Never,
-        false,
+        // overwrites a variable's value
+        true,
     ),
     mutation(
         "env config vars unset",

@@ -594,3 +594,22 @@ fn annotations_describe_the_broadest_behaviour() {
     let a = annotations(&k, k.find(&["conda", "run"]).expect("run"));
     assert!(!a.read_only && a.open_world);
 }
+
+#[test]
+fn actions_the_catalog_could_not_represent_fail_closed() {
+    let mut k = mini();
+    let list = k.find(&["conda", "list"]).expect("list");
+    let mut odd = flag(&["--odd"], "export");
+    odd.class = "plugin.OddAction".into();
+    k.commands[list].arguments.push(odd);
+    k.diagnostics.push(crate::catalog::Diagnostic {
+        command: k.commands[list].path.clone(),
+        reason: "custom action takes no value and its effect is unknown".into(),
+        action_class: Some("plugin.OddAction".into()),
+    });
+    // the dest is one the table knows, but the action is doubtful
+    let cl = c(&k, "list --odd");
+    assert_eq!(cl.reason, Reason::UnknownOption);
+    assert!(cl.requires_write && !cl.read_only);
+    assert!(c(&k, "list --export").read_only);
+}

@@ -1,0 +1,189 @@
+//! Benchmark of the MCP server (issue 4): `cargo bench -p conda-mcp-tests --bench mcp_server`.
+//!
+//! 1. `tools/list` latency (median of 200 requests after warm-up) and size in
+//!    bytes, for the recorded real conda 26 parser in each schema profile
+//!    (served by a stand-in prefix built from that dump). Target: ≤ 50 KB in
+//!    the portable profile.
+//! 2. Per-call overhead of a generated tool (`conda_info`) against running
+//!    the stand-in `conda info` directly: interleaved runs, medians, their
+//!    ratio and difference. Target: ≤ 3 ms added per call.
+//!
+//! The client is a minimal JSON-RPC writer/reader over the server's pipes
+//! (no client-side caching), in the `initialize` era.
+
+// A bench binary reports its figures on stdout (it is not the server).
+#![allow(clippy::print_stdout)]
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use conda_mcp_tests::mcp::server_command;
+use conda_mcp_tests::paths;
+use conda_mcp_tests::standin::StandinPrefix;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+
+struct Raw {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+    next_id: u64,
+    _dir: tempfile::TempDir,
+}
+
+impl Raw {
+    async fn start(conda_exe: &Path, args: &[&str]) -> Raw {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut child = server_command(conda_exe, args, dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn conda-mcp");
+        let stdin = child.stdin.take().expect("stdin");
+        let lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let mut raw = Raw {
+            child,
+            stdin,
+            lines,
+            next_id: 1,
+            _dir: dir,
+        };
+        raw.request("initialize", json!({"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}))
+            .await;
+        raw.send(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}))
+            .await;
+        raw
+    }
+
+    async fn send(&mut self, v: &Value) {
+        self.stdin
+            .write_all(format!("{v}\n").as_bytes())
+            .await
+            .expect("write");
+    }
+
+    /// One request; returns the raw response line.
+    async fn request(&mut self, method: &str, params: Value) -> String {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}))
+            .await;
+        loop {
+            let line = tokio::time::timeout(Duration::from_secs(120), self.lines.next_line())
+                .await
+                .expect("answer in time")
+                .expect("read")
+                .expect("server closed stdout");
+            let v: Value = serde_json::from_str(&line).expect("JSON");
+            if v.get("id") == Some(&json!(id)) {
+                return line;
+            }
+        }
+    }
+
+    async fn close(mut self) {
+        drop(self.stdin);
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
+    }
+}
+
+fn median(v: &mut [Duration]) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+async fn tools_list(conda_exe: &Path) {
+    for profile in ["portable", "full"] {
+        let mut raw = Raw::start(conda_exe, &["--schema-profile", profile]).await;
+        let first = raw.request("tools/list", json!({})).await;
+        let v: Value = serde_json::from_str(&first).expect("json");
+        let tools = &v["result"]["tools"];
+        let tools_bytes = serde_json::to_vec(tools).expect("json").len();
+        for _ in 0..20 {
+            raw.request("tools/list", json!({})).await;
+        }
+        let mut times = Vec::new();
+        for _ in 0..200 {
+            let t = Instant::now();
+            raw.request("tools/list", json!({})).await;
+            times.push(t.elapsed());
+        }
+        println!(
+            "tools/list real conda 26 dump, {profile:8}: {} tools, tools array {} bytes ({:.1} KiB), response frame {} bytes, median latency {:.3} ms",
+            tools.as_array().map_or(0, Vec::len),
+            tools_bytes,
+            tools_bytes as f64 / 1024.0,
+            first.len(),
+            ms(median(&mut times))
+        );
+        raw.close().await;
+    }
+}
+
+async fn call_overhead(standin: &StandinPrefix) {
+    let mut raw = Raw::start(&standin.conda_exe, &[]).await;
+    let call = || json!({"name": "conda_info", "arguments": {}});
+    for _ in 0..5 {
+        let r = raw.request("tools/call", call()).await;
+        assert!(r.contains("\"isError\":false"), "{r}");
+        let out = tokio::process::Command::new(&standin.conda_exe)
+            .arg("info")
+            .stdin(Stdio::null())
+            .output()
+            .await
+            .expect("direct run");
+        assert!(out.status.success());
+    }
+    let rounds = 60;
+    let (mut via_mcp, mut direct) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let t = Instant::now();
+        let r = raw.request("tools/call", call()).await;
+        via_mcp.push(t.elapsed());
+        assert!(r.contains("\"isError\":false"), "{r}");
+        let t = Instant::now();
+        let out = tokio::process::Command::new(&standin.conda_exe)
+            .arg("info")
+            .stdin(Stdio::null())
+            .output()
+            .await
+            .expect("direct run");
+        direct.push(t.elapsed());
+        assert!(out.status.success());
+    }
+    let (m, d) = (median(&mut via_mcp), median(&mut direct));
+    println!(
+        "per call ({rounds} interleaved rounds): conda_info via MCP median {:.2} ms, stand-in `conda info` directly median {:.2} ms, ratio {:.3}, added {:.2} ms",
+        ms(m),
+        ms(d),
+        m.as_secs_f64() / d.as_secs_f64(),
+        ms(m) - ms(d)
+    );
+    raw.close().await;
+}
+
+#[tokio::main]
+async fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        // `cargo test --benches` asks the harness for its benchmarks.
+        return;
+    }
+    match paths::real_dump() {
+        Some(dump) => {
+            let standin = StandinPrefix::create(&dump).expect("stand-in prefix for the real dump");
+            tools_list(&standin.conda_exe).await;
+        }
+        None => println!(
+            "SKIPPED tools/list benchmark: ../shared/fixtures/conda-26-parser.json is absent"
+        ),
+    }
+    let standin = StandinPrefix::standard();
+    call_overhead(&standin).await;
+}

@@ -1,0 +1,173 @@
+//! The real-conda tier (issue 4): the same black-box path against a real
+//! conda named by `CONDA_MCP_TEST_CONDA`; skipped with a message otherwise.
+//!
+//! It builds its own local file channel (a hand-made `noarch` package and its
+//! `repodata.json`), so nothing touches the network, and creates/removes an
+//! environment only under a temporary prefix.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use conda_mcp_tests::mcp::{Era, Server, result_text};
+use serde_json::{Value, json};
+
+const PACKAGE: &str = "conda-mcp-probe";
+
+fn real_conda() -> Option<PathBuf> {
+    match std::env::var_os("CONDA_MCP_TEST_CONDA") {
+        Some(p) => Some(PathBuf::from(p)),
+        None => {
+            eprintln!("SKIPPED real-conda tier: set CONDA_MCP_TEST_CONDA=/path/to/conda to run it");
+            None
+        }
+    }
+}
+
+/// A local channel with one noarch package (`conda-mcp-probe 1.0 0`),
+/// built with Python's tarfile (a `.tar.bz2` v1 package) and hashed into
+/// `noarch/repodata.json`; `linux-64` and friends get an empty index.
+fn build_channel(root: &Path) -> String {
+    let script = r#"
+import hashlib, io, json, os, sys, tarfile, time
+root, name = sys.argv[1], sys.argv[2]
+fn = f"{name}-1.0-0.tar.bz2"
+index = {"name": name, "version": "1.0", "build": "0", "build_number": 0, "depends": [],
+         "noarch": "generic", "subdir": "noarch", "license": "BSD-3-Clause",
+         "timestamp": int(time.time() * 1000)}
+files = {"info/index.json": json.dumps(index).encode(),
+         "info/paths.json": json.dumps({"paths": [], "paths_version": 1}).encode(),
+         "info/files": b""}
+os.makedirs(os.path.join(root, "noarch"), exist_ok=True)
+path = os.path.join(root, "noarch", fn)
+with tarfile.open(path, "w:bz2") as t:
+    for n, data in files.items():
+        info = tarfile.TarInfo(n); info.size = len(data); info.mtime = int(time.time())
+        t.addfile(info, io.BytesIO(data))
+blob = open(path, "rb").read()
+rec = dict(index, md5=hashlib.md5(blob).hexdigest(), sha256=hashlib.sha256(blob).hexdigest(), size=len(blob))
+for subdir in ["noarch", "linux-64", "linux-aarch64", "osx-64", "osx-arm64", "win-64"]:
+    os.makedirs(os.path.join(root, subdir), exist_ok=True)
+    pk = {fn: rec} if subdir == "noarch" else {}
+    with open(os.path.join(root, subdir, "repodata.json"), "w") as f:
+        json.dump({"info": {"subdir": subdir}, "packages": pk, "packages.conda": {}, "repodata_version": 1}, f)
+"#;
+    let status = Command::new("python3")
+        .args(["-c", script])
+        .arg(root)
+        .arg(PACKAGE)
+        .status()
+        .expect("python3 builds the channel");
+    assert!(status.success(), "building the local channel failed");
+    format!("file://{}", root.display())
+}
+
+fn ok(r: &rmcp::model::CallToolResult, what: &str) -> Value {
+    assert_eq!(r.is_error, Some(false), "{what}: {}", result_text(r));
+    r.structured_content.clone().expect("structuredContent")
+}
+
+#[tokio::test]
+async fn real_conda_read_only_calls_and_a_dry_run() {
+    let Some(conda) = real_conda() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let channel = build_channel(&dir.path().join("channel"));
+    for era in Era::ALL {
+        let server = Server::start(&conda, &["--timeout", "600"], era).await;
+        let tools = server.tools().await;
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        for n in [
+            "conda_info",
+            "conda_list",
+            "conda_search",
+            "conda_create",
+            "conda_remove",
+        ] {
+            assert!(names.contains(&n), "{n} missing: {names:?}");
+        }
+        let s = ok(
+            &server.call_ok("conda_info", json!({"json": true})).await,
+            "conda info",
+        );
+        assert!(s["parsed_json"]["conda_version"].is_string(), "{s}");
+        let s = ok(
+            &server.call_ok("conda_list", json!({"json": true})).await,
+            "conda list",
+        );
+        assert!(s["parsed_json"].is_array(), "{s}");
+        let s = ok(
+            &server
+                .call_ok(
+                    "conda_search",
+                    json!({"match_spec": PACKAGE, "channel": [channel], "override_channels": true, "json": true}),
+                )
+                .await,
+            "conda search",
+        );
+        assert!(s["stdout"].as_str().unwrap_or("").contains(PACKAGE), "{s}");
+        let prefix = dir.path().join(format!("env-dry-{era:?}"));
+        let s = ok(
+            &server
+                .call_ok(
+                    "conda_create",
+                    json!({"prefix": prefix, "packages": [PACKAGE], "channel": [channel],
+                           "override_channels": true, "dry_run": true, "yes": true, "json": true}),
+                )
+                .await,
+            "conda create --dry-run",
+        );
+        assert!(s["stdout"].as_str().unwrap_or("").contains(PACKAGE), "{s}");
+        assert!(!prefix.exists(), "a dry run created the environment");
+        // Without --allow-write the real create is refused.
+        let r = server
+            .call_ok(
+                "conda_create",
+                json!({"prefix": prefix, "packages": [PACKAGE], "yes": true}),
+            )
+            .await;
+        assert!(
+            result_text(&r).contains("--allow-write"),
+            "{}",
+            result_text(&r)
+        );
+        server.close().await;
+    }
+}
+
+#[tokio::test]
+async fn real_conda_create_then_remove_with_allow_write() {
+    let Some(conda) = real_conda() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let channel = build_channel(&dir.path().join("channel"));
+    let server = Server::start(
+        &conda,
+        &["--allow-write", "--timeout", "600"],
+        Era::Initialize,
+    )
+    .await;
+    let prefix = dir.path().join("env");
+    ok(
+        &server
+            .call_ok(
+                "conda_create",
+                json!({"prefix": prefix, "packages": [PACKAGE], "channel": [channel],
+                       "override_channels": true, "yes": true, "json": true}),
+            )
+            .await,
+        "conda create",
+    );
+    assert!(prefix.join("conda-meta").is_dir(), "the environment exists");
+    ok(
+        &server
+            .call_ok(
+                "conda_remove",
+                json!({"prefix": prefix, "all": true, "yes": true, "json": true}),
+            )
+            .await,
+        "conda remove --all",
+    );
+    assert!(
+        !prefix.join("conda-meta").exists(),
+        "the environment is gone"
+    );
+    server.close().await;
+}
