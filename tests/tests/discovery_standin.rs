@@ -84,6 +84,13 @@ async fn helper_reproduces_the_standin_dump() {
     assert_eq!(d.processes_started, 1);
     assert_eq!(d.catalog.tools().count(), 17);
     assert!(!d.stamp_changed());
+    let lane = d
+        .helper_lane
+        .clone()
+        .expect("the helper's lane is handed back");
+    assert_eq!(lane.jobs_started(), 1);
+    assert_eq!(lane.config().python.as_deref(), Some(p.python.as_path()));
+    lane.shutdown().await;
 }
 
 #[tokio::test]
@@ -105,6 +112,7 @@ async fn cache_hit_starts_no_python_and_changes_invalidate() {
     let second = discover(&opts).await.expect("warm");
     assert!(second.from_cache);
     assert_eq!(second.processes_started, 0);
+    assert!(second.helper_lane.is_none(), "nothing started on a hit");
     assert_eq!(p.python_starts(), starts, "a cache hit starts no Python");
     assert_eq!(second.dump, first.dump);
     assert_eq!(second.fingerprint(), first.fingerprint());

@@ -146,8 +146,10 @@ pub fn store(dir: &Path, entry: &CacheEntry) -> std::io::Result<PathBuf> {
         .suffix(".tmp")
         .tempfile_in(dir)?;
     serde_json::to_writer(&mut tmp, entry).map_err(std::io::Error::other)?;
+    // No fsync: after a crash the entry may be empty or partial, which
+    // [`load`] treats as corrupt (a miss, then rewritten); the rename keeps
+    // concurrent readers from ever seeing a partial file.
     tmp.flush()?;
-    tmp.as_file().sync_all()?;
     tmp.persist(&path).map_err(|e| e.error)?;
     Ok(path)
 }

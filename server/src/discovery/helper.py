@@ -188,6 +188,19 @@ def build_document():
     import conda
     from conda.cli import conda_argparse
 
+    # conda's own startup initializes its context (condarc, plugin settings)
+    # before building the parser (conda/cli/main.py); do the same when the
+    # installation has one.
+    try:
+        from conda.base.context import context
+    except ImportError:
+        context = None
+    if context is not None:
+        try:
+            context.__init__()
+        except Exception as exc:
+            warnings.append(f"conda's context could not be initialized: {type(exc).__name__}: {exc}")
+
     parser = conda_argparse.generate_parser()
     root = dump_parser(parser, ["conda"], warnings)
     return {

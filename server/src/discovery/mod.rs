@@ -22,9 +22,12 @@
 //!    is built ([`crate::catalog::build`]) and the cache entry rewritten
 //!    atomically.
 //!
-//! The workers started for discovery are shut down before [`discover`]
-//! returns; the server then starts its own lanes with
-//! [`Discovery::python`] as the interpreter. Restart detection after a
+//! The worker that ran the helper is handed back, still running, as
+//! [`Discovery::helper_lane`] (its interpreter fixed to
+//! [`Discovery::python`]): the server can keep it as its discovery lane, or
+//! drop it (the worker exits when its connection closes) or shut it down.
+//! Not waiting for that worker to exit keeps it off the startup path. The
+//! `conda info` worker of the fallback is shut down before returning. Restart detection after a
 //! mutating call uses [`Discovery::stamp_changed`] (a `stat` and a few
 //! directory listings, no Python) and, when it says yes, compares the
 //! fingerprint of a fresh discovery with [`Discovery::fingerprint`].
@@ -110,6 +113,10 @@ pub struct Discovery {
     /// Processes started through workers for this discovery (0 on a cache
     /// hit; 1 for the helper; 2 with the `conda info` fallback).
     pub processes_started: u64,
+    /// The executor (one worker, [`Program::Python`] = [`Discovery::python`])
+    /// that ran the helper, for reuse as the server's discovery lane; `None`
+    /// on a cache hit (nothing was started).
+    pub helper_lane: Option<Executor>,
 }
 
 impl Discovery {
@@ -204,6 +211,7 @@ pub async fn discover(opts: &DiscoveryOptions) -> Result<Discovery, DiscoveryErr
                         from_cache: true,
                         cache_file: Some(cache::entry_path(dir, &target.path)),
                         processes_started: 0,
+                        helper_lane: None,
                         target,
                     });
                 }
@@ -224,7 +232,7 @@ pub async fn discover(opts: &DiscoveryOptions) -> Result<Discovery, DiscoveryErr
     };
     tracing::info!(python = %python.display(), source = ?python_source, "discovery: interpreter");
 
-    let dump = run_helper(opts, &target, &python).await?;
+    let (dump, helper_lane) = run_helper(opts, &target, &python).await?;
     processes_started += 1;
     for w in &dump.warnings {
         tracing::warn!("discovery helper: {w}");
@@ -260,6 +268,7 @@ pub async fn discover(opts: &DiscoveryOptions) -> Result<Discovery, DiscoveryErr
         from_cache: false,
         cache_file,
         processes_started,
+        helper_lane: Some(helper_lane),
     })
 }
 
@@ -319,7 +328,7 @@ async fn run_helper(
     opts: &DiscoveryOptions,
     target: &Target,
     python: &std::path::Path,
-) -> Result<Dump, DiscoveryError> {
+) -> Result<(Dump, Executor), DiscoveryError> {
     const WHAT: &str = "the discovery helper";
     let cfg = WorkerConfig {
         conda_exe: target.path.clone(),
@@ -336,10 +345,16 @@ async fn run_helper(
     job.output_limit_bytes = helper::HELPER_OUTPUT_LIMIT_BYTES;
     job.label = "discovery helper".into();
     let result = executor.run(job, |_| {}).await;
-    executor.shutdown().await;
-    let r = result.map_err(|source| DiscoveryError::Worker { what: WHAT, source })?;
+    let r = match result {
+        Ok(r) => r,
+        Err(source) => {
+            executor.shutdown().await;
+            return Err(DiscoveryError::Worker { what: WHAT, source });
+        }
+    };
     let py = python.display().to_string();
     if let Some(how) = ended_badly(&r, opts.timeout) {
+        executor.shutdown().await;
         return Err(DiscoveryError::ProcessFailed {
             what: WHAT,
             how,
@@ -347,11 +362,15 @@ async fn run_helper(
             stderr_tail: tail(&r.stderr, 2000),
         });
     }
-    helper::parse_output(&r.stdout, r.stdout_truncated).map_err(|source| {
-        DiscoveryError::HelperOutput {
-            source,
-            python: py,
-            stderr_tail: tail(&r.stderr, 2000),
+    match helper::parse_output(&r.stdout, r.stdout_truncated) {
+        Ok(dump) => Ok((dump, executor)),
+        Err(source) => {
+            executor.shutdown().await;
+            Err(DiscoveryError::HelperOutput {
+                source,
+                python: py,
+                stderr_tail: tail(&r.stderr, 2000),
+            })
         }
-    })
+    }
 }

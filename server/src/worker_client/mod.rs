@@ -144,7 +144,7 @@ pub enum ExecError {
     /// the job's process group was killed. The next call starts (or
     /// reconnects to) a fresh worker.
     #[error(
-        "the conda-mcp worker went away during the call ({0}); the call did not complete, the next call uses a fresh worker"
+        "the conda-mcp worker went away during the call ({0}); the call did not complete; the next call starts (or reconnects to) a fresh worker"
     )]
     WorkerDied(String),
     /// The worker refused the job before spawning anything (missing working
