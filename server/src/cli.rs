@@ -16,9 +16,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use conda_mcp_shared::limits::{
-    DEFAULT_OUTPUT_LIMIT_BYTES, DEFAULT_STDIN_LIMIT_BYTES, DEFAULT_TIMEOUT,
-};
+use conda_mcp_shared::limits::{DEFAULT_OUTPUT_LIMIT_BYTES, DEFAULT_STDIN_LIMIT_BYTES};
 
 use crate::schema::Profile;
 
@@ -137,11 +135,6 @@ impl Cli {
             stdin_limit_bytes: self.stdin_limit_bytes,
         }
     }
-}
-
-/// The default time limit, for docs and tests.
-pub const fn default_timeout() -> Duration {
-    DEFAULT_TIMEOUT
 }
 
 /// Entry point of the `conda-mcp` binary.

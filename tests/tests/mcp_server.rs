@@ -395,3 +395,39 @@ async fn real_dump_portable_schemas_use_only_allowed_keywords() {
     );
     server.close().await;
 }
+
+/// Invalid flag values: a clear message on stderr, exit status 2, nothing on
+/// stdout, before any MCP traffic.
+#[test]
+fn invalid_flags_exit_2_before_any_mcp_traffic() {
+    for args in [
+        &["--timeout", "0"][..],
+        &["--timeout", "NaN"],
+        &["--output-limit-bytes", "0"],
+        &["--schema-profile", "strict"],
+        &["--log-format", "xml"],
+        &["--no-such-flag"],
+    ] {
+        let out = std::process::Command::new(conda_mcp_tests::bins::server())
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run conda-mcp");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}: stdout must stay empty");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(args[0]) || err.contains("unexpected argument"),
+            "{args:?}: {err}"
+        );
+    }
+    let out = std::process::Command::new(conda_mcp_tests::bins::server())
+        .arg("--version")
+        .output()
+        .expect("run conda-mcp");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("conda-mcp {}", env!("CARGO_PKG_VERSION"))
+    );
+}
