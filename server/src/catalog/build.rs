@@ -34,7 +34,11 @@
 //!   plugin) gets [`Passthrough::Greedy`] and a property `args`
 //!   ([`PropertySource::GreedyArgs`]); a positional with `nargs` REMAINDER
 //!   (`...`) or PARSER (`A...`) gets [`Passthrough::Remainder`] and keeps
-//!   its dest as property name.
+//!   its dest as property name. Preview plugin subcommands need nothing
+//!   special: conda builds them with the built-in's parser or the plugin's
+//!   `configure_parser` and never marks them greedy
+//!   (`conda/cli/conda_argparse.py`, `configure_parser_plugins`), so they
+//!   are ordinary parsers in the dump.
 //! * **Values**: `type=int` → integer, `type=float` → number, anything else
 //!   (conda's string converters) → string; choices are kept as strings
 //!   (ints included); lazy choices that raised (`{"error": ...}`) leave the
