@@ -149,8 +149,12 @@ pub fn main() -> ExitCode {
         }
     };
     init_logging(cli.log_format);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread: the server only routes I/O (conda runs in the worker), and
+    // a current-thread runtime runs tasks in the order they were spawned, so
+    // calls reach the exec lane in the order they arrived. (The
+    // multi-thread scheduler's LIFO slot runs the newest task first and
+    // reorders calls that arrive together.)
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {

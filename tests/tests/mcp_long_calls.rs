@@ -225,3 +225,31 @@ async fn restart_required_flips_only_when_a_mutation_changes_the_plugin_set() {
     );
     c.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_run_one_at_a_time_in_arrival_order() {
+    let prefix = sleepy(&["info"], 1.0);
+    let mut c = RawClient::start(&prefix.conda_exe, &[]).await;
+    let ids = ["c1", "c2", "c3", "c4"];
+    for id in ids {
+        c.call_tool(id, "conda_info", json!({}), None).await;
+    }
+    let mut order = Vec::new();
+    let mut finished: Vec<(String, u64)> = Vec::new();
+    while order.len() < ids.len() {
+        let msg = c
+            .next(Duration::from_secs(60))
+            .await
+            .expect("a response within 60 s");
+        if let Some(id) = msg.get("id").and_then(Value::as_str) {
+            order.push(id.to_owned());
+            let ms = structured(&msg)["duration_ms"].as_u64().unwrap_or(0);
+            finished.push((id.to_owned(), ms));
+        }
+    }
+    assert_eq!(order, ids, "responses in arrival order: {finished:?}");
+    for (id, ms) in &finished {
+        assert!(*ms >= 900, "{id} ran its full second alone: {finished:?}");
+    }
+    c.close().await;
+}
