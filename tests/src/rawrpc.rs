@@ -181,10 +181,24 @@ impl RawClient {
         }
     }
 
-    /// Closes stdin and waits for the server to exit.
-    pub async fn close(mut self) {
+    /// Closes stdin and waits (up to 10 s) for the server to exit; returns
+    /// how long it took, `None` when it did not exit.
+    pub async fn close(mut self) -> Option<Duration> {
         drop(self.stdin);
-        let _ = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
+        let started = std::time::Instant::now();
+        match tokio::time::timeout(Duration::from_secs(10), self.child.wait()).await {
+            Ok(Ok(_)) => Some(started.elapsed()),
+            _ => None,
+        }
+    }
+
+    /// Writes raw bytes (possibly not JSON at all) to the server's stdin.
+    pub async fn send_raw(&mut self, bytes: &[u8]) {
+        self.stdin
+            .write_all(bytes)
+            .await
+            .expect("write to the server");
+        self.stdin.flush().await.expect("flush");
     }
 }
 

@@ -253,3 +253,54 @@ async fn calls_run_one_at_a_time_in_arrival_order() {
     }
     c.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_stdin_mid_call_exits_promptly_and_leaves_no_process() {
+    let prefix = sleepy(&["info"], 120.0);
+    let needle = prefix.conda_exe.display().to_string();
+    let mut c = RawClient::start(&prefix.conda_exe, &[]).await;
+    c.call_tool("long", "conda_info", json!({}), None).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while pids_with_cmdline(&needle).is_empty() {
+        assert!(Instant::now() < deadline, "the stand-in never started");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let took = c.close().await.expect("the server exits");
+    assert!(took < Duration::from_secs(2), "exit took {took:?}");
+    assert!(
+        pids_with_cmdline(&needle).is_empty(),
+        "a conda process survived the server"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_requests_are_answered_not_dropped() {
+    let prefix = StandinPrefix::standard();
+    let mut c = RawClient::start(&prefix.conda_exe, &[]).await;
+    c.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":77,\"method\":\"tools/list\"\n")
+        .await;
+    let parse_error = c
+        .next(Duration::from_secs(10))
+        .await
+        .expect("an answer to a broken line");
+    assert_eq!(parse_error["error"]["code"], json!(-32700), "{parse_error}");
+    // Malformed params of a served method: invalid params, not "no such method".
+    c.send(
+        json!({"jsonrpc": "2.0", "id": "bad", "method": "tools/call", "params": {"arguments": {}}}),
+    )
+    .await;
+    let (bad, _) = c.response("bad", Duration::from_secs(10)).await;
+    assert_eq!(bad["error"]["code"], json!(-32602), "{bad}");
+    // An unknown method: not found, without echoing its name.
+    c.send(json!({"jsonrpc": "2.0", "id": "odd", "method": "secret/method-name"}))
+        .await;
+    let (odd, _) = c.response("odd", Duration::from_secs(10)).await;
+    assert_eq!(odd["error"]["code"], json!(-32601), "{odd}");
+    assert!(!odd.to_string().contains("secret"), "{odd}");
+    // The session goes on.
+    c.send(json!({"jsonrpc": "2.0", "id": "p", "method": "ping"}))
+        .await;
+    let (pong, _) = c.response("p", Duration::from_secs(10)).await;
+    assert!(pong.get("result").is_some(), "{pong}");
+    c.close().await;
+}

@@ -245,9 +245,44 @@ fn unknown(what: &str) -> McpError {
     McpError::invalid_params(format!("unknown {what}"), None)
 }
 
+/// MCP request methods this server serves: a request for one of them that
+/// reaches [`ServerHandler::on_custom_request`] had params rmcp could not
+/// read, which is invalid params (-32602), not an unknown method.
+const SERVED_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+];
+
 impl ServerHandler for CondaMcp {
     fn get_info(&self) -> ServerConfig {
         self.state.info.clone()
+    }
+
+    /// Requests rmcp could not type: malformed params of a served method are
+    /// invalid params naming the method; anything else is "method not
+    /// found". Neither echoes what was sent.
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, McpError> {
+        match SERVED_METHODS.iter().find(|m| **m == request.method) {
+            Some(method) => Err(McpError::invalid_params(
+                format!("invalid params for {method}"),
+                None,
+            )),
+            None => Err(McpError::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "method not found",
+                None,
+            )),
+        }
     }
 
     async fn list_tools(

@@ -18,6 +18,7 @@ pub mod progress;
 pub mod restart;
 pub mod results;
 pub mod startup;
+pub mod stdio;
 pub mod tools;
 
 use std::process::ExitCode;
@@ -85,7 +86,19 @@ pub async fn run(cli: Cli) -> ExitCode {
     let discovery_lane = started.discovery_lane.clone();
     let exec = started.state.exec.clone();
     let server = CondaMcp::new(started.state);
-    let outcome = match server.serve(rmcp::transport::io::stdio_pipes()).await {
+    // When the host closes stdin, kill what runs right away: rmcp waits for
+    // in-flight calls before it returns, and a call must not outlive the
+    // host.
+    let eof = tokio_util::sync::CancellationToken::new();
+    {
+        let (eof, exec, lane) = (eof.clone(), exec.clone(), discovery_lane.clone());
+        tokio::spawn(async move {
+            eof.cancelled().await;
+            tracing::info!("stdin closed: stopping running calls");
+            tokio::join!(exec.shutdown(), lane.shutdown());
+        });
+    }
+    let outcome = match server.serve(stdio::stdio(eof)).await {
         Ok(running) => running
             .waiting()
             .await
