@@ -41,17 +41,20 @@ pub struct Cli {
 
     /// Time limit per call and for discovery, in seconds (> 0). A
     /// `conda_execute` call may ask for less, never more.
-    #[arg(long, value_name = "SECONDS", default_value = "900", value_parser = parse_timeout)]
+    #[arg(long, value_name = "SECONDS", default_value = "900", allow_negative_numbers = true,
+          value_parser = parse_timeout)]
     pub timeout: Duration,
 
     /// Bytes of stdout and of stderr kept per call (the rest is read and
     /// discarded; cut at a UTF-8 boundary).
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_OUTPUT_LIMIT_BYTES,
+          allow_negative_numbers = true,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub output_limit_bytes: u64,
 
     /// Most bytes of stdin a `conda_execute` call may supply.
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_STDIN_LIMIT_BYTES)]
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_STDIN_LIMIT_BYTES,
+          allow_negative_numbers = true)]
     pub stdin_limit_bytes: u64,
 
     /// Allow calls that modify environments, packages, configuration, caches

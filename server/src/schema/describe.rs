@@ -61,6 +61,10 @@ pub fn description(command: &Command, effects: ToolEffects) -> String {
     let mut d = first_sentences(command.summary.trim(), SUMMARY_CHARS);
     if d.is_empty() {
         d = format!("Run `{}`.", command.display_path());
+    } else if !d.ends_with(['.', '!', '?', ':']) {
+        // Some plugin summaries have no final period; what follows is
+        // another sentence.
+        d.push('.');
     }
     for g in super::input::group_sentences(command) {
         d.push(' ');
