@@ -39,7 +39,9 @@ impl Served {
             .stderr(std::fs::File::create(&log).expect("log file"));
         let child = cmd.spawn().expect("spawn serve");
         let t0 = Instant::now();
-        while !socket.exists() {
+        // The socket file appears at bind(), before listen() and the chmod:
+        // wait for the worker's own "listening" line instead.
+        while !std::fs::read_to_string(&log).is_ok_and(|l| l.contains("listening")) {
             assert!(
                 t0.elapsed() < Duration::from_secs(10),
                 "the worker never listened"
