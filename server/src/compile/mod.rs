@@ -35,9 +35,12 @@ pub fn compile(
     args: &Map<String, Value>,
 ) -> Result<Vec<String>, ArgumentError> {
     let command = &catalog.commands[cmd];
-    for key in args.keys() {
+    for (key, value) in args {
         if !command.properties.iter().any(|p| &p.name == key) {
             return Err(err("/", "unknown property"));
+        }
+        if let Some(at) = nul_at(value, format!("/{}", pointer_escape(key))) {
+            return Err(err(&at, "contains a NUL character"));
         }
     }
     let mut argv: Vec<String> = command.subpath().to_vec();
@@ -155,6 +158,24 @@ fn explicit_default(a: &Argument) -> Vec<String> {
     } else {
         Vec::new()
     }
+}
+
+/// JSON pointer of the first string holding NUL inside `v` (argv items are
+/// C strings: NUL cannot be passed to conda).
+fn nul_at(v: &Value, at: String) -> Option<String> {
+    match v {
+        Value::String(s) => s.contains('\0').then_some(at),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, item)| nul_at(item, format!("{at}/{i}"))),
+        _ => None,
+    }
+}
+
+/// RFC 6901 escaping of one pointer token.
+fn pointer_escape(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
 }
 
 fn err(path: &str, rule: &str) -> ArgumentError {
@@ -421,4 +442,30 @@ fn values_after_flag(flag: &str, value: &Value, at: &str) -> Result<Vec<String>,
         out.push(s);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn standin_catalog() -> Catalog {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/dumps/standin.json");
+        let bytes = std::fs::read(path).expect("in-project dump");
+        let dump = crate::dump::Dump::from_json(&bytes).expect("dump");
+        crate::catalog::build(&dump).expect("catalog")
+    }
+
+    #[test]
+    fn a_nul_is_refused_at_its_own_json_path_without_echo() {
+        let cat = standin_catalog();
+        let cmd = cat.find(&["conda", "install"]).expect("install");
+        let args = serde_json::json!({"packages": ["ok", "bad\u{0}value"], "name": "env"});
+        let e = compile(&cat, cmd, args.as_object().expect("object")).expect_err("NUL refused");
+        assert_eq!(e.path, "/packages/1");
+        assert!(!e.to_string().contains("bad"), "{e}");
+        let args = serde_json::json!({"packages": ["ok"], "name": "e\u{0}nv"});
+        let e = compile(&cat, cmd, args.as_object().expect("object")).expect_err("NUL refused");
+        assert_eq!(e.path, "/name");
+    }
 }

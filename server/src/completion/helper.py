@@ -109,7 +109,10 @@ def answer(request):
     if not path.exists():
         out["availability"] = "not_generated"
         out["message"] = "The completion manifest has not been generated yet."
-        out["hint"] = "Run `conda completion generate` to create it."
+        out["hint"] = (
+            "Run `conda completion generate` to create it (it writes a file: through "
+            "conda-mcp that is the conda_completion_generate tool, which needs --allow-write)."
+        )
         out["manifest"] = {"current_plugin_hash": current_hash}
         return out
     try:
