@@ -13,9 +13,7 @@
 //!   minimal call (required arguments only): no stray option leaked in.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command as Process, Stdio};
 
 use conda_mcp_server::catalog::{
     ArgKind, Argument, Catalog, Command, CommandIdx, Nargs, PropertySource, ValueType,
@@ -523,42 +521,12 @@ fn raising_choices(
         .collect()
 }
 
-/// Parses argv lists with the stand-in's argparse in one Python process.
+/// Parses argv lists with the stand-in's argparse in one Python process
+/// ([`crate::standin::batch_parse`]).
 ///
 /// Panics when python3 or the script cannot run (the oracle is required).
 pub fn batch_parse(dump: &Path, argvs: &[Vec<String>]) -> Vec<Value> {
-    let script = crate::paths::fixtures()
-        .join("standin")
-        .join("batch_parse.py");
-    let mut child = Process::new("python3")
-        .arg(&script)
-        .arg(dump)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("python3 runs the stand-in's batch_parse.py");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let lines: String = argvs
-        .iter()
-        .map(|a| serde_json::to_string(a).expect("json") + "\n")
-        .collect();
-    let writer = std::thread::spawn(move || {
-        stdin.write_all(lines.as_bytes()).expect("write argv lines");
-    });
-    let out = child.wait_with_output().expect("batch_parse output");
-    writer.join().expect("writer");
-    assert!(
-        out.status.success(),
-        "batch_parse.py failed: {:?}",
-        out.status
-    );
-    let parsed: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
-        .collect();
-    assert_eq!(parsed.len(), argvs.len(), "one answer per argv");
-    parsed
+    crate::standin::batch_parse(dump, argvs).expect("python3 runs the stand-in's batch_parse.py")
 }
 
 fn numbers_equal(a: &Value, b: &Value) -> bool {
