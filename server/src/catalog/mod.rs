@@ -244,6 +244,29 @@ pub struct Argument {
 }
 
 impl Argument {
+    /// A plain action with argparse's defaults for everything but its
+    /// identity: string values, no choices, not required, not hidden, no
+    /// help or metavar, `const` and `default` null, no class. For catalogs
+    /// built by hand (tests, synthetic commands); [`build`] fills every
+    /// field from the dump.
+    pub fn new(dest: &str, option_strings: &[&str], kind: ArgKind, nargs: Nargs) -> Self {
+        Argument {
+            dest: dest.to_owned(),
+            option_strings: option_strings.iter().map(|s| (*s).to_owned()).collect(),
+            kind,
+            nargs,
+            value_type: ValueType::String,
+            choices: None,
+            required: false,
+            hidden: false,
+            help: None,
+            metavar: None,
+            const_value: serde_json::Value::Null,
+            default: serde_json::Value::Null,
+            class: String::new(),
+        }
+    }
+
     /// A positional has no option strings.
     pub fn is_positional(&self) -> bool {
         self.option_strings.is_empty()

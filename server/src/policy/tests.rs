@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::catalog::{
-    ArgKind, Argument, Catalog, Command, ExclusiveGroup, Exposure, Nargs, Passthrough, ValueType,
+    ArgKind, Argument, Catalog, Command, ExclusiveGroup, Exposure, Nargs, Passthrough,
 };
 use serde_json::Value;
 
@@ -16,19 +16,9 @@ fn arg(opts: &[&str], dest: &str, kind: ArgKind, nargs: Nargs) -> Argument {
         _ => (Value::Null, Value::Null),
     };
     Argument {
-        dest: dest.to_owned(),
-        option_strings: opts.iter().map(|s| (*s).to_owned()).collect(),
-        kind,
-        nargs,
-        value_type: ValueType::String,
-        choices: None,
-        required: false,
-        hidden: false,
-        help: None,
-        metavar: None,
         const_value,
         default,
-        class: String::new(),
+        ..Argument::new(dest, opts, kind, nargs)
     }
 }
 

@@ -8,21 +8,7 @@ use super::*;
 use crate::catalog::*;
 
 fn arg(dest: &str, opts: &[&str], kind: ArgKind, nargs: Nargs) -> Argument {
-    Argument {
-        dest: dest.into(),
-        option_strings: opts.iter().map(|s| s.to_string()).collect(),
-        kind,
-        nargs,
-        value_type: ValueType::String,
-        choices: None,
-        required: false,
-        hidden: false,
-        help: None,
-        metavar: None,
-        const_value: Value::Null,
-        default: Value::Null,
-        class: "argparse.Action".into(),
-    }
+    Argument::new(dest, opts, kind, nargs)
 }
 
 fn prop(name: &str, arg: usize) -> Property {
