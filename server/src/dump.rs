@@ -222,3 +222,19 @@ impl Dump {
         Ok(dump)
     }
 }
+
+/// The recorded conda 26 parser the unit tests run on: the project's own
+/// recording `tests/fixtures/dumps/conda-26.json`, or the file named by
+/// `CONDA_MCP_REAL_DUMP` (to run the same tests on another recording).
+/// Panics when it cannot be read: these tests never skip.
+#[cfg(test)]
+pub(crate) fn recorded_conda() -> Dump {
+    let path = match std::env::var_os("CONDA_MCP_REAL_DUMP") {
+        Some(p) => std::path::PathBuf::from(p),
+        None => std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/dumps/conda-26.json"),
+    };
+    let bytes = std::fs::read(&path)
+        .unwrap_or_else(|e| panic!("the recorded conda dump {}: {e}", path.display()));
+    Dump::from_json(&bytes).expect("the recorded conda dump loads")
+}

@@ -175,15 +175,9 @@ async fn main() {
         // `cargo test --benches` asks the harness for its benchmarks.
         return;
     }
-    match paths::real_dump() {
-        Some(dump) => {
-            let standin = StandinPrefix::create(&dump).expect("stand-in prefix for the real dump");
-            tools_list(&standin.conda_exe).await;
-        }
-        None => println!(
-            "SKIPPED tools/list benchmark: ../shared/fixtures/conda-26-parser.json is absent"
-        ),
-    }
+    let standin =
+        StandinPrefix::create(&paths::real_dump()).expect("stand-in prefix for the real dump");
+    tools_list(&standin.conda_exe).await;
     let standin = StandinPrefix::standard();
     call_overhead(&standin).await;
 }

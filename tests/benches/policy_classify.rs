@@ -17,11 +17,7 @@ fn argv(s: &str) -> Vec<String> {
 }
 
 fn bench(c: &mut Criterion) {
-    let path = conda_mcp_tests::paths::real_dump().unwrap_or_else(|| {
-        conda_mcp_tests::paths::fixtures()
-            .join("dumps")
-            .join("standin.json")
-    });
+    let path = conda_mcp_tests::paths::real_dump();
     let bytes = std::fs::read(&path).expect("read dump");
     let cat = catalog::build(&Dump::from_json(&bytes).expect("dump")).expect("catalog");
     for (name, line) in [

@@ -3,8 +3,13 @@
 //!
 //! Cargo builds another package's binaries for this crate's tests only by
 //! accident, so the first call in a test process runs
-//! `cargo build --bins -p conda-mcp-server -p conda-mcp-worker` once, into
-//! the target directory of the running test (a no-op when they are fresh).
+//! `cargo build --workspace --bins` once, into the target directory of the
+//! running test (a no-op when they are fresh). `--workspace`, not `-p
+//! conda-mcp-server -p conda-mcp-worker`: the features of shared
+//! dependencies are then the ones `cargo test --workspace` resolved (this
+//! crate adds rmcp's client features), so the binaries reuse the libraries
+//! the tests were built with instead of building a second copy of rmcp,
+//! the server library and everything between them.
 //! Cargo releases its build lock before it runs test binaries, so this does
 //! not deadlock under `cargo test --workspace`.
 //!
@@ -38,7 +43,7 @@ pub fn worker() -> PathBuf {
     existing(bin_dir().join("conda-mcp-worker"))
 }
 
-const BUILD_HINT: &str = "cargo build --bins -p conda-mcp-server -p conda-mcp-worker";
+const BUILD_HINT: &str = "cargo build --workspace --bins";
 
 fn existing(p: PathBuf) -> PathBuf {
     assert!(
@@ -68,15 +73,7 @@ fn build_into(profile_dir: &Path) {
         .and_then(|n| n.to_str())
         .unwrap_or("debug");
     let mut cmd = Command::new(cargo);
-    cmd.args([
-        "build",
-        "--quiet",
-        "--bins",
-        "-p",
-        "conda-mcp-server",
-        "-p",
-        "conda-mcp-worker",
-    ]);
+    cmd.args(["build", "--quiet", "--workspace", "--bins"]);
     match profile {
         "debug" => {}
         "release" => {

@@ -8,8 +8,9 @@ use std::process::{Command, Stdio};
 
 use crate::standin::{StandinPrefix, host_python};
 
-/// Installs conda-completion into the prefix; `false` (with a message) when
-/// pip cannot fetch it.
+/// Installs conda-completion into the prefix; `false` when pip cannot fetch
+/// it, after [`crate::tiers::missing`] (a skip, or a failure when the
+/// `network` tier is declared).
 pub fn install_conda_completion(prefix: &StandinPrefix) -> bool {
     let out = Command::new(host_python())
         .args(["-m", "pip", "--disable-pip-version-check", "--python"])
@@ -27,9 +28,13 @@ pub fn install_conda_completion(prefix: &StandinPrefix) -> bool {
         .output()
         .expect("run pip");
     if !out.status.success() {
-        eprintln!(
-            "SKIPPED conda-completion tests: pip could not install the plugin: {}",
-            String::from_utf8_lossy(&out.stderr)
+        crate::tiers::missing(
+            crate::tiers::Tier::Network,
+            "conda-completion tests",
+            &format!(
+                "pip could not install the plugin: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ),
         );
     }
     out.status.success()

@@ -1,7 +1,10 @@
 //! Support for the black-box tests in `tests/tests/`: locating the built
-//! binaries ([`bins`]), running jobs through the worker ([`exec`]), fixture paths ([`paths`]), building stand-in conda
-//! prefixes ([`standin`]) and talking to the server through a real MCP
-//! client ([`mcp`]).
+//! binaries ([`bins`]), running jobs through the worker ([`exec`]), fixture
+//! paths ([`paths`]), building stand-in conda prefixes ([`standin`], with
+//! its batch argparse oracle), the conda-completion plugin in a prefix
+//! ([`completion`]), talking to the server through a real MCP client
+//! ([`mcp`]) or raw JSON-RPC ([`rawrpc`]), the compiler's round trip
+//! ([`roundtrip`]) and the test tiers ([`tiers`]).
 
 pub mod bins;
 pub mod completion;
@@ -11,3 +14,4 @@ pub mod paths;
 pub mod rawrpc;
 pub mod roundtrip;
 pub mod standin;
+pub mod tiers;

@@ -294,54 +294,81 @@ impl StandinPrefix {
 /// The result of parsing one argv with the batch oracle.
 pub type BatchResult = serde_json::Value;
 
+/// The batch argparse oracle: one `tests/fixtures/standin/batch_parse.py`
+/// process holding the stand-in's parser for a dump, answering one argv
+/// (what follows `conda`) per line, in order. The one driver of that script:
+/// [`batch_parse`] for a list, [`Oracle::parse`] for argv drawn one at a
+/// time (property tests). The process is killed and reaped on drop.
+pub struct Oracle {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl Oracle {
+    /// Starts the oracle for `dump` with the host Python.
+    ///
+    /// Errors: the script could not be started.
+    pub fn start(dump: &Path) -> io::Result<Oracle> {
+        let mut child = Command::new(host_python())
+            .arg(standin_dir().join("batch_parse.py"))
+            .arg(dump)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()?;
+        let stdin = child
+            .stdin
+            .take()
+            .ok_or_else(|| io::Error::other("no stdin"))?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| io::Error::other("no stdout"))?;
+        Ok(Oracle {
+            child,
+            stdin,
+            stdout: BufReader::new(stdout),
+        })
+    }
+
+    /// Parses one argv: `{"ok": true, "command": [...], "namespace": {...}}`
+    /// or `{"ok": false, "error": "..."}`.
+    ///
+    /// Errors: the oracle died or answered something that is not one JSON
+    /// line.
+    pub fn parse(&mut self, argv: &[String]) -> io::Result<BatchResult> {
+        let mut line = serde_json::to_vec(argv).map_err(io::Error::other)?;
+        line.push(b'\n');
+        self.stdin.write_all(&line)?;
+        self.stdin.flush()?;
+        let mut out = String::new();
+        if self.stdout.read_line(&mut out)? == 0 {
+            return Err(io::Error::other(format!(
+                "batch_parse.py ended without answering ({:?})",
+                self.child.try_wait()
+            )));
+        }
+        serde_json::from_str(&out).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+    }
+}
+
+impl Drop for Oracle {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// Parses each argv (what follows `conda`) with the stand-in's parser for
-/// `dump` (`tests/fixtures/standin/batch_parse.py`): per argv,
+/// `dump` through one [`Oracle`]: per argv,
 /// `{"ok": true, "command": [...], "namespace": {...}}` or
 /// `{"ok": false, "error": "..."}`.
 ///
 /// Errors: the oracle could not be started or answered out of protocol.
 pub fn batch_parse(dump: &Path, argvs: &[Vec<String>]) -> io::Result<Vec<BatchResult>> {
-    let mut child = Command::new(host_python())
-        .arg(standin_dir().join("batch_parse.py"))
-        .arg(dump)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()?;
-    let mut input = Vec::new();
-    for argv in argvs {
-        serde_json::to_writer(&mut input, argv).map_err(io::Error::other)?;
-        input.push(b'\n');
-    }
-    let mut stdin = child
-        .stdin
-        .take()
-        .ok_or_else(|| io::Error::other("no stdin"))?;
-    let writer = std::thread::spawn(move || stdin.write_all(&input));
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| io::Error::other("no stdout"))?;
-    let mut results = Vec::with_capacity(argvs.len());
-    for line in BufReader::new(stdout).lines() {
-        let line = line?;
-        results.push(
-            serde_json::from_str(&line)
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?,
-        );
-    }
-    writer
-        .join()
-        .map_err(|_| io::Error::other("stdin writer panicked"))??;
-    let status = child.wait()?;
-    if !status.success() || results.len() != argvs.len() {
-        return Err(io::Error::other(format!(
-            "batch_parse.py answered {} of {} lines ({status})",
-            results.len(),
-            argvs.len()
-        )));
-    }
-    Ok(results)
+    let mut oracle = Oracle::start(dump)?;
+    argvs.iter().map(|argv| oracle.parse(argv)).collect()
 }
 
 fn normalize(distribution: &str) -> String {

@@ -1,5 +1,7 @@
-//! The real-conda tier: the same black-box path against a real
-//! conda named by `CONDA_MCP_TEST_CONDA`; skipped with a message otherwise.
+//! The real-conda tier (`real`): the same black-box path against a real
+//! conda named by `CONDA_MCP_TEST_CONDA`; skipped with a message otherwise,
+//! a failure when `CONDA_MCP_TEST_TIERS` declares `real`
+//! ([`conda_mcp_tests::tiers`]).
 //!
 //! It builds its own local file channel (a hand-made `noarch` package and its
 //! `repodata.json`), so nothing touches the network, and creates/removes an
@@ -14,13 +16,7 @@ use serde_json::{Value, json};
 const PACKAGE: &str = "conda-mcp-probe";
 
 fn real_conda() -> Option<PathBuf> {
-    match std::env::var_os("CONDA_MCP_TEST_CONDA") {
-        Some(p) => Some(PathBuf::from(p)),
-        None => {
-            eprintln!("SKIPPED real-conda tier: set CONDA_MCP_TEST_CONDA=/path/to/conda to run it");
-            None
-        }
-    }
+    conda_mcp_tests::tiers::real_conda("mcp_real_conda")
 }
 
 /// A local channel with one noarch package (`conda-mcp-probe 1.0 0`),

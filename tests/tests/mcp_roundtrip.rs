@@ -43,8 +43,5 @@ fn roundtrip_standin_dump() {
 
 #[test]
 fn roundtrip_real_conda_26_dump() {
-    let Some(dump) = paths::real_dump_or_skip("roundtrip_real_conda_26_dump") else {
-        return;
-    };
-    check("conda-26-parser.json", &dump);
+    check("conda-26.json", &paths::real_dump());
 }

@@ -2,24 +2,23 @@
 //! cases with their expected classification and the expected outcome under
 //! each of the four startup policies, and the coverage of the
 //! classification table against every command and action of the recording.
-//!
-//! Skipped (with a message) when `../shared/fixtures/conda-26-parser.json`
-//! is absent.
+//! The recording is `tests/fixtures/dumps/conda-26.json`
+//! ([`conda_mcp_tests::paths::real_dump`]).
 
 use conda_mcp_server::catalog::{self, ArgKind, Catalog, Passthrough};
 use conda_mcp_server::dump::{Dump, DumpParser, DumpSubcommand};
 use conda_mcp_server::policy::{self, Classification, Outcome, Policy, table};
-use conda_mcp_tests::paths::real_dump_or_skip;
+use conda_mcp_tests::paths::real_dump;
 
 /// The real dump plus one synthetic greedy plugin command (`conda
 /// greedy-plugin`, like a plugin that registers no `configure_parser`), so
 /// that the case table also covers a plugin whose argv is passed on.
-fn real_catalog(test: &str) -> Option<Catalog> {
-    real_dump_and_catalog(test).map(|(_, c)| c)
+fn real_catalog() -> Catalog {
+    real_dump_and_catalog().1
 }
 
-fn real_dump_and_catalog(test: &str) -> Option<(Dump, Catalog)> {
-    let path = real_dump_or_skip(test)?;
+fn real_dump_and_catalog() -> (Dump, Catalog) {
+    let path = real_dump();
     let bytes = std::fs::read(path).expect("read the real dump");
     let mut dump = Dump::from_json(&bytes).expect("the real dump loads");
     dump.root.subcommands.push(DumpSubcommand {
@@ -40,48 +39,30 @@ fn real_dump_and_catalog(test: &str) -> Option<(Dump, Catalog)> {
         },
     });
     let cat = catalog::build(&dump).expect("the real dump builds");
-    Some((dump, cat))
+    (dump, cat)
 }
 
 /// What the stand-in conda's real argparse parser (built from the same
 /// augmented dump) does with each argv: "runs", "help" or "rejected".
 fn argparse_outcomes(dump: &Dump, argvs: &[Vec<String>]) -> Vec<&'static str> {
-    use std::io::Write;
     let dir = tempfile::tempdir().expect("tempdir");
     let dump_path = dir.path().join("dump.json");
     std::fs::write(&dump_path, serde_json::to_vec(dump).expect("json")).expect("write dump");
-    let script = conda_mcp_tests::paths::fixtures()
-        .join("standin")
-        .join("batch_parse.py");
-    let mut child = std::process::Command::new("python3")
-        .arg(&script)
-        .arg(&dump_path)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("start batch_parse.py");
-    let mut input = String::new();
-    for a in argvs {
-        // conda's main_subshell runs an empty argv as `--help`
-        let a = if a.is_empty() {
-            vec!["--help".to_owned()]
-        } else {
-            a.clone()
-        };
-        input.push_str(&serde_json::to_string(&a).expect("json"));
-        input.push('\n');
-    }
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.as_bytes())
-        .expect("write");
-    let out = child.wait_with_output().expect("batch_parse.py output");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).expect("json line");
+    // conda's main_subshell runs an empty argv as `--help`
+    let argvs: Vec<Vec<String>> = argvs
+        .iter()
+        .map(|a| {
+            if a.is_empty() {
+                vec!["--help".to_owned()]
+            } else {
+                a.clone()
+            }
+        })
+        .collect();
+    conda_mcp_tests::standin::batch_parse(&dump_path, &argvs)
+        .expect("the batch oracle answers")
+        .iter()
+        .map(|v| {
             let err = v["error"].as_str().unwrap_or("");
             if v["ok"].as_bool() == Some(true) {
                 "runs"
@@ -403,9 +384,7 @@ fn check_class(argv: &str, class: Class, c: &Classification) -> Result<(), Strin
 
 #[test]
 fn argv_cases_on_the_real_parser() {
-    let Some((dump, cat)) = real_dump_and_catalog("argv_cases_on_the_real_parser") else {
-        return;
-    };
+    let (dump, cat) = real_dump_and_catalog();
     assert!(CASES.len() >= 120, "only {} cases", CASES.len());
     let argvs: Vec<Vec<String>> = CASES
         .iter()
@@ -451,9 +430,7 @@ fn argv_cases_on_the_real_parser() {
 
 #[test]
 fn refusals_name_the_command_and_option_and_no_values() {
-    let Some(cat) = real_catalog("refusals_name_the_command_and_option_and_no_values") else {
-        return;
-    };
+    let cat = real_catalog();
     let p = Policy::default();
     let refuse = |line: &str| -> String {
         let argv: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
@@ -491,9 +468,7 @@ fn refusals_name_the_command_and_option_and_no_values() {
 
 #[test]
 fn table_covers_the_recorded_parser() {
-    let Some(cat) = real_catalog("table_covers_the_recorded_parser") else {
-        return;
-    };
+    let cat = real_catalog();
     let mut missing = Vec::new();
     for cmd in &cat.commands {
         if cmd.passthrough == Passthrough::Greedy {
@@ -567,9 +542,7 @@ fn table_covers_the_recorded_parser() {
 
 #[test]
 fn annotations_on_the_real_tools() {
-    let Some(cat) = real_catalog("annotations_on_the_real_tools") else {
-        return;
-    };
+    let cat = real_catalog();
     let hint = |path: &[&str]| {
         let mut full = vec!["conda"];
         full.extend_from_slice(path);

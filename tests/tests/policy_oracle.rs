@@ -15,62 +15,18 @@
 //! Runs over the in-project stand-in dump and, when present, the recorded
 //! real conda 26 parser. The number of cases is printed.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command as Process, Stdio};
 
 use conda_mcp_server::catalog::{self, Catalog, CommandIdx, Nargs};
 use conda_mcp_server::dump::Dump;
 use conda_mcp_server::policy::{self, Outcome, Reason, table};
 use conda_mcp_tests::paths;
+use conda_mcp_tests::standin::Oracle;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use serde_json::Value;
 
 /// Cases per dump.
 const CASES: u32 = 6000;
-
-struct Oracle {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-}
-
-impl Oracle {
-    fn start(dump: &std::path::Path) -> Oracle {
-        let script = paths::fixtures().join("standin").join("batch_parse.py");
-        let mut child = Process::new("python3")
-            .arg(&script)
-            .arg(dump)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start the batch oracle (python3)");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        Oracle {
-            child,
-            stdin,
-            stdout,
-        }
-    }
-
-    fn parse(&mut self, argv: &[String]) -> Value {
-        let line = serde_json::to_string(argv).expect("json");
-        writeln!(self.stdin, "{line}").expect("write to the oracle");
-        self.stdin.flush().expect("flush");
-        let mut out = String::new();
-        self.stdout.read_line(&mut out).expect("read the oracle");
-        serde_json::from_str(&out).expect("the oracle answers JSON")
-    }
-}
-
-impl Drop for Oracle {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// The words random argv are made of.
 struct Vocab {
@@ -350,7 +306,7 @@ fn run_oracle(name: &str, dump_path: &std::path::Path) -> Stats {
     let dump = Dump::from_json(&bytes).expect("dump loads");
     let cat = catalog::build(&dump).expect("catalog builds");
     let v = vocab(&cat);
-    let oracle = std::cell::RefCell::new(Oracle::start(dump_path));
+    let oracle = std::cell::RefCell::new(Oracle::start(dump_path).expect("start the batch oracle"));
     let stats = std::cell::RefCell::new(Stats::default());
     let n_paths = v.paths.len();
     let n_any = v.any.len();
@@ -399,7 +355,8 @@ fn run_oracle(name: &str, dump_path: &std::path::Path) -> Stats {
             oracle.borrow_mut().parse(&["--help".to_owned()])
         } else {
             oracle.borrow_mut().parse(&argv)
-        };
+        }
+        .expect("the batch oracle answers");
         let ok = py["ok"].as_bool().unwrap_or(false);
         let err = py["error"].as_str().unwrap_or("");
         let py_help = !ok && err.starts_with("argparse exited with status 0");
@@ -522,25 +479,9 @@ fn run_oracle(name: &str, dump_path: &std::path::Path) -> Stats {
     stats.into_inner()
 }
 
-/// The stand-in's batch oracle and the in-project dump, or a skip message.
-fn standin_or_skip(test: &str) -> Option<std::path::PathBuf> {
-    let script = paths::fixtures().join("standin").join("batch_parse.py");
-    let dump = paths::fixtures().join("dumps").join("standin.json");
-    if script.is_file() && dump.is_file() {
-        Some(dump)
-    } else {
-        eprintln!(
-            "SKIPPED {test}: tests/fixtures/standin/batch_parse.py or tests/fixtures/dumps/standin.json is absent"
-        );
-        None
-    }
-}
-
 #[test]
 fn oracle_in_project_dump() {
-    let Some(dump) = standin_or_skip("oracle_in_project_dump") else {
-        return;
-    };
+    let dump = paths::fixtures().join("dumps").join("standin.json");
     let s = run_oracle("in-project dump", &dump);
     eprintln!(
         "policy oracle (in-project dump): {} cases, {} parsed (verdicts compared), {} read-only, {} rejected by argparse, {} help/version, {} list-default choice divergences, {} argparse crashes",
@@ -552,12 +493,7 @@ fn oracle_in_project_dump() {
 
 #[test]
 fn oracle_real_conda_26_dump() {
-    if standin_or_skip("oracle_real_conda_26_dump").is_none() {
-        return;
-    }
-    let Some(dump) = paths::real_dump_or_skip("oracle_real_conda_26_dump") else {
-        return;
-    };
+    let dump = paths::real_dump();
     let s = run_oracle("real conda 26 dump", &dump);
     eprintln!(
         "policy oracle (real conda 26 dump): {} cases, {} parsed (verdicts compared), {} read-only, {} rejected by argparse, {} help/version, {} list-default choice divergences, {} argparse crashes",

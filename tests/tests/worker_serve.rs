@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use conda_mcp_server::worker_client::{ExecError, Executor, WorkerConfig};
 use conda_mcp_tests::exec::{alive, gone_within, run_collect, sh, sh_config};
+use conda_mcp_tests::tiers::{Tier, missing};
 
 /// A `conda-mcp-worker serve` process whose log goes to a file.
 struct Served {
@@ -218,16 +219,13 @@ sys.stdout.write(data.decode("latin-1"))
 
 #[tokio::test]
 async fn a_peer_whose_uid_is_not_allowed_is_refused() {
+    const TEST: &str = "a_peer_whose_uid_is_not_allowed_is_refused";
     if !nix::unistd::Uid::effective().is_root() {
-        eprintln!(
-            "SKIPPED a_peer_whose_uid_is_not_allowed_is_refused: needs root to run a client under a second uid"
-        );
+        missing(Tier::Root, TEST, "not root: a client under a second uid needs it");
         return;
     }
     if !Path::new(SYSTEM_PYTHON).is_file() {
-        eprintln!(
-            "SKIPPED a_peer_whose_uid_is_not_allowed_is_refused: no {SYSTEM_PYTHON} for the second uid"
-        );
+        missing(Tier::Root, TEST, &format!("no {SYSTEM_PYTHON} for the second uid"));
         return;
     }
     let w = Served::start(&["--allow-uid", "0", "--socket-mode", "666"], &[]);
@@ -275,12 +273,13 @@ async fn the_default_socket_mode_is_0660() {
 
 #[tokio::test]
 async fn worker_user_runs_conda_as_that_user() {
+    const TEST: &str = "worker_user_runs_conda_as_that_user";
     if !nix::unistd::Uid::effective().is_root() {
-        eprintln!("SKIPPED worker_user_runs_conda_as_that_user: needs root");
+        missing(Tier::Root, TEST, "not root: --worker-user needs it");
         return;
     }
     let Ok(Some(nobody)) = nix::unistd::User::from_name("nobody") else {
-        eprintln!("SKIPPED worker_user_runs_conda_as_that_user: no user `nobody`");
+        missing(Tier::Root, TEST, "no user `nobody`");
         return;
     };
     let mut cfg = sh_config();

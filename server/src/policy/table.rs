@@ -552,6 +552,18 @@ pub const TABLE: &[Entry] = &[
     read_only("completion status", &[]),
     read_only("plugins", &[]),
     read_only("plugins list", &[]),
+    // The menuinst plugin (menuinst/conda_plugin.py): `--install` or
+    // `--remove` (one of them is required) creates or removes the menu
+    // shortcuts of packages in a prefix; there is no read-only form.
+    Entry {
+        path: "menuinst",
+        clauses: &[],
+        default: Verdict::Mutation,
+        neutral: &["name", "prefix", "root_prefix"],
+        writes: &["install", "remove"],
+        open_world: OpenWorld::Never,
+        destructive: true,
+    },
 ];
 
 impl Entry {

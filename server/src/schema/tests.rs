@@ -262,20 +262,13 @@ fn compiler_refuses_option_like_values_and_nul() {
     }
 }
 
-fn real_catalog() -> Option<Catalog> {
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/fixtures/conda-26-parser.json");
-    let Ok(bytes) = std::fs::read(&p) else {
-        eprintln!("SKIPPED: {} is absent", p.display());
-        return None;
-    };
-    let dump = crate::dump::Dump::from_json(&bytes).expect("dump");
-    Some(crate::catalog::build(&dump).expect("catalog"))
+fn real_catalog() -> Catalog {
+    crate::catalog::build(&crate::dump::recorded_conda()).expect("catalog")
 }
 
 #[test]
 fn every_real_schema_is_valid_portable_and_compiles_to_a_validator() {
-    let Some(cat) = real_catalog() else { return };
+    let cat = real_catalog();
     let tools: Vec<_> = cat.tools().collect();
     assert!(tools.len() >= 30, "{}", tools.len());
     let names = tool_names(
@@ -304,7 +297,7 @@ fn print_schema() {
     let Ok(which) = std::env::var("CONDA_MCP_PRINT_SCHEMA") else {
         return;
     };
-    let Some(cat) = real_catalog() else { return };
+    let cat = real_catalog();
     let path: Vec<&str> = std::iter::once("conda").chain(which.split(' ')).collect();
     let idx = cat.find(&path).expect("command");
     let s = input_schema(&cat, idx, Profile::Full);
