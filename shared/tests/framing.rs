@@ -41,7 +41,7 @@ fn arb_result() -> impl Strategy<Value = ExecutionResult> {
         ".{0,40}",
         any::<u64>(),
         proptest::option::of(arb_json()),
-        any::<[bool; 5]>(),
+        any::<[bool; 4]>(),
     )
         .prop_map(
             |(exit_code, stdout, stderr, duration_ms, parsed_json, b)| ExecutionResult {
@@ -54,7 +54,6 @@ fn arb_result() -> impl Strategy<Value = ExecutionResult> {
                 cancelled: b[1],
                 stdout_truncated: b[2],
                 stderr_truncated: b[3],
-                restart_required: b[4],
             },
         )
 }

@@ -5,7 +5,11 @@
 //! * [`tools`]: the tool set built once at startup (generated tools,
 //!   `conda_execute`);
 //! * [`execute`]: the raw tool's input and checks;
-//! * [`results`]: execution results as tool results (output-schema checked);
+//! * [`cli_command`]: the `conda_cli_command` tool's definition;
+//! * [`results`]: call outcomes as tool results (output-schema checked);
+//! * [`progress`]: progress notifications of long calls;
+//! * [`restart`]: noticing that conda or its plugins changed;
+//! * [`stdio`]: the stdio transport;
 //! * [`capabilities`]: the `conda://capabilities` resource;
 //! * [`handler`]: the [`rmcp::ServerHandler`];
 //! * [`startup`]: target, discovery, workers.
@@ -84,7 +88,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         }
     };
     let discovery_lane = started.discovery_lane.clone();
-    let exec = started.state.exec.clone();
+    let exec = started.state.runner.exec.clone();
     let server = CondaMcp::new(started.state);
     // When the host closes stdin, kill what runs right away: rmcp waits for
     // in-flight calls before it returns, and a call must not outlive the
