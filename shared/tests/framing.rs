@@ -212,6 +212,6 @@ fn a_vec_claiming_more_than_the_frame_is_refused() {
 
 #[test]
 fn handshake_values_are_stable() {
-    assert_eq!(PROTOCOL_VERSION, 1);
+    assert_eq!(PROTOCOL_VERSION, 2);
     assert!(build_id().contains(env!("CARGO_PKG_VERSION")));
 }
