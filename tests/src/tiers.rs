@@ -52,7 +52,9 @@ impl Tier {
                 .into_iter()
                 .find(|t| t.name() == name)
                 .unwrap_or_else(|| {
-                    panic!("{TIERS_VAR} names the unknown tier {name:?} (known: real, root, network)")
+                    panic!(
+                        "{TIERS_VAR} names the unknown tier {name:?} (known: real, root, network)"
+                    )
                 });
             found |= tier == self;
         }

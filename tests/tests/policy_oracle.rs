@@ -12,9 +12,8 @@
 //! * exactness: the resolver predicts accept / reject / help exactly as
 //!   argparse decides, and the same command path.
 //!
-//! Runs over the in-project stand-in dump and, when present, the recorded
+//! Runs over the in-project stand-in dump and the recorded
 //! real conda 26 parser. The number of cases is printed.
-
 
 use conda_mcp_server::catalog::{self, Catalog, CommandIdx, Nargs};
 use conda_mcp_server::dump::Dump;

@@ -221,11 +221,19 @@ sys.stdout.write(data.decode("latin-1"))
 async fn a_peer_whose_uid_is_not_allowed_is_refused() {
     const TEST: &str = "a_peer_whose_uid_is_not_allowed_is_refused";
     if !nix::unistd::Uid::effective().is_root() {
-        missing(Tier::Root, TEST, "not root: a client under a second uid needs it");
+        missing(
+            Tier::Root,
+            TEST,
+            "not root: a client under a second uid needs it",
+        );
         return;
     }
     if !Path::new(SYSTEM_PYTHON).is_file() {
-        missing(Tier::Root, TEST, &format!("no {SYSTEM_PYTHON} for the second uid"));
+        missing(
+            Tier::Root,
+            TEST,
+            &format!("no {SYSTEM_PYTHON} for the second uid"),
+        );
         return;
     }
     let w = Served::start(&["--allow-uid", "0", "--socket-mode", "666"], &[]);

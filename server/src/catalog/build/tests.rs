@@ -304,7 +304,11 @@ fn real_dump_kinds_and_help() {
     );
     if std::env::var_os("CONDA_MCP_REAL_DUMP").is_none() {
         assert_eq!(dump.conda_version, "26.7.1");
-        assert_eq!(catalog.plugins.len(), 3, "completion, rattler solver, menuinst");
+        assert_eq!(
+            catalog.plugins.len(),
+            3,
+            "completion, rattler solver, menuinst"
+        );
     }
 }
 
