@@ -242,6 +242,13 @@ impl Warm {
         let Some(z) = slot.zygote.as_ref() else {
             return Err(()); // starting (the first call) or off (logged)
         };
+        if !zygote::fits(argv, cwd) {
+            self.log_once(&format!(
+                "a call's arguments exceed {} bytes",
+                zygote::MAX_REQUEST
+            ));
+            return Err(());
+        }
         let (fds, mine) = match job_pipes(has_stdin) {
             Ok(p) => p,
             Err(e) => {

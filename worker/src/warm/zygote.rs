@@ -27,8 +27,14 @@ use super::stamp::Stamp;
 /// The zygote's Python source, run with `python -c`.
 pub const SOURCE: &str = include_str!("zygote.py");
 
-/// Largest datagram accepted from a zygote.
-const MAX_MESSAGE: usize = 1 << 20;
+/// Largest datagram accepted from a zygote (its messages are a few hundred
+/// bytes; `hello` lists `sys.path`).
+const MAX_MESSAGE: usize = 64 * 1024;
+
+/// Largest job request sent to a zygote: well below the default socket
+/// send buffer (about 200 KiB on Linux) and the zygote's receive buffer
+/// (1 MiB, `zygote.py`).
+pub const MAX_REQUEST: usize = 128 * 1024;
 
 /// How long a zygote may take to import conda and load its plugins.
 pub const READY_TIMEOUT: Duration = Duration::from_secs(120);
@@ -227,6 +233,22 @@ async fn next_message(ctl: &UnixDatagram) -> Result<Value, String> {
     }
 }
 
+/// The request datagram of a job.
+fn request(argv: &[String], cwd: Option<&Path>) -> Vec<u8> {
+    let request = serde_json::json!({
+        "argv": argv,
+        "cwd": cwd.map(|c| c.to_string_lossy().into_owned()),
+    });
+    serde_json::to_vec(&request).unwrap_or_default()
+}
+
+/// Whether a job's request fits in one datagram the zygote accepts (the
+/// socket's buffer bounds it too; a larger job runs fresh).
+pub fn fits(argv: &[String], cwd: Option<&Path>) -> bool {
+    let n = request(argv, cwd).len();
+    n > 0 && n <= MAX_REQUEST
+}
+
 /// The descriptors a job's child receives. The worker keeps the other ends.
 #[derive(Debug)]
 pub struct ChildFds {
@@ -257,14 +279,7 @@ impl Zygote {
         cwd: Option<&Path>,
         fds: ChildFds,
     ) -> Result<i32, String> {
-        let request = serde_json::json!({
-            "argv": argv,
-            "cwd": cwd.map(|c| c.to_string_lossy().into_owned()),
-        });
-        let bytes = serde_json::to_vec(&request).map_err(|e| e.to_string())?;
-        if bytes.len() > MAX_MESSAGE / 2 {
-            return Err("the request is too large for the zygote's socket".into());
-        }
+        let bytes = request(argv, cwd);
         let raw = [
             fds.stdin.as_raw_fd(),
             fds.stdout.as_raw_fd(),
