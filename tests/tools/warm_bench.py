@@ -156,8 +156,7 @@ zyg = [z for w in worker for z in children(w) if b"-c" in cmdline(z)]
 fresh_worker = [c for c in children(fresh.p.pid) if b"--socket" in cmdline(c)]
 print(f"zygote RSS: {', '.join(str(status(z).get('VmRSS', 0)/1024)[:5] + ' MB' for z in zyg) or 'none found'}")
 srv = status(fresh.p.pid)
-wk = [status(w) for w in fresh_worker]
-print(f"without the zygote: server VmHWM {srv.get('VmHWM', 0)/1024:.1f} MB, worker VmHWM "
-      f"{', '.join(f'{x.get("VmHWM", 0)/1024:.1f}' for x in wk)} MB")
+wk = ", ".join("%.1f" % (status(w).get("VmHWM", 0) / 1024) for w in fresh_worker)
+print(f"without the zygote: server VmHWM {srv.get('VmHWM', 0)/1024:.1f} MB, worker VmHWM {wk} MB")
 warm.close()
 fresh.close()
