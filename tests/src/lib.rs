@@ -2,9 +2,9 @@
 //! binaries ([`bins`]), running jobs through the worker ([`exec`]), fixture
 //! paths ([`paths`]), building stand-in conda prefixes ([`standin`], with
 //! its batch argparse oracle), the conda-completion plugin in a prefix
-//! ([`completion`]), talking to the server through a real MCP client
-//! ([`mcp`]) or raw JSON-RPC ([`rawrpc`]), the compiler's round trip
-//! ([`roundtrip`]) and the test tiers ([`tiers`]).
+//! ([`completion`]), warm-conda calls ([`warm`]), talking to the server
+//! through a real MCP client ([`mcp`]) or raw JSON-RPC ([`rawrpc`]), the
+//! compiler's round trip ([`roundtrip`]) and the test tiers ([`tiers`]).
 
 pub mod bins;
 pub mod completion;
@@ -15,3 +15,4 @@ pub mod rawrpc;
 pub mod roundtrip;
 pub mod standin;
 pub mod tiers;
+pub mod warm;
