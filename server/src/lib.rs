@@ -8,6 +8,9 @@
 //!   enforce ([`policy`]) → run through the worker ([`worker_client`]) →
 //!   result ([`conda_mcp_shared::ExecutionResult`]), served by [`mcp`].
 //!
+//! What conda sees of the host (environment allowlist, working directory,
+//! home, `CONDARC`) is checked at startup by [`host_env`].
+//!
 //! The binary (`conda-mcp`, `src/main.rs`) is a thin layer over [`cli`].
 
 pub mod catalog;
@@ -16,7 +19,9 @@ pub mod compile;
 pub mod completion;
 pub mod discovery;
 pub mod dump;
+pub mod host_env;
 pub mod mcp;
 pub mod policy;
 pub mod schema;
+pub mod typed;
 pub mod worker_client;

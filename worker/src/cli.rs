@@ -98,6 +98,17 @@ pub struct Common {
     /// Most stdin bytes a job may supply; larger limits are clamped.
     #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024)]
     pub max_stdin_bytes: u64,
+    /// Also pass this environment variable to conda (repeatable; `*`
+    /// matches any run of characters, e.g. `ANACONDA_*`). conda otherwise
+    /// gets only an allowlist of the worker's environment (PATH, HOME,
+    /// locale, proxies and certificates, CONDA_*, PIP_*, ...).
+    #[arg(long = "pass-env", value_name = "NAME", value_parser = parse_pass_env)]
+    pub pass_env: Vec<String>,
+    /// conda's HOME: created with mode 0700 for the user conda runs as when
+    /// missing. Without it, that user's home must exist and be writable, or
+    /// the worker refuses to start.
+    #[arg(long, value_name = "DIR")]
+    pub home: Option<PathBuf>,
 }
 
 impl Common {
@@ -109,6 +120,11 @@ impl Common {
             max_stdin_bytes: self.max_stdin_bytes,
         }
     }
+}
+
+fn parse_pass_env(s: &str) -> Result<String, String> {
+    conda_mcp_shared::env::check_pattern(s)?;
+    Ok(s.to_owned())
 }
 
 fn parse_mode(s: &str) -> Result<u32, String> {

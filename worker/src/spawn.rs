@@ -4,14 +4,17 @@
 //! request only picks which of the two. No shell: argv items are passed as
 //! they are. The child gets its own process group (command-group), all three
 //! stdio streams piped or `/dev/null` (never inherited: the server's stdout is
-//! the MCP stream), and the worker's environment minus conda's activation
-//! state.
+//! the MCP stream), and the environment and working directory of
+//! [`Programs::child_setup`]: the allowlist of [`conda_mcp_shared::env`]
+//! (nothing else of the worker's environment) and
+//! [`conda_mcp_shared::env::FIXED_CWD`] unless the request names a directory.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::Stdio;
 
 use command_group::{AsyncCommandGroup, AsyncGroupChild};
+use conda_mcp_shared::env::{EnvRules, FIXED_CWD, child_environment};
 use conda_mcp_shared::protocol::{Program, RunRequest};
 
 /// The programs this worker can run, fixed at startup.
@@ -21,30 +24,19 @@ pub struct Programs {
     pub conda: PathBuf,
     /// The target installation's Python, if configured.
     pub python: Option<PathBuf>,
-    /// Variables set on every child after the worker dropped to another user
-    /// (`HOME`, `USER`, `LOGNAME` of that user).
-    pub env_overrides: Vec<(OsString, OsString)>,
+    /// What decides a child's environment: `--pass-env`, whether the worker
+    /// changed user, and that user's `HOME`, `USER`, `LOGNAME`.
+    pub env_rules: EnvRules,
 }
 
-/// Variables that carry a shell's conda activation state. They describe the
-/// server's shell, not the job, and would make conda act on the wrong
-/// environment, so they never reach the child (issue 7). `CONDA_PREFIX_<N>`
-/// (stacked activations) is matched by pattern.
-pub const ACTIVATION_VARIABLES: &[&str] = &[
-    "CONDA_PREFIX",
-    "CONDA_DEFAULT_ENV",
-    "CONDA_SHLVL",
-    "CONDA_PROMPT_MODIFIER",
-    "_CE_M",
-    "_CE_CONDA",
-];
-
-/// Whether `name` is conda activation state (see [`ACTIVATION_VARIABLES`]).
-pub fn is_activation_variable(name: &str) -> bool {
-    ACTIVATION_VARIABLES.contains(&name)
-        || name
-            .strip_prefix("CONDA_PREFIX_")
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+/// The environment and working directory of one child process: the only
+/// place they are decided, for every way a job's process is started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChildSetup {
+    /// The complete environment (nothing else is inherited).
+    pub env: Vec<(OsString, OsString)>,
+    /// The working directory.
+    pub cwd: PathBuf,
 }
 
 /// Why a job was not started; nothing was spawned. The text never contains
@@ -79,26 +71,37 @@ impl Programs {
         }
     }
 
+    /// The environment and working directory of `req`'s process, from the
+    /// worker's own environment now (see the module docs).
+    ///
+    /// Errors: [`SpawnRefusal::BadCwd`] when the request names a directory
+    /// that does not exist.
+    pub fn child_setup(&self, req: &RunRequest) -> Result<ChildSetup, SpawnRefusal> {
+        let cwd = match &req.cwd {
+            Some(cwd) => {
+                if !std::path::Path::new(cwd).is_dir() {
+                    return Err(SpawnRefusal::BadCwd);
+                }
+                PathBuf::from(cwd)
+            }
+            None => PathBuf::from(FIXED_CWD),
+        };
+        Ok(ChildSetup {
+            env: child_environment(std::env::vars_os(), &self.env_rules),
+            cwd,
+        })
+    }
+
     /// Spawns `req` in a new process group with stdout and stderr piped and
     /// stdin piped (when the request has bytes) or `/dev/null`.
     pub fn spawn(&self, req: &RunRequest) -> Result<AsyncGroupChild, SpawnRefusal> {
         let program = self.path_of(req.program)?;
+        let setup = self.child_setup(req)?;
         let mut cmd = tokio::process::Command::new(program);
-        cmd.args(&req.argv);
-        if let Some(cwd) = &req.cwd {
-            if !std::path::Path::new(cwd).is_dir() {
-                return Err(SpawnRefusal::BadCwd);
-            }
-            cmd.current_dir(cwd);
-        }
-        for (name, _) in std::env::vars_os() {
-            if name.to_str().is_some_and(is_activation_variable) {
-                cmd.env_remove(&name);
-            }
-        }
-        for (k, v) in &self.env_overrides {
-            cmd.env(k, v);
-        }
+        cmd.args(&req.argv)
+            .current_dir(&setup.cwd)
+            .env_clear()
+            .envs(setup.env);
         cmd.stdin(if req.stdin.is_some() {
             Stdio::piped()
         } else {
@@ -107,32 +110,5 @@ impl Programs {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
         cmd.group_spawn().map_err(SpawnRefusal::Spawn)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn activation_variables() {
-        for v in [
-            "CONDA_PREFIX",
-            "CONDA_PREFIX_1",
-            "CONDA_PREFIX_12",
-            "_CE_M",
-            "CONDA_SHLVL",
-        ] {
-            assert!(is_activation_variable(v), "{v}");
-        }
-        for v in [
-            "CONDA_PREFIX_",
-            "CONDA_PREFIX_X",
-            "CONDA_EXE",
-            "CONDA_PKGS_DIRS",
-            "PATH",
-        ] {
-            assert!(!is_activation_variable(v), "{v}");
-        }
     }
 }

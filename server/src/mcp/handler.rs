@@ -44,6 +44,9 @@ pub struct State {
     pub policy: Policy,
     /// Limits of every call.
     pub limits: Limits,
+    /// What the server decides for typed calls (confirmation by dry run,
+    /// `conda_run`'s server options).
+    pub typed: crate::typed::Settings,
     /// The exec lane: conda calls, one at a time, in order.
     pub exec: Arc<Executor>,
     /// The capabilities resource, serialized once.
@@ -114,22 +117,25 @@ impl CondaMcp {
             return results::invalid_arguments(&tool.name, &errors);
         }
         let empty = serde_json::Map::new();
-        let argv = match crate::compile::compile(
+        let prepared = crate::typed::prepare(
             &st.catalog,
+            &st.policy,
             tool.cmd,
             args.as_object().unwrap_or(&empty),
-        ) {
-            Ok(argv) => argv,
-            Err(e) => return results::invalid_arguments(&tool.name, &[e]),
+            st.typed,
+        );
+        let typed = match prepared {
+            Ok(t) => t,
+            Err(crate::typed::Early::Invalid(errors)) => {
+                return results::invalid_arguments(&tool.name, &errors);
+            }
+            Err(crate::typed::Early::Refused(refusal)) => return results::refused(&refusal),
         };
-        let classification = policy::classify(&st.catalog, &argv);
-        if let Err(refusal) = st.policy.check(&classification) {
-            tracing::info!(tool = %tool.name, "refused: {refusal}");
-            return results::refused(&refusal);
-        }
+        let classification = typed.classification;
         let what = st.catalog.commands[tool.cmd].display_path();
-        let mut job = Job::new(Program::Conda, argv);
-        job.timeout = st.limits.timeout;
+        let mut job = Job::new(Program::Conda, typed.argv);
+        job.stdin = typed.stdin;
+        job.timeout = typed.timeout.unwrap_or(st.limits.timeout);
         job.output_limit_bytes = st.limits.output_limit_bytes;
         job.stdin_limit_bytes = st.limits.stdin_limit_bytes;
         job.label = what.clone();

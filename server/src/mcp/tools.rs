@@ -100,13 +100,17 @@ impl ToolSet {
         let mut routes = HashMap::new();
         for (&cmd, name) in cmds.iter().zip(names) {
             let command = &catalog.commands[cmd];
-            let advertised = input_schema_with(catalog, cmd, options.profile, &shared_help);
-            check_schema_document(&name, &advertised)?;
-            let full = if options.profile == Profile::Full {
+            let mut advertised = input_schema_with(catalog, cmd, options.profile, &shared_help);
+            let mut full = if options.profile == Profile::Full {
                 advertised.clone()
             } else {
                 input_schema_with(catalog, cmd, Profile::Full, &shared_help)
             };
+            if crate::typed::is_run(command) {
+                add_server_options(&mut advertised);
+                add_server_options(&mut full);
+            }
+            check_schema_document(&name, &advertised)?;
             let validator = ArgumentValidator::new(&name, &full)?;
             let effects = effects(catalog, cmd);
             let tool = Tool::new_with_raw(
@@ -181,6 +185,16 @@ impl ToolSet {
     /// Names of the generated tools, in catalog order.
     pub fn generated_names(&self) -> Vec<String> {
         self.generated.iter().map(|t| t.name.clone()).collect()
+    }
+}
+
+/// Adds `conda_run`'s server options ([`crate::typed::server_option_schemas`])
+/// to its input schema, unless conda itself has a property of that name.
+fn add_server_options(schema: &mut Value) {
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        for (name, s) in crate::typed::server_option_schemas() {
+            props.entry(name.to_owned()).or_insert(s);
+        }
     }
 }
 

@@ -28,6 +28,12 @@ pub struct WorkerConfig {
     /// Run the spawned worker (and so conda) as this user and its primary
     /// group (`--worker-user`); needs the server to run as root.
     pub user: Option<String>,
+    /// The spawned worker's `--home`: conda's HOME instead of the user's own
+    /// (`--worker-home`).
+    pub home: Option<PathBuf>,
+    /// The spawned worker's `--pass-env` patterns: variables passed to conda
+    /// besides the allowlist.
+    pub pass_env: Vec<String>,
 }
 
 impl WorkerConfig {
@@ -41,6 +47,8 @@ impl WorkerConfig {
             log_format: LogFormat::Text,
             socket: None,
             user: None,
+            home: None,
+            pass_env: Vec::new(),
         }
     }
 

@@ -101,6 +101,12 @@ impl Connection {
         if let Some(user) = &cfg.user {
             cmd.arg("--user").arg(user);
         }
+        if let Some(home) = &cfg.home {
+            cmd.arg("--home").arg(home);
+        }
+        for pattern in &cfg.pass_env {
+            cmd.arg("--pass-env").arg(pattern);
+        }
         cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
