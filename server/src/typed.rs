@@ -137,7 +137,7 @@ pub fn prepare(
         }
     }
     let argv = crate::compile::compile(catalog, cmd, &args).map_err(invalid)?;
-    let resolved = policy::resolve(catalog, &argv);
+    let resolved = crate::argparse::resolve(catalog, &argv);
     if let Some(rule) = policy::required::unmet(catalog, &resolved) {
         return Err(invalid(ArgumentError {
             path: "/".into(),

@@ -13,7 +13,7 @@
 //! `update_modifier` is `update_all`; `env create` takes the name from its
 //! environment file), since refusing those could refuse a call conda runs.
 
-use super::resolve::Resolved;
+use crate::argparse::Resolved;
 use crate::catalog::Catalog;
 
 /// One rule: at least one of `one_of` must be given, unless one of `unless`
