@@ -113,6 +113,11 @@ pub struct ControlRule {
     /// A mutation: remove the dist-info of this distribution.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remove_plugin: Option<String>,
+    /// `run` executes its `executable_call` the way conda's `main_run`
+    /// does (output captured and printed after the program exits, stdin
+    /// closed, unless `--no-capture-output`) instead of printing the parse.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub execute_run: Option<bool>,
 }
 
 impl ControlRule {

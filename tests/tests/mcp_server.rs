@@ -430,3 +430,138 @@ fn invalid_flags_exit_2_before_any_mcp_traffic() {
         format!("conda-mcp {}", env!("CARGO_PKG_VERSION"))
     );
 }
+
+/// A stand-in whose `conda run` executes its program the way conda's
+/// `main_run` does (capture mode unless `--no-capture-output`).
+fn executing_run() -> StandinPrefix {
+    use conda_mcp_tests::standin::ControlRule;
+    let prefix = StandinPrefix::standard();
+    prefix
+        .set_control(&[ControlRule {
+            execute_run: Some(true),
+            ..ControlRule::for_commands(&["run"])
+        }])
+        .expect("control file");
+    prefix
+}
+
+#[tokio::test]
+async fn conda_run_keeps_its_output_ends_with_the_program_and_takes_stdin() {
+    let prefix = executing_run();
+    let server = Server::start(&prefix.conda_exe, &["--allow-exec"], Era::Initialize).await;
+    let tools = server.tools().await;
+    let run = tools
+        .iter()
+        .find(|t| t.name == "conda_run")
+        .expect("conda_run");
+    for p in ["stdin", "timeout_seconds"] {
+        assert!(
+            run.input_schema["properties"].get(p).is_some(),
+            "{p}: {:?}",
+            run.input_schema
+        );
+    }
+    // A timeout keeps what the program printed before it.
+    let r = server
+        .call_ok(
+            "conda_run",
+            json!({"executable_call": ["sh", "-c", "echo started; sleep 30"], "timeout_seconds": 2}),
+        )
+        .await;
+    let s = r.structured_content.clone().expect("structured");
+    assert_eq!(s["timed_out"], json!(true), "{s}");
+    assert_eq!(s["stdout"], json!("started\n"), "{s}");
+    // A background grandchild does not keep the call open.
+    let t0 = Instant::now();
+    let r = server
+        .call_ok(
+            "conda_run",
+            json!({"executable_call": ["sh", "-c", "sleep 60 & echo started"]}),
+        )
+        .await;
+    let s = r.structured_content.clone().expect("structured");
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+    assert_eq!(s["stdout"], json!("started\n"), "{s}");
+    assert_eq!(s["exit_code"], json!(0), "{s}");
+    // stdin reaches the program.
+    let r = server
+        .call_ok(
+            "conda_run",
+            json!({"executable_call": ["cat"], "stdin": "hello from stdin"}),
+        )
+        .await;
+    let s = r.structured_content.clone().expect("structured");
+    assert_eq!(s["stdout"], json!("hello from stdin"), "{s}");
+    // Capture mode, asked for explicitly, loses the output on a timeout:
+    // what the default avoids.
+    let r = server
+        .call_ok(
+            "conda_run",
+            json!({"executable_call": ["sh", "-c", "echo started; sleep 30"],
+                   "timeout_seconds": 2, "no_capture_output": false}),
+        )
+        .await;
+    let s = r.structured_content.clone().expect("structured");
+    assert_eq!(s["timed_out"], json!(true), "{s}");
+    assert_eq!(s["stdout"], json!(""), "{s}");
+    // Server options out of range are invalid arguments named by path.
+    let r = server
+        .call_ok(
+            "conda_run",
+            json!({"executable_call": ["true"], "timeout_seconds": 0}),
+        )
+        .await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(result_text(&r).contains("/timeout_seconds"), "{}", result_text(&r));
+    server.close().await;
+}
+
+#[tokio::test]
+async fn relative_paths_and_missing_run_time_options_are_refused_before_conda_runs() {
+    let prefix = StandinPrefix::standard();
+    let server = Server::start(&prefix.conda_exe, &["--allow-write"], Era::Initialize).await;
+    let tools = server.tools().await;
+    let remove = tools
+        .iter()
+        .find(|t| t.name == "conda_remove")
+        .expect("conda_remove");
+    assert!(
+        remove
+            .description
+            .as_deref()
+            .unwrap_or("")
+            .contains("Needs one of: package_names, all."),
+        "{:?}",
+        remove.description
+    );
+    let r = server
+        .call_ok(
+            "conda_remove",
+            json!({"prefix": "envs/SECRETREL", "all": true, "yes": true}),
+        )
+        .await;
+    assert_eq!(r.is_error, Some(true));
+    let text = result_text(&r);
+    assert!(text.contains("/prefix") && text.contains("absolute"), "{text}");
+    assert!(!text.contains("SECRETREL"), "never echoes the value: {text}");
+    let r = server
+        .call_ok("conda_remove", json!({"name": "e", "yes": true}))
+        .await;
+    assert_eq!(r.is_error, Some(true));
+    let text = result_text(&r);
+    assert!(
+        text.contains("conda remove needs one of: package_names, all"),
+        "{text}"
+    );
+    // Nothing ran: no structured result.
+    assert!(r.structured_content.is_none(), "{r:?}");
+    // Absolute and home-relative paths pass.
+    for p in ["/tmp/some-env", "~/envs/x"] {
+        let r = server
+            .call_ok("conda_remove", json!({"prefix": p, "all": true, "yes": true}))
+            .await;
+        let s = r.structured_content.clone().expect("ran");
+        assert_eq!(s["exit_code"], json!(0), "{s}");
+    }
+    server.close().await;
+}
