@@ -91,6 +91,13 @@ pub struct Cli {
     #[arg(long)]
     pub allow_exec: bool,
 
+    /// Pass mutations of commands that have conda's `yes` option through as
+    /// given. By default such a call without `yes: true` runs as a dry run
+    /// (conda shows its plan, nothing changes) and its result says so
+    /// (`confirmation_required`).
+    #[arg(long)]
+    pub no_confirm: bool,
+
     /// Input-schema profile of the generated tools: portable (accepted by
     /// every major host) or full (adds exact JSON Schema 2020-12
     /// constraints for exclusive and required option groups).

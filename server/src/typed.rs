@@ -169,10 +169,7 @@ pub fn prepare(
             call.confirmation_required = true;
         }
     }
-    policy.check(&call.classification).map_err(|refusal| {
-        tracing::info!(command = %command.display_path(), "refused: {refusal}");
-        Early::Refused(refusal)
-    })?;
+    policy.check(&call.classification).map_err(Early::Refused)?;
     Ok(call)
 }
 

@@ -8,11 +8,11 @@
 //! * [`tools`]: the tool set built once at startup (generated tools,
 //!   `conda_execute`, `conda_cli_command`);
 //! * [`execute`]: the raw tool's input and checks;
-//! * [`cli_command`]: the `conda_cli_command` tool (one command of the
-//!   conda-completion plugin's manifest);
+//! * [`cli_command`]: the `conda_cli_command` tool's definition (one command
+//!   of the conda-completion plugin's manifest);
 //! * [`progress`]: `notifications/progress` for long calls;
 //! * [`restart`]: the check after a mutation that sets `restart_required`;
-//! * [`results`]: execution results as tool results (output-schema checked);
+//! * [`results`]: call outcomes as tool results (output-schema checked);
 //! * [`capabilities`]: the `conda://capabilities` resource;
 //! * [`startup`]: target, discovery, workers.
 
@@ -63,7 +63,8 @@ pub fn server_config(shared: &crate::schema::SharedHelp, warnings: &[String]) ->
          arguments as in the conda CLI with dashes as underscores. The policy is fixed at startup; \
          a refused call names the startup option it needs. Every call returns exit_code, stdout, \
          stderr, duration_ms, parsed_json (stdout as JSON when it is one document), timed_out, \
-         cancelled, stdout_truncated, stderr_truncated, restart_required. \
+         cancelled, stdout_truncated, stderr_truncated, restart_required, confirmation_required \
+         (true when a change ran as a dry run because yes: true was not set). \
          conda://capabilities describes the catalog and the policy.",
     );
     if !shared.entries.is_empty() {
@@ -99,7 +100,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         }
     };
     let discovery_lane = started.discovery_lane.clone();
-    let exec = started.state.exec.clone();
+    let exec = started.state.runner.exec.clone();
     let server = CondaMcp::new(started.state);
     // When the host closes stdin, kill what runs right away: rmcp waits for
     // in-flight calls before it returns, and a call must not outlive the

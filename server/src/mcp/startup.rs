@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use super::capabilities::{self, PolicySummary};
 use super::restart::RestartWatch;
-use super::results::ResultChecker;
+use super::results::Results;
 use super::tools::{ToolOptions, ToolSet};
 use super::{Started, State, policy_of, server_config};
+use crate::call::Runner;
 use crate::cli::{Cli, LogFormatArg};
 use crate::discovery::DiscoveryOptions;
 use crate::host_env;
@@ -60,6 +61,7 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
         ToolOptions {
             profile: cli.schema_profile,
             allow_exec: cli.allow_exec,
+            confirm: !cli.no_confirm,
         },
     )?;
     let capabilities: Arc<str> = capabilities::render(
@@ -81,7 +83,7 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
         "conda-mcp ready"
     );
     let info = server_config(&tools.shared_help, &environment.warnings);
-    let results = ResultChecker::new().map_err(StartupError::Other)?;
+    let results = Results::new().map_err(StartupError::Other)?;
     Ok(Started {
         state: State {
             catalog,
@@ -89,16 +91,18 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
             policy,
             limits: cli.limits(),
             typed: crate::typed::Settings {
-                confirm: false,
+                confirm: !cli.no_confirm,
                 stdin_limit_bytes: cli.stdin_limit_bytes,
                 timeout: cli.timeout,
             },
-            exec: discovered.exec,
+            runner: Runner {
+                exec: discovered.exec,
+                discovery: discovered.discovery_lane.clone(),
+                restart: RestartWatch::new(discovered.options, &discovered.discovery),
+            },
             capabilities,
             results,
             info,
-            discovery_lane: discovered.discovery_lane.clone(),
-            restart: RestartWatch::new(discovered.options, &discovered.discovery),
         },
         discovery_lane: discovered.discovery_lane,
     })

@@ -81,6 +81,9 @@ pub struct ToolOptions {
     pub profile: Profile,
     /// Whether `conda_execute` is listed (`--allow-exec`).
     pub allow_exec: bool,
+    /// Whether mutations without `yes: true` run as dry runs (not
+    /// `--no-confirm`); the tools it applies to say so in their description.
+    pub confirm: bool,
 }
 
 impl ToolSet {
@@ -117,7 +120,7 @@ impl ToolSet {
             let effects = effects(catalog, cmd);
             let tool = Tool::new_with_raw(
                 name.clone(),
-                Some(describe::description(command, effects).into()),
+                Some(description(command, effects, options.confirm).into()),
                 Arc::new(as_object(advertised)),
             )
             .with_title(describe::title(command))
@@ -190,6 +193,18 @@ impl ToolSet {
     }
 }
 
+/// The description of a generated tool ([`describe::description`]), plus
+/// [`crate::typed::CONFIRM_SENTENCE`] for a tool that may mutate and has
+/// conda's `yes` and `dry_run` options, while confirmation is on.
+fn description(command: &crate::catalog::Command, effects: ToolEffects, confirm: bool) -> String {
+    let mut d = describe::description(command, effects);
+    if confirm && !effects.read_only && crate::typed::confirm_properties(command).is_some() {
+        d.push(' ');
+        d.push_str(crate::typed::CONFIRM_SENTENCE);
+    }
+    d
+}
+
 /// Adds `conda_run`'s server options ([`crate::typed::server_option_schemas`])
 /// to its input schema, unless conda itself has a property of that name.
 fn add_server_options(schema: &mut Value) {
@@ -212,14 +227,13 @@ pub fn effects(catalog: &Catalog, cmd: CommandIdx) -> ToolEffects {
     }
 }
 
-/// The output schema of every tool: the [`conda_mcp_shared::ExecutionResult`]
+/// The output schema of every tool: the [`crate::call::CallOutput`]
 /// schema (schemars, 2020-12, serialize contract), without descriptions,
 /// `format` and `$schema`: it is repeated in every tool of `tools/list`,
 /// and the field meanings are documented once (README, server
 /// instructions).
 pub fn output_schema() -> Arc<JsonObject> {
-    let full =
-        rmcp::handler::server::common::schema_for_output::<conda_mcp_shared::ExecutionResult>();
+    let full = rmcp::handler::server::common::schema_for_output::<crate::call::CallOutput>();
     let mut v = Value::Object(full.as_ref().clone());
     strip_annotations(&mut v);
     Arc::new(as_object(v))
@@ -229,7 +243,7 @@ pub fn output_schema() -> Arc<JsonObject> {
 /// `additionalProperties: false`): what results are checked against before
 /// they are sent.
 pub fn full_output_schema() -> Arc<JsonObject> {
-    rmcp::handler::server::common::schema_for_output::<conda_mcp_shared::ExecutionResult>()
+    rmcp::handler::server::common::schema_for_output::<crate::call::CallOutput>()
 }
 
 fn strip_annotations(v: &mut Value) {
@@ -289,6 +303,7 @@ mod tests {
                     ToolOptions {
                         profile,
                         allow_exec,
+                        confirm: true,
                     },
                 )
                 .expect("builds");
