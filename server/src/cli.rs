@@ -91,6 +91,13 @@ pub struct Cli {
     #[arg(long)]
     pub allow_exec: bool,
 
+    /// Pass mutations of commands that have conda's `yes` option through as
+    /// given. By default such a call without `yes: true` runs as a dry run
+    /// (conda shows its plan, nothing changes) and its result says so
+    /// (`confirmation_required`).
+    #[arg(long)]
+    pub no_confirm: bool,
+
     /// Input-schema profile of the generated tools: portable (accepted by
     /// every major host) or full (adds exact JSON Schema 2020-12
     /// constraints for exclusive and required option groups).
@@ -128,6 +135,21 @@ pub struct Cli {
     #[arg(long)]
     pub no_warm_conda: bool,
 
+    /// The spawned worker's user gets this directory as HOME (created with
+    /// mode 0700 for that user when missing) instead of its own home, which
+    /// must otherwise exist and be writable. With `--worker-user` only.
+    #[arg(long, value_name = "DIR", requires = "worker_user")]
+    pub worker_home: Option<PathBuf>,
+
+    /// Also pass this environment variable to conda (repeatable; `*`
+    /// matches any run of characters, e.g. `ANACONDA_*`). conda otherwise
+    /// gets only an allowlist of the environment (PATH without an activated
+    /// environment, HOME, USER, locale, TZ, TMPDIR, XDG_*, proxies and
+    /// certificates, CONDA_*, CONDARC, MAMBA_*, PIP_*). Applies to the
+    /// spawned worker; a listening worker has its own `--pass-env`.
+    #[arg(long = "pass-env", value_name = "NAME", value_parser = parse_pass_env)]
+    pub pass_env: Vec<String>,
+
     /// Format of the log lines on stderr (server and worker).
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = LogFormatArg::Text)]
     pub log_format: LogFormatArg,
@@ -140,6 +162,12 @@ pub enum LogFormatArg {
     Text,
     /// One JSON object per line.
     Json,
+}
+
+/// `--pass-env`: a variable name, `*` as a wildcard.
+fn parse_pass_env(s: &str) -> Result<String, String> {
+    conda_mcp_shared::env::check_pattern(s)?;
+    Ok(s.to_owned())
 }
 
 /// `--timeout`: seconds as a finite number > 0, at most
@@ -252,6 +280,9 @@ mod tests {
             &["--schema-profile", "strict"],
             &["--log-format", "xml"],
             &["--allow-writes"],
+            &["--pass-env", "A=B"],
+            &["--pass-env", ""],
+            &["--worker-home", "/tmp/h"],
         ] {
             let e = parse(args).expect_err("invalid");
             assert_eq!(e.exit_code(), 2, "{args:?}");

@@ -9,6 +9,9 @@
 //!   [`policy`]) → run through the worker ([`worker_client`]) → one
 //!   outcome, which [`mcp`] turns into a tool result.
 //!
+//! What conda sees of the host (environment allowlist, working directory,
+//! home, `CONDARC`) is checked at startup by [`host_env`].
+//!
 //! The binary (`conda-mcp`, `src/main.rs`) is a thin layer over [`cli`].
 
 pub mod argparse;
@@ -19,7 +22,9 @@ pub mod compile;
 pub mod completion;
 pub mod discovery;
 pub mod dump;
+pub mod host_env;
 pub mod mcp;
 pub mod policy;
 pub mod schema;
+pub mod typed;
 pub mod worker_client;

@@ -11,12 +11,17 @@
 //! * [`result`]: the one execution result every call returns, which is also
 //!   the MCP `outputSchema` of every tool (via schemars);
 //! * [`log_format`]: `--log-format text|json` of both binaries;
+//! * [`env`]: the environment and working directory conda gets (the
+//!   allowlist the worker applies);
+//! * [`home`]: the home directory conda runs with (checked at startup);
 //! * [`limits`]: the time, byte and grace defaults (ARCHITECTURE.md "Limits");
 //! * [`fingerprint`]: sha256 helpers used for discovery fingerprints and
 //!   deterministic names.
 
+pub mod env;
 pub mod fingerprint;
 pub mod framing;
+pub mod home;
 pub mod limits;
 pub mod log_format;
 pub mod protocol;

@@ -123,6 +123,11 @@ pub struct ControlRule {
     /// After printing, send this signal to itself (a crash).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kill_self: Option<i32>,
+    /// `run` executes its `executable_call` the way conda's `main_run`
+    /// does (output captured and printed after the program exits, stdin
+    /// closed, unless `--no-capture-output`) instead of printing the parse.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub execute_run: Option<bool>,
 }
 
 impl ControlRule {

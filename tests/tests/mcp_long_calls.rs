@@ -177,7 +177,7 @@ async fn restart_required_flips_only_when_a_mutation_changes_the_plugin_set() {
     c.call_tool(
         "plain",
         "conda_install",
-        json!({"packages": ["numpy"]}),
+        json!({"packages": ["numpy"], "yes": true}),
         None,
     )
     .await;
@@ -205,7 +205,7 @@ async fn restart_required_flips_only_when_a_mutation_changes_the_plugin_set() {
     c.call_tool(
         "plugin",
         "conda_install",
-        json!({"packages": ["conda-newplugin"]}),
+        json!({"packages": ["conda-newplugin"], "yes": true}),
         None,
     )
     .await;

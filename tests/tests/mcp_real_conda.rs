@@ -167,3 +167,128 @@ async fn real_conda_create_then_remove_with_allow_write() {
     );
     server.close().await;
 }
+
+#[tokio::test]
+async fn real_conda_remove_without_yes_is_a_dry_run_that_keeps_the_environment() {
+    let Some(conda) = real_conda() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let channel = build_channel(&dir.path().join("channel"));
+    let prefix = dir.path().join("env");
+    let writer = Server::start(
+        &conda,
+        &["--allow-write", "--timeout", "600"],
+        Era::Initialize,
+    )
+    .await;
+    ok(
+        &writer
+            .call_ok(
+                "conda_create",
+                json!({"prefix": prefix, "packages": [PACKAGE], "channel": [channel],
+                       "override_channels": true, "yes": true, "json": true}),
+            )
+            .await,
+        "conda create",
+    );
+    assert!(prefix.join("conda-meta").is_dir(), "the environment exists");
+    // Without yes, with and without json: the plan, nothing removed.
+    for json_flag in [false, true] {
+        let r = writer
+            .call_ok(
+                "conda_remove",
+                json!({"prefix": prefix, "all": true, "json": json_flag}),
+            )
+            .await;
+        let s = r.structured_content.clone().expect("ran");
+        assert_eq!(s["confirmation_required"], json!(true), "{s}");
+        assert!(
+            result_text(&r).starts_with("Nothing was changed"),
+            "{}",
+            result_text(&r)
+        );
+        assert!(
+            prefix.join("conda-meta").is_dir(),
+            "json={json_flag}: the environment is intact: {s}"
+        );
+    }
+    // A read-only server may show the plan too.
+    let reader = Server::start(&conda, &["--timeout", "600"], Era::Initialize).await;
+    let r = reader
+        .call_ok(
+            "conda_remove",
+            json!({"prefix": prefix, "all": true, "json": true}),
+        )
+        .await;
+    let s = r
+        .structured_content
+        .clone()
+        .expect("ran on a read-only server");
+    assert_eq!(s["confirmation_required"], json!(true), "{s}");
+    assert!(prefix.join("conda-meta").is_dir());
+    reader.close().await;
+    // With yes it is removed.
+    let s = ok(
+        &writer
+            .call_ok(
+                "conda_remove",
+                json!({"prefix": prefix, "all": true, "yes": true, "json": true}),
+            )
+            .await,
+        "conda remove --all --yes",
+    );
+    assert_eq!(s["confirmation_required"], json!(false), "{s}");
+    assert!(
+        !prefix.join("conda-meta").exists(),
+        "the environment is gone"
+    );
+    writer.close().await;
+}
+
+#[tokio::test]
+async fn real_conda_run_keeps_output_ends_with_the_program_and_takes_stdin() {
+    let Some(conda) = real_conda() else { return };
+    // The installation's own root is an environment conda run accepts.
+    let root = std::fs::canonicalize(&conda)
+        .ok()
+        .and_then(|c| c.parent().and_then(Path::parent).map(Path::to_path_buf))
+        .expect("conda root");
+    let server = Server::start(
+        &conda,
+        &["--allow-exec", "--timeout", "60"],
+        Era::Initialize,
+    )
+    .await;
+    let r = server
+        .call_ok(
+            "conda_run",
+            json!({"prefix": root, "executable_call": ["sh", "-c", "echo started; sleep 30"],
+                   "timeout_seconds": 5}),
+        )
+        .await;
+    let s = r.structured_content.clone().expect("structured");
+    assert_eq!(s["timed_out"], json!(true), "{s}");
+    assert_eq!(s["stdout"], json!("started\n"), "{s}");
+    let t0 = std::time::Instant::now();
+    let r = server
+        .call_ok(
+            "conda_run",
+            json!({"prefix": root, "executable_call": ["sh", "-c", "sleep 60 & echo started"]}),
+        )
+        .await;
+    let s = r.structured_content.clone().expect("structured");
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        t0.elapsed()
+    );
+    assert_eq!(s["stdout"], json!("started\n"), "{s}");
+    let r = server
+        .call_ok(
+            "conda_run",
+            json!({"prefix": root, "executable_call": ["cat"], "stdin": "through stdin"}),
+        )
+        .await;
+    let s = r.structured_content.clone().expect("structured");
+    assert_eq!(s["stdout"], json!("through stdin"), "{s}");
+    server.close().await;
+}

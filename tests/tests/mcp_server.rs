@@ -83,7 +83,7 @@ async fn both_eras_serve_tools_calls_refusals_and_the_capabilities_resource() {
         let r = server
             .call_ok(
                 "conda_install",
-                json!({"packages": ["numpy-SECRET"], "name": "env-SECRET"}),
+                json!({"packages": ["numpy-SECRET"], "name": "env-SECRET", "yes": true}),
             )
             .await;
         let text = result_text(&r);
@@ -425,4 +425,259 @@ fn invalid_flags_exit_2_before_any_mcp_traffic() {
         String::from_utf8_lossy(&out.stdout).trim(),
         format!("conda-mcp {}", env!("CARGO_PKG_VERSION"))
     );
+}
+
+/// A stand-in whose `conda run` executes its program the way conda's
+/// `main_run` does (capture mode unless `--no-capture-output`).
+fn executing_run() -> StandinPrefix {
+    use conda_mcp_tests::standin::ControlRule;
+    let prefix = StandinPrefix::standard();
+    prefix
+        .set_control(&[ControlRule {
+            execute_run: Some(true),
+            ..ControlRule::for_commands(&["run"])
+        }])
+        .expect("control file");
+    prefix
+}
+
+#[tokio::test]
+async fn conda_run_keeps_its_output_ends_with_the_program_and_takes_stdin() {
+    let prefix = executing_run();
+    let server = Server::start(&prefix.conda_exe, &["--allow-exec"], Era::Initialize).await;
+    let tools = server.tools().await;
+    let run = tools
+        .iter()
+        .find(|t| t.name == "conda_run")
+        .expect("conda_run");
+    for p in ["stdin", "timeout_seconds"] {
+        assert!(
+            run.input_schema["properties"].get(p).is_some(),
+            "{p}: {:?}",
+            run.input_schema
+        );
+    }
+    // A timeout keeps what the program printed before it.
+    let r = server
+        .call_ok(
+            "conda_run",
+            json!({"executable_call": ["sh", "-c", "echo started; sleep 30"], "timeout_seconds": 2}),
+        )
+        .await;
+    let s = r.structured_content.clone().expect("structured");
+    assert_eq!(s["timed_out"], json!(true), "{s}");
+    assert_eq!(s["stdout"], json!("started\n"), "{s}");
+    // A background grandchild does not keep the call open.
+    let t0 = Instant::now();
+    let r = server
+        .call_ok(
+            "conda_run",
+            json!({"executable_call": ["sh", "-c", "sleep 60 & echo started"]}),
+        )
+        .await;
+    let s = r.structured_content.clone().expect("structured");
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+    assert_eq!(s["stdout"], json!("started\n"), "{s}");
+    assert_eq!(s["exit_code"], json!(0), "{s}");
+    // stdin reaches the program.
+    let r = server
+        .call_ok(
+            "conda_run",
+            json!({"executable_call": ["cat"], "stdin": "hello from stdin"}),
+        )
+        .await;
+    let s = r.structured_content.clone().expect("structured");
+    assert_eq!(s["stdout"], json!("hello from stdin"), "{s}");
+    // Capture mode, asked for explicitly, loses the output on a timeout:
+    // what the default avoids.
+    let r = server
+        .call_ok(
+            "conda_run",
+            json!({"executable_call": ["sh", "-c", "echo started; sleep 30"],
+                   "timeout_seconds": 2, "no_capture_output": false}),
+        )
+        .await;
+    let s = r.structured_content.clone().expect("structured");
+    assert_eq!(s["timed_out"], json!(true), "{s}");
+    assert_eq!(s["stdout"], json!(""), "{s}");
+    // Server options out of range are invalid arguments named by path.
+    let r = server
+        .call_ok(
+            "conda_run",
+            json!({"executable_call": ["true"], "timeout_seconds": 0}),
+        )
+        .await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(
+        result_text(&r).contains("/timeout_seconds"),
+        "{}",
+        result_text(&r)
+    );
+    server.close().await;
+}
+
+#[tokio::test]
+async fn relative_paths_and_missing_run_time_options_are_refused_before_conda_runs() {
+    let prefix = StandinPrefix::standard();
+    let server = Server::start(&prefix.conda_exe, &["--allow-write"], Era::Initialize).await;
+    let tools = server.tools().await;
+    let remove = tools
+        .iter()
+        .find(|t| t.name == "conda_remove")
+        .expect("conda_remove");
+    assert!(
+        remove
+            .description
+            .as_deref()
+            .unwrap_or("")
+            .contains("Needs one of: package_names, all."),
+        "{:?}",
+        remove.description
+    );
+    let r = server
+        .call_ok(
+            "conda_remove",
+            json!({"prefix": "envs/SECRETREL", "all": true, "yes": true}),
+        )
+        .await;
+    assert_eq!(r.is_error, Some(true));
+    let text = result_text(&r);
+    assert!(
+        text.contains("/prefix") && text.contains("absolute"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("SECRETREL"),
+        "never echoes the value: {text}"
+    );
+    let r = server
+        .call_ok("conda_remove", json!({"name": "e", "yes": true}))
+        .await;
+    assert_eq!(r.is_error, Some(true));
+    let text = result_text(&r);
+    assert!(
+        text.contains("conda remove needs one of: package_names, all"),
+        "{text}"
+    );
+    // Nothing ran: no structured result.
+    assert!(r.structured_content.is_none(), "{r:?}");
+    // Absolute and home-relative paths pass.
+    for p in ["/tmp/some-env", "~/envs/x"] {
+        let r = server
+            .call_ok(
+                "conda_remove",
+                json!({"prefix": p, "all": true, "yes": true}),
+            )
+            .await;
+        let s = r.structured_content.clone().expect("ran");
+        assert_eq!(s["exit_code"], json!(0), "{s}");
+    }
+    server.close().await;
+}
+
+/// Every stand-in command that has conda's `yes` option, with arguments
+/// that meet its run-time rules.
+const CONFIRMED: [(&str, &str); 5] = [
+    ("conda_install", r#"{"packages": ["numpy"]}"#),
+    ("conda_update", r#"{"packages": ["numpy"]}"#),
+    ("conda_remove", r#"{"all": true, "name": "e"}"#),
+    ("conda_clean", r#"{"all": true}"#),
+    ("conda_env_create", r#"{"name": "e"}"#),
+];
+
+#[tokio::test]
+async fn mutations_without_yes_run_as_dry_runs_and_say_nothing_changed() {
+    let standin = StandinPrefix::standard();
+    // Read-only server: the dry run is allowed, since it changes nothing.
+    let server = Server::start(&standin.conda_exe, &[], Era::Initialize).await;
+    let tools = server.tools().await;
+    for (tool, args) in CONFIRMED {
+        let t = tools.iter().find(|t| t.name == tool).expect(tool);
+        assert!(
+            t.description
+                .as_deref()
+                .unwrap_or("")
+                .contains("Without yes: true it runs as a dry run"),
+            "{tool}: {:?}",
+            t.description
+        );
+        let args: Value = serde_json::from_str(args).expect("json");
+        let r = server.call_ok(tool, args.clone()).await;
+        let s = r
+            .structured_content
+            .clone()
+            .unwrap_or_else(|| panic!("{tool}: {}", result_text(&r)));
+        assert_eq!(s["exit_code"], json!(0), "{tool}: {s}");
+        assert_eq!(s["confirmation_required"], json!(true), "{tool}: {s}");
+        let argv = s["parsed_json"]["argv"].as_array().expect("argv");
+        assert!(argv.contains(&json!("--dry-run")), "{tool}: {argv:?}");
+        assert_eq!(
+            s["parsed_json"]["namespace"]["dry_run"],
+            json!(true),
+            "{tool}: {s}"
+        );
+        let text = result_text(&r);
+        assert!(
+            text.starts_with("Nothing was changed") && text.contains("yes: true"),
+            "{tool}: {text}"
+        );
+        // With yes the call is the caller's: a mutation, refused here.
+        let mut with_yes = args.clone();
+        with_yes["yes"] = json!(true);
+        let r = server.call_ok(tool, with_yes).await;
+        assert_eq!(r.is_error, Some(true), "{tool}");
+        assert!(
+            result_text(&r).contains("--allow-write"),
+            "{tool}: {}",
+            result_text(&r)
+        );
+    }
+    server.close().await;
+    // --allow-write: with yes the argv is unchanged and the call is applied.
+    let server = Server::start(&standin.conda_exe, &["--allow-write"], Era::Initialize).await;
+    for (tool, args) in CONFIRMED {
+        let mut args: Value = serde_json::from_str(args).expect("json");
+        args["yes"] = json!(true);
+        let s = server
+            .call_ok(tool, args)
+            .await
+            .structured_content
+            .expect("ran");
+        assert_eq!(s["confirmation_required"], json!(false), "{tool}: {s}");
+        let argv = s["parsed_json"]["argv"].as_array().expect("argv");
+        assert!(!argv.contains(&json!("--dry-run")), "{tool}: {argv:?}");
+        assert!(argv.contains(&json!("--yes")), "{tool}: {argv:?}");
+    }
+    server.close().await;
+    // --no-confirm: passed through as given.
+    let server = Server::start(
+        &standin.conda_exe,
+        &["--allow-write", "--no-confirm"],
+        Era::Initialize,
+    )
+    .await;
+    for (tool, args) in CONFIRMED {
+        let args: Value = serde_json::from_str(args).expect("json");
+        let s = server
+            .call_ok(tool, args)
+            .await
+            .structured_content
+            .expect("ran");
+        assert_eq!(s["confirmation_required"], json!(false), "{tool}: {s}");
+        let argv = s["parsed_json"]["argv"].as_array().expect("argv");
+        assert!(!argv.contains(&json!("--dry-run")), "{tool}: {argv:?}");
+    }
+    let tools = server.tools().await;
+    let install = tools
+        .iter()
+        .find(|t| t.name == "conda_install")
+        .expect("install");
+    assert!(
+        !install
+            .description
+            .as_deref()
+            .unwrap_or("")
+            .contains("dry run")
+    );
+    server.close().await;
 }

@@ -466,6 +466,29 @@ fn refusals_name_the_command_and_option_and_no_values() {
     }
 }
 
+/// Every run-time rule (`policy::required`) names a command and dests of the
+/// recorded conda 26 parser.
+#[test]
+fn required_option_rules_match_the_recorded_parser() {
+    let Some(cat) = real_catalog("required_option_rules_match_the_recorded_parser") else {
+        return;
+    };
+    for rule in policy::required::REQUIREMENTS {
+        let cmd = cat
+            .commands
+            .iter()
+            .find(|c| c.subpath().join(" ") == rule.path)
+            .unwrap_or_else(|| panic!("{}: no such command", rule.path));
+        for dest in rule.one_of.iter().chain(rule.unless) {
+            assert!(
+                cmd.arguments.iter().any(|a| a.dest == *dest),
+                "{}: no dest {dest}",
+                rule.path
+            );
+        }
+    }
+}
+
 #[test]
 fn table_covers_the_recorded_parser() {
     let cat = real_catalog();

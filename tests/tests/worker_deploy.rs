@@ -1,6 +1,6 @@
 //! Hardened deployment through the real `conda-mcp` server and a real MCP
 //! client: `--worker-socket` against `conda-mcp-worker serve`, and
-//! the environment conda sees.
+//! the environment and working directory conda gets.
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -122,20 +122,158 @@ async fn a_missing_worker_socket_is_a_clear_startup_error() {
 }
 
 #[tokio::test]
-async fn activation_variables_of_the_server_do_not_reach_conda() {
+async fn conda_gets_an_allowlisted_environment_in_a_fixed_directory() {
     let standin = StandinPrefix::standard();
     let mut env = ACTIVATION.to_vec();
-    env.push(("CONDA_MCP_TEST_KEEP", "kept"));
-    let server = Server::start_with_env(&standin.conda_exe, &[], Era::Initialize, &env).await;
+    env.extend([
+        ("CONDA_MCP_TEST_KEEP", "kept"),
+        ("CONDA_PKGS_DIRS", "/tmp/pkgs"),
+        ("GITHUB_TOKEN", "ghp_SECRETVALUE"),
+        ("X_API_KEY", "SECRETVALUE"),
+        ("MY_SETTING", "1"),
+        ("TMPDIR", "/tmp"),
+        ("LANG", "C.UTF-8"),
+        ("HTTPS_PROXY", "http://proxy.invalid:3128"),
+    ]);
+    let server = Server::start_with_env(
+        &standin.conda_exe,
+        &["--pass-env", "MY_*"],
+        Era::Initialize,
+        &env,
+    )
+    .await;
     let r = server.call_ok("conda_info", json!({"json": true})).await;
     let s = r.structured_content.clone().expect("structuredContent");
     let names = env_names(&s);
     for (n, _) in ACTIVATION {
         assert!(!names.iter().any(|x| x == n), "{n} reached conda");
     }
+    for absent in ["GITHUB_TOKEN", "X_API_KEY"] {
+        assert!(!names.iter().any(|x| x == absent), "{absent} reached conda");
+    }
+    for present in [
+        "PATH",
+        "HOME",
+        "TMPDIR",
+        "LANG",
+        "HTTPS_PROXY",
+        "CONDA_PKGS_DIRS",
+        "CONDA_MCP_TEST_KEEP",
+        "MY_SETTING",
+    ] {
+        assert!(names.iter().any(|x| x == present), "{present}: {names:?}");
+    }
+    // The working directory is fixed, whatever the server's.
+    assert_eq!(s["parsed_json"]["cwd"], json!("/"), "{s}");
+    // The capabilities resource lists the names passed, never values.
+    let (caps, _) = server
+        .read_text("conda://capabilities")
+        .await
+        .expect("capabilities");
+    assert!(!caps.contains("SECRETVALUE"), "no values");
+    let caps: serde_json::Value = serde_json::from_str(&caps).expect("JSON");
+    let listed: Vec<&str> = caps["environment"]["passed"]
+        .as_array()
+        .expect("names")
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
     assert!(
-        names.iter().any(|x| x == "CONDA_MCP_TEST_KEEP"),
-        "{names:?}"
+        listed.contains(&"MY_SETTING") && listed.contains(&"PATH"),
+        "{listed:?}"
+    );
+    assert!(!listed.contains(&"GITHUB_TOKEN"), "{listed:?}");
+    assert_eq!(caps["environment"]["working_directory"], json!("/"));
+    assert_eq!(caps["environment"]["pass_env"], json!(["MY_*"]));
+    server.close().await;
+}
+
+#[tokio::test]
+async fn a_condarc_conda_will_not_load_is_a_startup_warning() {
+    let standin = StandinPrefix::standard();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rc = dir.path().join("server.rc");
+    std::fs::write(&rc, "channels: []\n").expect("rc");
+    let rc_text = rc.to_str().expect("utf-8");
+    let server = Server::start_with_env(
+        &standin.conda_exe,
+        &[],
+        Era::Initialize,
+        &[("CONDARC", rc_text)],
+    )
+    .await;
+    let log = server.stderr_text();
+    assert!(
+        log.contains("server.rc") && log.contains("will not load"),
+        "{log}"
+    );
+    let instructions = server
+        .client
+        .peer_info()
+        .and_then(|i| i.instructions.clone())
+        .unwrap_or_default();
+    assert!(
+        instructions.contains("Warning: CONDARC names") && instructions.contains("server.rc"),
+        "{instructions}"
     );
     server.close().await;
+    // A name conda loads gives no warning.
+    let good = dir.path().join("server.condarc.yml");
+    std::fs::write(&good, "channels: []\n").expect("rc");
+    let server = Server::start_with_env(
+        &standin.conda_exe,
+        &[],
+        Era::Initialize,
+        &[("CONDARC", good.to_str().expect("utf-8"))],
+    )
+    .await;
+    assert!(
+        !server.stderr_text().contains("CONDARC"),
+        "{}",
+        server.stderr_text()
+    );
+    server.close().await;
+}
+
+#[tokio::test]
+async fn a_worker_user_without_a_home_is_refused_at_startup() {
+    if !nix::unistd::Uid::effective().is_root() {
+        eprintln!("SKIPPED a_worker_user_without_a_home_is_refused_at_startup: needs root");
+        return;
+    }
+    let Ok(Some(nobody)) = nix::unistd::User::from_name("nobody") else {
+        eprintln!("SKIPPED a_worker_user_without_a_home_is_refused_at_startup: no user `nobody`");
+        return;
+    };
+    if nobody.dir.is_dir() {
+        eprintln!("SKIPPED a_worker_user_without_a_home_is_refused_at_startup: nobody has a home");
+        return;
+    }
+    let standin = StandinPrefix::standard();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cmd = conda_mcp_tests::mcp::server_command(
+        &standin.conda_exe,
+        &["--worker-user", "nobody", "--no-cache"],
+        dir.path(),
+    );
+    let out = tokio::time::timeout(
+        Duration::from_secs(30),
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output(),
+    )
+    .await
+    .expect("exits in time")
+    .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty(), "nothing but MCP on stdout");
+    let err = String::from_utf8_lossy(&out.stderr);
+    for part in [
+        "nobody",
+        &nobody.dir.display().to_string(),
+        "--worker-home DIR",
+    ] {
+        assert!(err.contains(part), "{part}: {err}");
+    }
 }

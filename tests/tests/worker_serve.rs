@@ -1,7 +1,7 @@
 //! Hardened deployment (README.md "Operators"): `conda-mcp-worker serve` listening on a
 //! socket, servers connecting with a socket-mode [`WorkerConfig`], peer-uid
-//! checks, one connection at a time, `--worker-user`, activation-variable
-//! scrubbing, request clamping and surviving a server killed mid-job.
+//! checks, one connection at a time, `--worker-user` and its home, the
+//! environment allowlist, request clamping and surviving a server killed mid-job.
 
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -290,12 +290,33 @@ async fn worker_user_runs_conda_as_that_user() {
         missing(Tier::Root, TEST, "no user `nobody`");
         return;
     };
+    // nobody's home (/nonexistent) does not exist: the worker refuses to
+    // run anything for it.
+    if !nobody.dir.is_dir() {
+        let mut cfg = sh_config();
+        cfg.user = Some("nobody".into());
+        let ex = Executor::new(cfg);
+        let outcome = run_collect(&ex, sh("id -u", Duration::from_secs(10)))
+            .await
+            .0;
+        assert!(outcome.is_err(), "ran without a home: {outcome:?}");
+        ex.shutdown().await;
+    }
+    // With --home the directory is created 0700 for nobody and is conda's
+    // HOME.
+    let base = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(base.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let home = base.path().join("worker-home");
     let mut cfg = sh_config();
     cfg.user = Some("nobody".into());
+    cfg.home = Some(home.clone());
     let ex = Executor::new(cfg);
     let r = run_collect(
         &ex,
-        sh("id -u; id -g; id -G; echo $HOME", Duration::from_secs(10)),
+        sh(
+            "id -u; id -g; id -G; echo $HOME; echo $USER; touch \"$HOME/written\" && echo ok",
+            Duration::from_secs(10),
+        ),
     )
     .await
     .0
@@ -309,7 +330,51 @@ async fn worker_user_runs_conda_as_that_user() {
         "no supplementary groups: {}",
         r.stdout
     );
-    assert_eq!(lines[3], nobody.dir.display().to_string());
+    assert_eq!(lines[3], home.display().to_string());
+    assert_eq!(lines[4], "nobody");
+    assert_eq!(lines[5], "ok", "the home is writable: {r:?}");
+    let meta = std::fs::metadata(&home).expect("home");
+    {
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(meta.uid(), nobody.uid.as_raw());
+        assert_eq!(meta.mode() & 0o777, 0o700);
+    }
+    ex.shutdown().await;
+}
+
+#[tokio::test]
+async fn serve_refuses_to_start_without_a_writable_home() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(conda_mcp_tests::bins::worker())
+        .arg("serve")
+        .arg("--socket")
+        .arg(dir.path().join("w.sock"))
+        .args(["--conda-exe", "/bin/sh", "--allow-uid", "0"])
+        .env("HOME", dir.path().join("missing-home"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("missing-home") && err.contains("does not exist"),
+        "{err}"
+    );
+    assert!(err.contains("--home DIR"), "the fix is named: {err}");
+    // --home creates it and conda gets it as HOME.
+    let home = dir.path().join("made-home");
+    let w = Served::start(
+        &["--allow-uid", "0", "--home", home.to_str().expect("utf-8")],
+        &[("HOME", "/nonexistent-home")],
+    );
+    let ex = w.executor();
+    let r = run_collect(&ex, sh("echo $HOME; pwd", Duration::from_secs(10)))
+        .await
+        .0
+        .expect("result");
+    assert_eq!(r.stdout, format!("{}\n/\n", home.display()));
     ex.shutdown().await;
 }
 
@@ -328,7 +393,11 @@ async fn activation_variables_do_not_reach_conda() {
     let mut env = activation.to_vec();
     env.push(("CONDA_MCP_TEST_KEEP", "kept"));
     env.push(("CONDA_PKGS_DIRS", "/tmp/pkgs"));
-    let w = Served::start(&["--allow-uid", "0"], &env);
+    env.push(("GITHUB_TOKEN", "ghp_x"));
+    env.push(("X_API_KEY", "k"));
+    env.push(("OPERATOR_SETTING", "passed"));
+    env.push(("PATH", "/opt/env/bin:/usr/bin:/opt/base/bin/:/bin"));
+    let w = Served::start(&["--allow-uid", "0", "--pass-env", "OPERATOR_*"], &env);
     let ex = w.executor();
     let r = run_collect(&ex, sh("env", Duration::from_secs(10)))
         .await
@@ -344,6 +413,16 @@ async fn activation_variables_do_not_reach_conda() {
     }
     assert!(r.stdout.contains("CONDA_MCP_TEST_KEEP=kept"));
     assert!(r.stdout.contains("CONDA_PKGS_DIRS=/tmp/pkgs"));
+    assert!(r.stdout.contains("OPERATOR_SETTING=passed"), "--pass-env");
+    // The activated environments' bin directories left PATH.
+    assert!(
+        r.stdout.lines().any(|l| l == "PATH=/usr/bin:/bin"),
+        "{}",
+        r.stdout
+    );
+    for secret in ["GITHUB_TOKEN", "X_API_KEY"] {
+        assert!(!names.contains(&secret), "{secret} reached conda");
+    }
     ex.shutdown().await;
 }
 

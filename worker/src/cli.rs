@@ -122,6 +122,17 @@ pub struct Common {
     /// "Warm conda").
     #[arg(long)]
     pub no_warm_conda: bool,
+    /// Also pass this environment variable to conda (repeatable; `*`
+    /// matches any run of characters, e.g. `ANACONDA_*`). conda otherwise
+    /// gets only an allowlist of the worker's environment (PATH, HOME,
+    /// locale, proxies and certificates, CONDA_*, PIP_*, ...).
+    #[arg(long = "pass-env", value_name = "NAME", value_parser = parse_pass_env)]
+    pub pass_env: Vec<String>,
+    /// conda's HOME: created with mode 0700 for the user conda runs as when
+    /// missing. Without it, that user's home must exist and be writable, or
+    /// the worker refuses to start.
+    #[arg(long, value_name = "DIR")]
+    pub home: Option<PathBuf>,
 }
 
 impl Common {
@@ -133,6 +144,11 @@ impl Common {
             max_stdin_bytes: self.max_stdin_bytes,
         }
     }
+}
+
+fn parse_pass_env(s: &str) -> Result<String, String> {
+    conda_mcp_shared::env::check_pattern(s)?;
+    Ok(s.to_owned())
 }
 
 fn parse_mode(s: &str) -> Result<u32, String> {

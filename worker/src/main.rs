@@ -7,8 +7,8 @@
 //! [`capture`] (bounded draining of output), [`limit`] (UTF-8 cut and the
 //! `parsed_json` rule), [`job`] (one job: timeout, cancel, drain grace),
 //! [`reap`] (child subreaper: kill and reap every descendant),
-//! [`privdrop`] (`--user`), [`warm`] (the warm conda: conda jobs forked from
-//! a pre-imported interpreter).
+//! [`privdrop`] (`--user`, `--home`), [`warm`] (the warm conda: conda jobs
+//! forked from a pre-imported interpreter).
 //!
 //! Started by the server (spawned mode) the worker *connects* to the socket
 //! the server listens on; see [`cli`].
@@ -63,15 +63,23 @@ fn main() -> ExitCode {
     }
 }
 
+/// `foreign_user`: the worker changed user (`--user`), so the environment
+/// it inherited belongs to someone else; `overrides`: variables set on every
+/// child after the allowlist (`HOME`, `USER`, `LOGNAME`).
 fn context(
     common: &Common,
-    env_overrides: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+    foreign_user: bool,
+    overrides: Vec<(std::ffi::OsString, std::ffi::OsString)>,
 ) -> Result<Arc<WorkerCtx>, String> {
     let conda = common.conda_exe.clone().ok_or("--conda-exe is required")?;
     let mut programs = Programs {
         conda,
         python: common.python.clone(),
-        env_overrides,
+        env_rules: conda_mcp_shared::env::EnvRules {
+            pass_env: common.pass_env.clone(),
+            foreign_user,
+            overrides,
+        },
         warm: None,
     };
     if common.no_warm_conda {
@@ -85,6 +93,51 @@ fn context(
         programs,
         limits: common.limits(),
     }))
+}
+
+/// The home of a worker that keeps its own user (`serve`, or spawned
+/// without `--user`): `--home` (created 0700 when missing) becomes `HOME`;
+/// otherwise, when `check` is set, `HOME` (else the user's home from the
+/// user database) must exist and be writable.
+///
+/// Errors: the user, the home and the fix.
+fn own_home(
+    common: &Common,
+    check: bool,
+) -> Result<Vec<(std::ffi::OsString, std::ffi::OsString)>, String> {
+    use conda_mcp_shared::home::{HomeUser, check_home, prepare_home};
+    if common.home.is_none() && !check {
+        return Ok(Vec::new());
+    }
+    let uid = nix::unistd::Uid::effective();
+    let entry = nix::unistd::User::from_uid(uid).ok().flatten();
+    let who = HomeUser {
+        name: entry
+            .as_ref()
+            .map_or_else(|| uid.to_string(), |u| u.name.clone()),
+        uid: uid.as_raw(),
+        gid: nix::unistd::Gid::effective().as_raw(),
+    };
+    match &common.home {
+        Some(dir) => {
+            let home = prepare_home(&who, dir, "--home").map_err(|e| e.to_string())?;
+            Ok(vec![("HOME".into(), home.into_os_string())])
+        }
+        None => {
+            let home = std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(std::path::PathBuf::from)
+                .or_else(|| entry.map(|u| u.dir))
+                .ok_or_else(|| {
+                    format!(
+                        "the worker user {} has no home (HOME is unset and the user database has none); pass --home DIR",
+                        who.name
+                    )
+                })?;
+            check_home(&who, &home, "--home").map_err(|e| e.to_string())?;
+            Ok(Vec::new())
+        }
+    }
 }
 
 /// SIGTERM/SIGINT → `shutdown`: the running job is killed, then the worker
@@ -108,7 +161,8 @@ async fn run(cli: Cli) -> Result<(), String> {
     let shutdown = shutdown_on_signals()?;
     match cli.command {
         Some(Command::Serve(args)) => {
-            let ctx = context(&args.common, Vec::new())?;
+            let overrides = own_home(&args.common, true)?;
+            let ctx = context(&args.common, false, overrides)?;
             serve::serve(
                 &args.socket,
                 args.socket_mode,
@@ -137,13 +191,13 @@ async fn run(cli: Cli) -> Result<(), String> {
             }
             let overrides = match &cli.user {
                 Some(user) => {
-                    let o = privdrop::drop_to(user)?;
+                    let o = privdrop::drop_to(user, cli.common.home.as_deref())?;
                     tracing::info!(user = %user, "dropped privileges");
                     o
                 }
-                None => Vec::new(),
+                None => own_home(&cli.common, false)?,
             };
-            let ctx = context(&cli.common, overrides)?;
+            let ctx = context(&cli.common, cli.user.is_some(), overrides)?;
             tracing::info!(pid = std::process::id(), "connected to the server");
             let (reader, writer) = conda_mcp_shared::framing::share(stream);
             connection::serve(reader, writer, ctx, shutdown).await;

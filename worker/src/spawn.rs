@@ -4,12 +4,14 @@
 //! request only picks which of the two. No shell: argv items are passed as
 //! they are. The child gets its own process group, all three stdio streams
 //! piped or `/dev/null` (never inherited: the server's stdout is the MCP
-//! stream), the environment of [`Programs::child_env`] and the directory of
-//! [`child_cwd`].
+//! stream), and the environment and working directory of
+//! [`Programs::child_setup`]: the allowlist of [`conda_mcp_shared::env`]
+//! (nothing else of the worker's environment) and
+//! [`conda_mcp_shared::env::FIXED_CWD`] unless the request names a directory.
 //!
 //! A conda job runs in a child forked from the warm conda ([`crate::warm`])
 //! when one is ready, else as a fresh process (command-group). Both paths
-//! take their environment and directory from the same two functions, so
+//! take their environment and directory from [`Programs::child_setup`], so
 //! they cannot differ.
 
 use std::ffi::OsString;
@@ -19,6 +21,7 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 
 use command_group::{AsyncCommandGroup, AsyncGroupChild};
+use conda_mcp_shared::env::{EnvRules, FIXED_CWD, child_environment};
 use conda_mcp_shared::protocol::{Program, RunRequest};
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -31,9 +34,9 @@ pub struct Programs {
     pub conda: PathBuf,
     /// The target installation's Python, if configured.
     pub python: Option<PathBuf>,
-    /// Variables set on every child after the worker dropped to another user
-    /// (`HOME`, `USER`, `LOGNAME` of that user).
-    pub env_overrides: Vec<(OsString, OsString)>,
+    /// What decides a child's environment: `--pass-env`, whether the worker
+    /// changed user, and that user's `HOME`, `USER`, `LOGNAME`.
+    pub env_rules: EnvRules,
     /// The warm conda, unless it is off (`--no-warm-conda`, or conda is not
     /// a Python entry-point script).
     pub warm: Option<Arc<Warm>>,
@@ -76,35 +79,14 @@ impl Process {
     }
 }
 
-/// The working directory of a job's process: the request's (which must be a
-/// directory), else `None` (the worker's own).
-pub fn child_cwd(req: &RunRequest) -> Result<Option<PathBuf>, SpawnRefusal> {
-    match &req.cwd {
-        Some(cwd) if std::path::Path::new(cwd).is_dir() => Ok(Some(PathBuf::from(cwd))),
-        Some(_) => Err(SpawnRefusal::BadCwd),
-        None => Ok(None),
-    }
-}
-
-/// Variables that carry a shell's conda activation state. They describe the
-/// server's shell, not the job, and would make conda act on the wrong
-/// environment, so they never reach the child. `CONDA_PREFIX_<N>`
-/// (stacked activations) is matched by pattern.
-pub const ACTIVATION_VARIABLES: &[&str] = &[
-    "CONDA_PREFIX",
-    "CONDA_DEFAULT_ENV",
-    "CONDA_SHLVL",
-    "CONDA_PROMPT_MODIFIER",
-    "_CE_M",
-    "_CE_CONDA",
-];
-
-/// Whether `name` is conda activation state (see [`ACTIVATION_VARIABLES`]).
-pub fn is_activation_variable(name: &str) -> bool {
-    ACTIVATION_VARIABLES.contains(&name)
-        || name
-            .strip_prefix("CONDA_PREFIX_")
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+/// The environment and working directory of one child process: the only
+/// place they are decided, for every way a job's process is started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChildSetup {
+    /// The complete environment (nothing else is inherited).
+    pub env: Vec<(OsString, OsString)>,
+    /// The working directory.
+    pub cwd: PathBuf,
 }
 
 /// Why a job was not started; nothing was spawned. The text never contains
@@ -139,32 +121,48 @@ impl Programs {
         }
     }
 
-    /// The complete environment of every job's process (fresh or warm): the
-    /// worker's own minus conda's activation state
-    /// ([`ACTIVATION_VARIABLES`]), with [`Programs::env_overrides`] applied.
+    /// The complete environment of every process this worker starts (the
+    /// warm conda itself, and every job's process, fresh or warm): the
+    /// allowlist of [`conda_mcp_shared::env`] applied to the worker's own
+    /// environment now.
     pub fn child_env(&self) -> Vec<(OsString, OsString)> {
-        let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
-            .filter(|(name, _)| !name.to_str().is_some_and(is_activation_variable))
-            .filter(|(name, _)| !self.env_overrides.iter().any(|(k, _)| k == name))
-            .collect();
-        env.extend(self.env_overrides.iter().cloned());
-        env.sort();
-        env
+        child_environment(std::env::vars_os(), &self.env_rules)
+    }
+
+    /// The environment and working directory of `req`'s process (see the
+    /// module docs).
+    ///
+    /// Errors: [`SpawnRefusal::BadCwd`] when the request names a directory
+    /// that does not exist.
+    pub fn child_setup(&self, req: &RunRequest) -> Result<ChildSetup, SpawnRefusal> {
+        let cwd = match &req.cwd {
+            Some(cwd) => {
+                if !std::path::Path::new(cwd).is_dir() {
+                    return Err(SpawnRefusal::BadCwd);
+                }
+                PathBuf::from(cwd)
+            }
+            None => PathBuf::from(FIXED_CWD),
+        };
+        Ok(ChildSetup {
+            env: self.child_env(),
+            cwd,
+        })
     }
 
     /// Starts `req`: forked from the warm conda for a conda job when it is
     /// ready, else spawned fresh ([`Programs::spawn`]).
     pub async fn launch(&self, req: &RunRequest) -> Result<Launched, SpawnRefusal> {
         self.path_of(req.program)?;
-        let cwd = child_cwd(req)?;
+        let setup = self.child_setup(req)?;
         if req.program == Program::Conda
             && let Some(warm) = &self.warm
             && let Ok(l) = warm
                 .launch(
                     &req.argv,
-                    cwd.as_deref(),
+                    Some(setup.cwd.as_path()),
                     req.stdin.is_some(),
-                    &self.child_env(),
+                    &setup.env,
                 )
                 .await
         {
@@ -179,7 +177,7 @@ impl Programs {
                 process: Process::Warm(l.job),
             });
         }
-        let mut child = self.spawn(req)?;
+        let mut child = self.spawn_with(req, setup)?;
         let inner = child.inner();
         let pid = inner.id().unwrap_or(0);
         let stdin = inner
@@ -220,13 +218,21 @@ impl Programs {
     /// and stderr piped and stdin piped (when the request has bytes) or
     /// `/dev/null`.
     pub fn spawn(&self, req: &RunRequest) -> Result<AsyncGroupChild, SpawnRefusal> {
+        let setup = self.child_setup(req)?;
+        self.spawn_with(req, setup)
+    }
+
+    fn spawn_with(
+        &self,
+        req: &RunRequest,
+        setup: ChildSetup,
+    ) -> Result<AsyncGroupChild, SpawnRefusal> {
         let program = self.path_of(req.program)?;
         let mut cmd = tokio::process::Command::new(program);
-        cmd.args(&req.argv);
-        if let Some(cwd) = child_cwd(req)? {
-            cmd.current_dir(cwd);
-        }
-        cmd.env_clear().envs(self.child_env());
+        cmd.args(&req.argv)
+            .current_dir(&setup.cwd)
+            .env_clear()
+            .envs(setup.env);
         cmd.stdin(if req.stdin.is_some() {
             Stdio::piped()
         } else {
@@ -235,32 +241,5 @@ impl Programs {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
         cmd.group_spawn().map_err(SpawnRefusal::Spawn)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn activation_variables() {
-        for v in [
-            "CONDA_PREFIX",
-            "CONDA_PREFIX_1",
-            "CONDA_PREFIX_12",
-            "_CE_M",
-            "CONDA_SHLVL",
-        ] {
-            assert!(is_activation_variable(v), "{v}");
-        }
-        for v in [
-            "CONDA_PREFIX_",
-            "CONDA_PREFIX_X",
-            "CONDA_EXE",
-            "CONDA_PKGS_DIRS",
-            "PATH",
-        ] {
-            assert!(!is_activation_variable(v), "{v}");
-        }
     }
 }

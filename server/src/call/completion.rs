@@ -69,6 +69,7 @@ pub fn plan(
         classification: None,
         reader: Reader::CompletionAnswer,
         reports_progress: false,
+        confirmation_required: false,
     })
 }
 

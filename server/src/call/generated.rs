@@ -1,6 +1,6 @@
 //! Generated tools (one per conda command): validate the arguments against
-//! the tool's full input schema, compile them into conda's argv, authorize
-//! the argv, plan it on the exec lane.
+//! the tool's full input schema, prepare the typed call (compile, amend,
+//! authorize; [`crate::typed`]), plan it on the exec lane.
 
 use serde_json::Value;
 
@@ -10,16 +10,22 @@ use crate::mcp::tools::GeneratedTool;
 use crate::policy::Policy;
 
 use super::outcome::Outcome;
-use super::plan::{self, Check, Plan};
+use super::plan::Plan;
+use crate::typed::Early;
 
-/// The plan of a call to `tool` with `args`.
+/// The plan of a call to `tool` with `args`: validated against the full
+/// schema, then prepared by [`crate::typed::prepare`] (absolute paths,
+/// `conda_run`'s server options and `--no-capture-output`, run-time
+/// required options, confirmation by dry run, the policy check).
 ///
-/// Errors: [`Outcome::InvalidArguments`] (schema violations, or a value the
-/// compiler cannot put on conda's command line), [`Outcome::Refused`].
+/// Errors: [`Outcome::InvalidArguments`] (schema violations, relative
+/// paths, unmet run-time rules, or a value the compiler cannot put on
+/// conda's command line), [`Outcome::Refused`].
 pub fn plan(
     catalog: &Catalog,
     policy: &Policy,
     limits: Limits,
+    settings: crate::typed::Settings,
     tool: &GeneratedTool,
     args: &Value,
 ) -> Result<Plan, Outcome> {
@@ -30,14 +36,30 @@ pub fn plan(
         });
     }
     let empty = serde_json::Map::new();
-    let argv = crate::compile::compile(catalog, tool.cmd, args.as_object().unwrap_or(&empty))
-        .map_err(|e| Outcome::InvalidArguments {
+    let typed = crate::typed::prepare(
+        catalog,
+        policy,
+        tool.cmd,
+        args.as_object().unwrap_or(&empty),
+        settings,
+    )
+    .map_err(|early| match early {
+        Early::Invalid(errors) => Outcome::InvalidArguments {
             tool: tool.name.clone(),
-            errors: vec![e],
-        })?;
-    // A kind that amends the compiled argv does it here, before the policy
-    // sees it.
-    let classification = plan::authorize(catalog, policy, &tool.name, &argv, Check::Typed)?;
+            errors,
+        },
+        Early::Refused(refusal) => {
+            tracing::info!(tool = %tool.name, "refused: {refusal}");
+            Outcome::Refused(refusal)
+        }
+    })?;
     let what = catalog.commands[tool.cmd].display_path();
-    Ok(Plan::conda(what, argv, limits, classification))
+    let mut limits = limits;
+    if let Some(t) = typed.timeout {
+        limits.timeout = t;
+    }
+    let mut plan = Plan::conda(what, typed.argv, limits, typed.classification);
+    plan.stdin = typed.stdin;
+    plan.confirmation_required = typed.confirmation_required;
+    Ok(plan)
 }

@@ -22,6 +22,11 @@ pub struct CallOutput {
     /// discovery fingerprint): tools are fixed at startup, so the server must
     /// be restarted to see the change. Once true it stays true.
     pub restart_required: bool,
+    /// The call changed nothing: it was a mutation of a command that has
+    /// conda's `yes` option, called without `yes: true`, so the server ran
+    /// it as a dry run (conda's plan is in the output). Repeating the call
+    /// with `yes: true` applies it.
+    pub confirmation_required: bool,
 }
 
 impl CallOutput {
@@ -30,6 +35,7 @@ impl CallOutput {
         CallOutput {
             execution,
             restart_required: false,
+            confirmation_required: false,
         }
     }
 
@@ -48,7 +54,13 @@ mod tests {
     fn the_output_schema_is_one_flat_object() {
         let schema = serde_json::to_value(schemars::schema_for!(CallOutput)).expect("json");
         let props = schema["properties"].as_object().expect("properties");
-        for field in ["exit_code", "stdout", "parsed_json", "restart_required"] {
+        for field in [
+            "exit_code",
+            "stdout",
+            "parsed_json",
+            "restart_required",
+            "confirmation_required",
+        ] {
             assert!(props.contains_key(field), "{field}: {schema}");
         }
     }

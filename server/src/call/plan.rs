@@ -58,6 +58,9 @@ pub struct Plan {
     pub reader: Reader,
     /// Whether progress notifications are sent while it runs.
     pub reports_progress: bool,
+    /// The server turned a mutation without `yes: true` into a dry run
+    /// (see `crate::typed`): the output says nothing was changed.
+    pub confirmation_required: bool,
 }
 
 impl Plan {
@@ -80,6 +83,7 @@ impl Plan {
             classification: Some(classification),
             reader: Reader::Execution,
             reports_progress: true,
+            confirmation_required: false,
         }
     }
 

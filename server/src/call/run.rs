@@ -75,6 +75,7 @@ impl Runner {
             Reader::CompletionAnswer => super::completion::read(&result),
             Reader::Execution => {
                 let mut output = CallOutput::new(result);
+                output.confirmation_required = plan.confirmation_required;
                 output.restart_required =
                     if !plan.read_only() && output.execution.exit_code == Some(0) {
                         self.restart.after_mutation().await

@@ -20,6 +20,8 @@
 //! Free strings (positionals, option values) must not start with `-` (argparse
 //! would read them as options) and no argv item may contain NUL.
 
+pub mod paths;
+
 use serde_json::{Map, Value};
 
 use crate::catalog::{ArgKind, Argument, Catalog, CommandIdx, Nargs, Passthrough, PropertySource};

@@ -3,7 +3,8 @@
 //! Serialized ONCE at startup and served byte-identical for the life of the
 //! process (tools are fixed at startup too). It holds facts about the
 //! installation and the catalog, never credentials, request headers or
-//! environment variables.
+//! environment variable values (the names of the variables conda gets are
+//! listed).
 
 use serde::Serialize;
 
@@ -38,6 +39,22 @@ pub struct Capabilities<'a> {
     pub policy: PolicySummary,
     /// `portable` or `full`.
     pub schema_profile: &'static str,
+    /// What conda sees of the host.
+    pub environment: EnvironmentSummary,
+}
+
+/// The environment and working directory conda gets: names only, never
+/// values.
+#[derive(Debug, Clone, Serialize)]
+pub struct EnvironmentSummary {
+    /// conda's working directory (unless a raw call names one).
+    pub working_directory: &'static str,
+    /// The `--pass-env` patterns added to the built-in allowlist.
+    pub pass_env: Vec<String>,
+    /// Names of the variables conda gets, sorted; `null` with a listening
+    /// worker (`--worker-socket`), whose own environment and `--pass-env`
+    /// decide.
+    pub passed: Option<Vec<String>>,
 }
 
 /// The startup policy, as flags.
@@ -78,6 +95,7 @@ pub fn render(
     tools: &super::tools::ToolSet,
     policy: PolicySummary,
     profile: crate::schema::Profile,
+    environment: EnvironmentSummary,
 ) -> String {
     let commands = catalog
         .commands
@@ -111,6 +129,7 @@ pub fn render(
             crate::schema::Profile::Portable => "portable",
             crate::schema::Profile::Full => "full",
         },
+        environment,
     };
     serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "{}".into())
 }

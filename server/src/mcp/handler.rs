@@ -44,6 +44,9 @@ pub struct State {
     pub policy: Policy,
     /// Limits of every call.
     pub limits: Limits,
+    /// What the server decides for typed calls (confirmation by dry run,
+    /// `conda_run`'s server options).
+    pub typed: crate::typed::Settings,
     /// The executors (exec and discovery lanes) and the restart watch.
     pub runner: Runner,
     /// The capabilities resource, serialized once.
@@ -81,6 +84,7 @@ impl CondaMcp {
                 &st.catalog,
                 &st.policy,
                 st.limits,
+                st.typed,
                 &st.tools.generated[i],
                 args,
             ),

@@ -54,18 +54,27 @@ pub struct Limits {
 /// The `initialize` / `server/discover` answer: conda-mcp and its version,
 /// tools and resources, and instructions that state once what many tools
 /// share (the help of common options, the result fields).
-pub fn server_config(shared: &crate::schema::SharedHelp) -> ServerConfig {
+///
+/// `warnings` (startup problems a model should know of, e.g. a `CONDARC`
+/// conda will not load) are appended, one sentence each.
+pub fn server_config(shared: &crate::schema::SharedHelp, warnings: &[String]) -> ServerConfig {
     let mut instructions = String::from(
         "Typed tools for the installed conda: one tool per conda command (conda_<command>), \
          arguments as in the conda CLI with dashes as underscores. The policy is fixed at startup; \
          a refused call names the startup option it needs. Every call returns exit_code, stdout, \
          stderr, duration_ms, parsed_json (stdout as JSON when it is one document), timed_out, \
-         cancelled, stdout_truncated, stderr_truncated, restart_required. \
+         cancelled, stdout_truncated, stderr_truncated, restart_required, confirmation_required \
+         (true when a change ran as a dry run because yes: true was not set). \
          conda://capabilities describes the catalog and the policy.",
     );
     if !shared.entries.is_empty() {
         instructions.push_str(" Options shared by many tools: ");
         instructions.push_str(&shared.describe());
+        instructions.push('.');
+    }
+    for w in warnings {
+        instructions.push_str(" Warning: ");
+        instructions.push_str(w);
         instructions.push('.');
     }
     ServerConfig::new(

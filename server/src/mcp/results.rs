@@ -154,6 +154,11 @@ pub fn summary(what: &str, output: &CallOutput) -> String {
     if output.restart_required {
         s.push_str("; restart the server to see the change in conda or its plugins");
     }
+    if output.confirmation_required {
+        s = format!(
+            "Nothing was changed: this ran as a dry run because the call did not set yes: true; repeat the call with yes: true to apply it. {s}"
+        );
+    }
     s
 }
 

@@ -11,7 +11,9 @@ use super::{Started, State, policy_of, server_config};
 use crate::call::Runner;
 use crate::cli::{Cli, LogFormatArg};
 use crate::discovery::DiscoveryOptions;
+use crate::host_env;
 use crate::worker_client::{Executor, LogFormat, WorkerConfig};
+use conda_mcp_shared::env::FIXED_CWD;
 
 /// Errors of startup, each a sentence for the log.
 #[derive(Debug, thiserror::Error)]
@@ -37,6 +39,8 @@ pub fn worker_config(cli: &Cli, conda_exe: PathBuf) -> WorkerConfig {
     cfg.socket = cli.worker_socket.clone();
     cfg.user = cli.worker_user.clone();
     cfg.warm_conda = !cli.no_warm_conda;
+    cfg.home = cli.worker_home.clone();
+    cfg.pass_env = cli.pass_env.clone();
     cfg.log_format = match cli.log_format {
         LogFormatArg::Text => LogFormat::Text,
         LogFormatArg::Json => LogFormat::Json,
@@ -49,6 +53,7 @@ pub fn worker_config(cli: &Cli, conda_exe: PathBuf) -> WorkerConfig {
 /// Errors: [`StartupError`] (the server then exits with status 1 before
 /// answering anything).
 pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
+    let environment = check_host(cli)?;
     let discovered = discover(cli).await?;
     let catalog = Arc::new(discovered.discovery.catalog.clone());
     let policy = policy_of(cli);
@@ -57,6 +62,7 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
         ToolOptions {
             profile: cli.schema_profile,
             allow_exec: cli.allow_exec,
+            confirm: !cli.no_confirm,
         },
     )?;
     let capabilities: Arc<str> = capabilities::render(
@@ -68,6 +74,7 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
             allow_exec: policy.allow_exec,
         },
         cli.schema_profile,
+        environment.summary,
     )
     .into();
     tracing::info!(
@@ -76,7 +83,7 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
         tools = tools.listed.len(),
         "conda-mcp ready"
     );
-    let info = server_config(&tools.shared_help);
+    let info = server_config(&tools.shared_help, &environment.warnings);
     let results = Results::new().map_err(StartupError::Other)?;
     Ok(Started {
         state: State {
@@ -84,6 +91,11 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
             tools,
             policy,
             limits: cli.limits(),
+            typed: crate::typed::Settings {
+                confirm: !cli.no_confirm,
+                stdin_limit_bytes: cli.stdin_limit_bytes,
+                timeout: cli.timeout,
+            },
             runner: Runner {
                 exec: discovered.exec,
                 discovery: discovered.discovery_lane.clone(),
@@ -94,6 +106,56 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
             info,
         },
         discovery_lane: discovered.discovery_lane,
+    })
+}
+
+/// What [`check_host`] found.
+struct HostCheck {
+    summary: capabilities::EnvironmentSummary,
+    warnings: Vec<String>,
+}
+
+/// Before anything starts: a `--worker-user`'s home (refused when it cannot
+/// be used, see [`host_env::check_worker_home`]), the environment conda
+/// will get (names for the capabilities resource) and a `CONDARC` conda will
+/// not load (a warning on stderr and in the instructions). With a listening
+/// worker its own command line decides all three.
+fn check_host(cli: &Cli) -> Result<HostCheck, StartupError> {
+    if cli.worker_socket.is_some() {
+        return Ok(HostCheck {
+            summary: capabilities::EnvironmentSummary {
+                working_directory: FIXED_CWD,
+                pass_env: Vec::new(),
+                passed: None,
+            },
+            warnings: Vec::new(),
+        });
+    }
+    let home = match &cli.worker_user {
+        Some(user) => Some(
+            host_env::check_worker_home(user, cli.worker_home.as_deref())
+                .map_err(StartupError::Other)?,
+        ),
+        None => None,
+    };
+    let rules = host_env::env_rules(&cli.pass_env, cli.worker_user.as_deref(), home.as_deref());
+    let vars = host_env::child_vars(&rules);
+    let mut warnings = Vec::new();
+    if let Some(w) = host_env::condarc_warning(&vars) {
+        tracing::warn!("{w}");
+        warnings.push(w);
+    }
+    Ok(HostCheck {
+        summary: capabilities::EnvironmentSummary {
+            working_directory: FIXED_CWD,
+            pass_env: cli.pass_env.clone(),
+            passed: Some(
+                vars.into_iter()
+                    .filter_map(|(k, _)| k.into_string().ok())
+                    .collect(),
+            ),
+        },
+        warnings,
     })
 }
 

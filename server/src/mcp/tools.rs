@@ -81,6 +81,9 @@ pub struct ToolOptions {
     pub profile: Profile,
     /// Whether `conda_execute` is listed (`--allow-exec`).
     pub allow_exec: bool,
+    /// Whether mutations without `yes: true` run as dry runs (not
+    /// `--no-confirm`); the tools it applies to say so in their description.
+    pub confirm: bool,
 }
 
 impl ToolSet {
@@ -102,18 +105,22 @@ impl ToolSet {
         let mut routes = HashMap::new();
         for (&cmd, name) in cmds.iter().zip(names) {
             let command = &catalog.commands[cmd];
-            let advertised = input_schema_with(catalog, cmd, options.profile, &shared_help);
-            check_schema_document(&name, &advertised)?;
-            let full = if options.profile == Profile::Full {
+            let mut advertised = input_schema_with(catalog, cmd, options.profile, &shared_help);
+            let mut full = if options.profile == Profile::Full {
                 advertised.clone()
             } else {
                 input_schema_with(catalog, cmd, Profile::Full, &shared_help)
             };
+            if crate::typed::is_run(command) {
+                add_server_options(&mut advertised);
+                add_server_options(&mut full);
+            }
+            check_schema_document(&name, &advertised)?;
             let validator = ArgumentValidator::new(&name, &full)?;
             let effects = effects(catalog, cmd);
             let tool = Tool::new_with_raw(
                 name.clone(),
-                Some(describe::description(command, effects).into()),
+                Some(description(command, effects, options.confirm).into()),
                 Arc::new(as_object(advertised)),
             )
             .with_title(describe::title(command))
@@ -183,6 +190,28 @@ impl ToolSet {
     /// Names of the generated tools, in catalog order.
     pub fn generated_names(&self) -> Vec<String> {
         self.generated.iter().map(|t| t.name.clone()).collect()
+    }
+}
+
+/// The description of a generated tool ([`describe::description`]), plus
+/// [`crate::typed::CONFIRM_SENTENCE`] for a tool that may mutate and has
+/// conda's `yes` and `dry_run` options, while confirmation is on.
+fn description(command: &crate::catalog::Command, effects: ToolEffects, confirm: bool) -> String {
+    let mut d = describe::description(command, effects);
+    if confirm && !effects.read_only && crate::typed::confirm_properties(command).is_some() {
+        d.push(' ');
+        d.push_str(crate::typed::CONFIRM_SENTENCE);
+    }
+    d
+}
+
+/// Adds `conda_run`'s server options ([`crate::typed::server_option_schemas`])
+/// to its input schema, unless conda itself has a property of that name.
+fn add_server_options(schema: &mut Value) {
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        for (name, s) in crate::typed::server_option_schemas() {
+            props.entry(name.to_owned()).or_insert(s);
+        }
     }
 }
 
@@ -268,6 +297,7 @@ mod tests {
                     ToolOptions {
                         profile,
                         allow_exec,
+                        confirm: true,
                     },
                 )
                 .expect("builds");

@@ -15,11 +15,14 @@
 //!   `--allow-exec`) against a classification → `Ok` or a [`Refusal`] whose
 //!   text names the command and the missing startup option(s), never a
 //!   submitted value;
+//! * [`required`]: options conda needs at run time (one of several), as
+//!   data next to the table, checked before a typed tool's call runs;
 //! * [`annotations`]: each tool's broadest behaviour as MCP annotation hints
 //!   (informative only: enforcement never relies on them).
 
 mod annotations;
 mod classify;
+pub mod required;
 pub mod table;
 
 /// Why argparse rejects an argv: part of [`Outcome::Rejected`].

@@ -56,7 +56,8 @@ pub fn title(command: &Command) -> String {
 }
 
 /// The tool description: the summary, the exclusive/required option groups
-/// in words, and [`MAY_MODIFY`] / [`RUNS_SUBPROCESS`] as the effects say.
+/// in words, the options conda needs at run time
+/// ([`crate::policy::required`]), and [`MAY_MODIFY`] / [`RUNS_SUBPROCESS`] as the effects say.
 pub fn description(command: &Command, effects: ToolEffects) -> String {
     let mut d = first_sentences(command.summary.trim(), SUMMARY_CHARS);
     if d.is_empty() {
@@ -69,6 +70,10 @@ pub fn description(command: &Command, effects: ToolEffects) -> String {
     for g in super::input::group_sentences(command) {
         d.push(' ');
         d.push_str(&g);
+    }
+    if let Some(rule) = crate::policy::required::Requirement::for_path(command.subpath()) {
+        d.push(' ');
+        d.push_str(&rule.sentence());
     }
     if !effects.read_only {
         d.push(' ');

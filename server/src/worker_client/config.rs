@@ -31,6 +31,12 @@ pub struct WorkerConfig {
     /// Whether the spawned worker may fork conda jobs from a warm conda
     /// (`false` passes `--no-warm-conda`; README "Warm conda").
     pub warm_conda: bool,
+    /// The spawned worker's `--home`: conda's HOME instead of the user's own
+    /// (`--worker-home`).
+    pub home: Option<PathBuf>,
+    /// The spawned worker's `--pass-env` patterns: variables passed to conda
+    /// besides the allowlist.
+    pub pass_env: Vec<String>,
 }
 
 impl WorkerConfig {
@@ -45,6 +51,8 @@ impl WorkerConfig {
             socket: None,
             user: None,
             warm_conda: true,
+            home: None,
+            pass_env: Vec::new(),
         }
     }
 

@@ -104,6 +104,12 @@ impl Connection {
         if !cfg.warm_conda {
             cmd.arg("--no-warm-conda");
         }
+        if let Some(home) = &cfg.home {
+            cmd.arg("--home").arg(home);
+        }
+        for pattern in &cfg.pass_env {
+            cmd.arg("--pass-env").arg(pattern);
+        }
         cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())

@@ -1,0 +1,282 @@
+//! A typed tool's call, from schema-valid arguments to the argv that runs:
+//! everything the server decides besides compiling ([`crate::compile`]) and
+//! the policy check ([`crate::policy`]), in this order.
+//!
+//! 1. **Paths.** Path-like options must be absolute
+//!    ([`crate::compile::paths`]): conda runs in a fixed directory.
+//! 2. **Server options.** `conda_run` carries two options of the server's
+//!    own next to conda's: `stdin` (text for the program's stdin, at most
+//!    `--stdin-limit-bytes` bytes) and `timeout_seconds` (> 0; capped to
+//!    `--timeout`, as for `conda_execute`). They are taken out before
+//!    compiling.
+//! 3. **Output of `conda run`.** In its default capture mode `conda run`
+//!    holds all output until the program exits (a timeout loses it, a
+//!    background grandchild keeps the call open, stdin is dropped), so the
+//!    typed `conda_run` passes `--no-capture-output` unless the call sets
+//!    `no_capture_output: false` explicitly.
+//! 4. **Run-time rules.** A command that needs one of several options at
+//!    run time ([`crate::policy::required`]) is refused before conda runs.
+//! 5. **Confirmation.** conda's prompt is its confirmation, and a
+//!    non-interactive caller cannot answer it: with stdin at end-of-file
+//!    conda takes the default and proceeds, with `--json` it does not even
+//!    ask. So a call the policy classifies as a mutation, to a command that
+//!    has conda's `yes` option, without `yes: true`, runs as a **dry run**
+//!    (the server adds `dry_run: true`): conda shows its plan and changes
+//!    nothing, and the result says the change was not applied
+//!    (`confirmation_required`). Because a dry run is read-only, this works
+//!    on a read-only server too. With `yes: true` the call runs as given;
+//!    `--no-confirm` turns the rule off. The raw `conda_execute` tool is
+//!    never amended.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::catalog::{ArgKind, Catalog, Command, CommandIdx, PropertySource};
+use crate::policy::{self, Classification, Policy, Refusal};
+use crate::schema::ArgumentError;
+
+/// The command path (without `conda`) of `conda run`, whose tool carries
+/// the server options [`STDIN_PROPERTY`] and [`TIMEOUT_PROPERTY`].
+pub const RUN_PATH: &[&str] = &["run"];
+/// `conda_run`'s server option: text for the program's stdin.
+pub const STDIN_PROPERTY: &str = "stdin";
+/// `conda_run`'s server option: the call's time limit in seconds.
+pub const TIMEOUT_PROPERTY: &str = "timeout_seconds";
+
+/// The sentence tool descriptions carry when [`confirms`] applies.
+pub const CONFIRM_SENTENCE: &str =
+    "Without yes: true it runs as a dry run: conda shows its plan and nothing changes.";
+
+/// What the server decides for typed calls, fixed at startup.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    /// Mutations without `yes: true` run as dry runs (off with
+    /// `--no-confirm`).
+    pub confirm: bool,
+    /// `--stdin-limit-bytes`.
+    pub stdin_limit_bytes: u64,
+    /// `--timeout`: the ceiling of `timeout_seconds`.
+    pub timeout: Duration,
+}
+
+/// A typed call ready to run.
+#[derive(Debug, Clone)]
+pub struct TypedCall {
+    /// The argv that runs (after any amendment).
+    pub argv: Vec<String>,
+    /// The policy's classification of that argv (already checked).
+    pub classification: Classification,
+    /// The call ran as a dry run because it did not say `yes: true`:
+    /// nothing was changed.
+    pub confirmation_required: bool,
+    /// `conda_run`'s `stdin`.
+    pub stdin: Option<Vec<u8>>,
+    /// `conda_run`'s `timeout_seconds`, capped; `None` = the server's.
+    pub timeout: Option<Duration>,
+}
+
+/// Why a typed call does not run.
+#[derive(Debug, Clone)]
+pub enum Early {
+    /// Arguments the server does not accept (named by JSON path).
+    Invalid(Vec<ArgumentError>),
+    /// The policy refuses the call.
+    Refused(Refusal),
+}
+
+/// The property of `command` for the store-true action with this dest.
+fn flag_property<'a>(command: &'a Command, dest: &str) -> Option<&'a str> {
+    command.properties.iter().find_map(|p| match p.source {
+        PropertySource::Action { arg }
+            if command.arguments[arg].dest == dest
+                && command.arguments[arg].kind == ArgKind::StoreTrue =>
+        {
+            Some(p.name.as_str())
+        }
+        _ => None,
+    })
+}
+
+/// Whether `command` has both conda's `yes` and `dry_run` options, so a
+/// mutation without `yes: true` can run as a dry run (the property names).
+pub fn confirm_properties(command: &Command) -> Option<(&str, &str)> {
+    Some((
+        flag_property(command, "yes")?,
+        flag_property(command, "dry_run")?,
+    ))
+}
+
+/// Whether the command is `conda run` (see [`RUN_PATH`]).
+pub fn is_run(command: &Command) -> bool {
+    command.subpath() == RUN_PATH
+}
+
+/// Prepares a call to the tool of `cmd` with schema-valid `args` (see the
+/// module docs for the steps).
+///
+/// Errors: [`Early::Invalid`] (relative path, server option out of range,
+/// value the compiler rejects, run-time rule not met) or
+/// [`Early::Refused`]; nothing ran.
+pub fn prepare(
+    catalog: &Catalog,
+    policy: &Policy,
+    cmd: CommandIdx,
+    args: &Map<String, Value>,
+    settings: Settings,
+) -> Result<TypedCall, Early> {
+    let command = &catalog.commands[cmd];
+    let invalid = |e: ArgumentError| Early::Invalid(vec![e]);
+    crate::compile::paths::check_paths(command, args).map_err(invalid)?;
+    let mut args = args.clone();
+    let (mut stdin, mut timeout) = (None, None);
+    if is_run(command) {
+        (stdin, timeout) = take_server_options(&mut args, settings).map_err(invalid)?;
+        if let Some(p) = flag_property(command, "no_capture_output") {
+            args.entry(p.to_owned()).or_insert(Value::Bool(true));
+        }
+    }
+    let argv = crate::compile::compile(catalog, cmd, &args).map_err(invalid)?;
+    let resolved = crate::argparse::resolve(catalog, &argv);
+    if let Some(rule) = policy::required::unmet(catalog, &resolved) {
+        return Err(invalid(ArgumentError {
+            path: "/".into(),
+            rule: format!("{} {}", command.display_path(), rule.phrase()),
+        }));
+    }
+    let classification = policy::classify_resolved(catalog, &resolved);
+    let mut call = TypedCall {
+        argv,
+        classification,
+        confirmation_required: false,
+        stdin,
+        timeout,
+    };
+    if settings.confirm
+        && call.classification.requires_write
+        && call.classification.outcome == policy::Outcome::Runs
+        && let Some((yes, dry_run)) = confirm_properties(command)
+        && args.get(yes) != Some(&Value::Bool(true))
+    {
+        let mut amended = args.clone();
+        amended.insert(dry_run.to_owned(), Value::Bool(true));
+        let argv = crate::compile::compile(catalog, cmd, &amended).map_err(invalid)?;
+        let classification = policy::classify(catalog, &argv);
+        // Only a dry run the policy itself calls read-only replaces the call.
+        if classification.read_only {
+            call.argv = argv;
+            call.classification = classification;
+            call.confirmation_required = true;
+        }
+    }
+    policy.check(&call.classification).map_err(Early::Refused)?;
+    Ok(call)
+}
+
+/// Takes `conda_run`'s server options out of `args`.
+///
+/// Errors: an [`ArgumentError`] at `/stdin` (over the limit) or
+/// `/timeout_seconds` (not a finite number > 0).
+pub fn take_server_options(
+    args: &mut Map<String, Value>,
+    settings: Settings,
+) -> Result<(Option<Vec<u8>>, Option<Duration>), ArgumentError> {
+    let err = |path: &str, rule: String| ArgumentError {
+        path: path.into(),
+        rule,
+    };
+    let stdin = match args.remove(STDIN_PROPERTY) {
+        None => None,
+        Some(Value::String(s)) => {
+            if s.len() as u64 > settings.stdin_limit_bytes {
+                return Err(err(
+                    "/stdin",
+                    format!(
+                        "must be at most {} bytes (--stdin-limit-bytes)",
+                        settings.stdin_limit_bytes
+                    ),
+                ));
+            }
+            Some(s.into_bytes())
+        }
+        Some(_) => return Err(err("/stdin", "must be a string".into())),
+    };
+    let timeout = match args.remove(TIMEOUT_PROPERTY) {
+        None => None,
+        Some(v) => match v.as_f64() {
+            Some(t) if t.is_finite() && t > 0.0 => Some(
+                Duration::try_from_secs_f64(t)
+                    .unwrap_or(settings.timeout)
+                    .min(settings.timeout),
+            ),
+            _ => {
+                return Err(err(
+                    "/timeout_seconds",
+                    "must be a finite number of seconds greater than 0".into(),
+                ));
+            }
+        },
+    };
+    Ok((stdin, timeout))
+}
+
+/// The JSON Schema properties of `conda_run`'s server options (added to
+/// its input schema in both profiles).
+pub fn server_option_schemas() -> [(&'static str, Value); 2] {
+    [
+        (
+            STDIN_PROPERTY,
+            serde_json::json!({
+                "type": "string",
+                "description": "Server option: text for the program's stdin (at most the server's stdin limit in bytes). Default: none."
+            }),
+        ),
+        (
+            TIMEOUT_PROPERTY,
+            serde_json::json!({
+                "type": "number",
+                "minimum": 0,
+                "description": "Server option: time limit in seconds (> 0), capped to the server's --timeout."
+            }),
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn settings() -> Settings {
+        Settings {
+            confirm: true,
+            stdin_limit_bytes: 4,
+            timeout: Duration::from_secs(30),
+        }
+    }
+
+    #[test]
+    fn server_options_are_checked_and_capped() {
+        let mut a = json!({"stdin": "abc", "timeout_seconds": 1e9, "name": "x"})
+            .as_object()
+            .cloned()
+            .expect("object");
+        let (stdin, timeout) = take_server_options(&mut a, settings()).expect("ok");
+        assert_eq!(stdin.as_deref(), Some(&b"abc"[..]));
+        assert_eq!(timeout, Some(Duration::from_secs(30)));
+        assert_eq!(a.len(), 1, "the server options are taken out");
+        let mut a = json!({"timeout_seconds": 2.5})
+            .as_object()
+            .cloned()
+            .expect("o");
+        assert_eq!(
+            take_server_options(&mut a, settings()).expect("ok").1,
+            Some(Duration::from_millis(2500))
+        );
+        for bad in [json!({"stdin": "abcde"}), json!({"timeout_seconds": 0})] {
+            let mut a = bad.as_object().cloned().expect("o");
+            let e = take_server_options(&mut a, settings()).expect_err("bad");
+            assert!(e.path == "/stdin" || e.path == "/timeout_seconds", "{e}");
+        }
+    }
+}

@@ -1,0 +1,366 @@
+//! What conda sees of the machine: the environment and the working directory
+//! of every process the worker starts.
+//!
+//! conda does not get the worker's whole environment (which, in the spawned
+//! deployment, is the MCP host's: API keys, tokens, an activated shell's
+//! `PATH`). It gets an **allowlist**, applied by the worker in every
+//! deployment ([`child_environment`]):
+//!
+//! * `PATH`, with the directories an activated conda environment put there
+//!   removed (conda's activator prepends `<prefix>/bin` on POSIX, see
+//!   `conda/activate.py` `_get_path_dirs`, for `CONDA_PREFIX` and every
+//!   stacked `CONDA_PREFIX_<N>`);
+//! * `HOME`, `USER`, `LOGNAME`, `LANG`, `LANGUAGE`, `LC_*`, `TZ`, `TMPDIR`,
+//!   `XDG_*` (not when conda runs as another user than the worker was
+//!   started as: those directories belong to the first user);
+//! * proxies and certificates: `*_PROXY` / `*_proxy` (`HTTPS_PROXY`,
+//!   `http_proxy`, `ALL_PROXY`, ...), `NO_PROXY`, `no_proxy`, `SSL_CERT_*`,
+//!   `REQUESTS_CA_BUNDLE`, `CURL_CA_BUNDLE`;
+//! * conda's and pip's own configuration: `CONDA_*` (other than the
+//!   activation state in [`ACTIVATION_VARIABLES`], which describes the shell
+//!   the server was started from and would make conda act on the wrong
+//!   environment), `CONDARC`, `MAMBA_*`, `PIP_*`, `PYTHONNOUSERSITE`;
+//! * whatever the operator names with `--pass-env NAME` (repeatable; `*`
+//!   matches any run of characters), activation state excepted.
+//!
+//! Variables whose name is not valid UTF-8 are never passed.
+//!
+//! The working directory is fixed ([`FIXED_CWD`]): the directory a host
+//! happened to start the server in is no contract. Only the raw
+//! `conda_execute` tool's explicit `cwd` changes it.
+
+use std::ffi::{OsStr, OsString};
+
+/// The working directory of every process the worker starts, unless a raw
+/// call names one: the filesystem root. Nothing relative resolves to a
+/// directory that depends on how the server was started, and a discovery
+/// helper run as `python -` cannot import modules from a random directory.
+pub const FIXED_CWD: &str = "/";
+
+/// Variables that carry a shell's conda activation state (`CONDA_PREFIX_<N>`,
+/// stacked activations, is matched by pattern, see [`is_activation_variable`]).
+/// They never reach conda, not even through `--pass-env`.
+pub const ACTIVATION_VARIABLES: &[&str] = &[
+    "CONDA_PREFIX",
+    "CONDA_DEFAULT_ENV",
+    "CONDA_SHLVL",
+    "CONDA_PROMPT_MODIFIER",
+    "_CE_M",
+    "_CE_CONDA",
+];
+
+/// Names passed by exact match (see the module docs).
+pub const ALLOWED_NAMES: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "TMPDIR",
+    "NO_PROXY",
+    "no_proxy",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "CONDARC",
+    "PYTHONNOUSERSITE",
+];
+
+/// Name prefixes passed (see the module docs); `XDG_` only when conda runs
+/// as the worker's own user.
+pub const ALLOWED_PREFIXES: &[&str] = &["LC_", "XDG_", "SSL_CERT_", "CONDA_", "MAMBA_", "PIP_"];
+
+/// Whether `name` is conda activation state (see [`ACTIVATION_VARIABLES`]).
+pub fn is_activation_variable(name: &str) -> bool {
+    ACTIVATION_VARIABLES.contains(&name)
+        || name
+            .strip_prefix("CONDA_PREFIX_")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Whether the built-in allowlist passes `name`. `foreign_user`: conda runs
+/// as another user than the one whose environment this is (then `XDG_*` is
+/// not passed).
+pub fn allowed_by_default(name: &str, foreign_user: bool) -> bool {
+    if is_activation_variable(name) {
+        return false;
+    }
+    if ALLOWED_NAMES.contains(&name) {
+        return true;
+    }
+    if name.len() > "_PROXY".len() && name.to_ascii_uppercase().ends_with("_PROXY") {
+        return true;
+    }
+    ALLOWED_PREFIXES
+        .iter()
+        .any(|p| name.starts_with(p) && !(foreign_user && *p == "XDG_"))
+}
+
+/// A `--pass-env` pattern: a variable name in which `*` matches any run of
+/// characters (possibly empty).
+///
+/// Errors: a sentence naming the rule when the pattern is empty or holds
+/// anything but ASCII letters, digits, `_` and `*`.
+pub fn check_pattern(pattern: &str) -> Result<(), String> {
+    if pattern.is_empty() {
+        return Err("an environment variable name must not be empty".into());
+    }
+    if let Some(c) = pattern
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '*'))
+    {
+        return Err(format!(
+            "environment variable names hold only letters, digits, '_' (and '*' as a wildcard), not {c:?}"
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `name` matches the glob `pattern` (`*` = any run of characters,
+/// everything else literal, case-sensitive).
+pub fn glob_match(pattern: &str, name: &str) -> bool {
+    let (p, n) = (pattern.as_bytes(), name.as_bytes());
+    let (mut pi, mut ni) = (0, 0);
+    let (mut star, mut mark) = (None, 0);
+    while ni < n.len() {
+        if pi < p.len() && p[pi] != b'*' && p[pi] == n[ni] {
+            pi += 1;
+            ni += 1;
+        } else if pi < p.len() && p[pi] == b'*' {
+            star = Some(pi);
+            mark = ni;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ni = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&b| b == b'*')
+}
+
+/// What decides the environment of a child (see the module docs).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EnvRules {
+    /// `--pass-env` patterns, checked with [`check_pattern`].
+    pub pass_env: Vec<String>,
+    /// conda runs as another user than the one whose environment this is
+    /// (`--user` of the worker): `XDG_*` is not passed.
+    pub foreign_user: bool,
+    /// Set after the allowlist (for a worker that changed user: that user's
+    /// `HOME`, `USER`, `LOGNAME`).
+    pub overrides: Vec<(OsString, OsString)>,
+}
+
+impl EnvRules {
+    /// Whether a variable of this name is passed.
+    pub fn passes(&self, name: &str) -> bool {
+        !is_activation_variable(name)
+            && (allowed_by_default(name, self.foreign_user)
+                || self.pass_env.iter().any(|p| glob_match(p, name)))
+    }
+}
+
+/// The environment of a child, computed from `vars` (the worker's own
+/// environment): the allowlist of the module docs, `PATH` cleaned of the
+/// activated environments' directories, then [`EnvRules::overrides`].
+/// Sorted by name, so the result does not depend on the order of `vars`.
+pub fn child_environment(
+    vars: impl IntoIterator<Item = (OsString, OsString)>,
+    rules: &EnvRules,
+) -> Vec<(OsString, OsString)> {
+    let vars: Vec<(OsString, OsString)> = vars.into_iter().collect();
+    // Directories an activation prepended: <prefix>/bin of every activation
+    // state variable naming a prefix.
+    let activated: Vec<std::path::PathBuf> = vars
+        .iter()
+        .filter(|(k, _)| {
+            k.to_str().is_some_and(|k| {
+                k == "CONDA_PREFIX" || (k.starts_with("CONDA_PREFIX_") && is_activation_variable(k))
+            })
+        })
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(_, v)| std::path::Path::new(v).join("bin"))
+        .collect();
+    let mut out: Vec<(OsString, OsString)> = Vec::new();
+    for (k, v) in vars {
+        let Some(name) = k.to_str() else { continue };
+        if !rules.passes(name) {
+            continue;
+        }
+        if name == "PATH" {
+            out.push((k, clean_path(&v, &activated)));
+        } else {
+            out.push((k, v));
+        }
+    }
+    for (k, v) in &rules.overrides {
+        out.retain(|(n, _)| n != k);
+        out.push((k.clone(), v.clone()));
+    }
+    out.sort();
+    out.dedup_by(|a, b| a.0 == b.0);
+    out
+}
+
+/// `PATH` without the entries in `drop` (compared as paths, so a trailing
+/// `/` does not matter).
+fn clean_path(path: &OsStr, drop: &[std::path::PathBuf]) -> OsString {
+    if drop.is_empty() {
+        return path.to_owned();
+    }
+    let kept: Vec<std::path::PathBuf> = std::env::split_paths(path)
+        .filter(|entry| !drop.iter().any(|d| d.components().eq(entry.components())))
+        .collect();
+    std::env::join_paths(kept).unwrap_or_else(|_| path.to_owned())
+}
+
+/// The names (never the values) of the variables a child gets from `vars`
+/// under `rules`, sorted: what `conda://capabilities` lists.
+pub fn passed_names(
+    vars: impl IntoIterator<Item = (OsString, OsString)>,
+    rules: &EnvRules,
+) -> Vec<String> {
+    child_environment(vars, rules)
+        .into_iter()
+        .filter_map(|(k, _)| k.into_string().ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .collect()
+    }
+
+    #[test]
+    fn activation_variables() {
+        for v in [
+            "CONDA_PREFIX",
+            "CONDA_PREFIX_1",
+            "CONDA_PREFIX_12",
+            "_CE_M",
+            "CONDA_SHLVL",
+        ] {
+            assert!(is_activation_variable(v), "{v}");
+        }
+        for v in [
+            "CONDA_PREFIX_",
+            "CONDA_PREFIX_X",
+            "CONDA_EXE",
+            "CONDA_PKGS_DIRS",
+            "PATH",
+        ] {
+            assert!(!is_activation_variable(v), "{v}");
+        }
+    }
+
+    #[test]
+    fn allowlist() {
+        for v in [
+            "PATH",
+            "HOME",
+            "LC_ALL",
+            "XDG_CACHE_HOME",
+            "https_proxy",
+            "HTTPS_PROXY",
+            "ALL_PROXY",
+            "no_proxy",
+            "SSL_CERT_FILE",
+            "CONDA_PKGS_DIRS",
+            "CONDA_EXE",
+            "CONDARC",
+            "MAMBA_ROOT_PREFIX",
+            "PIP_INDEX_URL",
+            "PYTHONNOUSERSITE",
+        ] {
+            assert!(allowed_by_default(v, false), "{v}");
+        }
+        for v in [
+            "GITHUB_TOKEN",
+            "X_API_KEY",
+            "AWS_SECRET_ACCESS_KEY",
+            "LD_PRELOAD",
+            "PYTHONPATH",
+            "CONDA_PREFIX",
+            "CONDA_PREFIX_2",
+            "_PROXY",
+            "SSH_AUTH_SOCK",
+        ] {
+            assert!(!allowed_by_default(v, false), "{v}");
+        }
+        assert!(!allowed_by_default("XDG_CONFIG_HOME", true));
+    }
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("MY_*", "MY_VAR"));
+        assert!(glob_match("MY_*", "MY_"));
+        assert!(!glob_match("MY_*", "XMY_VAR"));
+        assert!(glob_match("*_KEY", "X_API_KEY"));
+        assert!(glob_match("A*B*C", "AxxBxxC"));
+        assert!(!glob_match("A*B*C", "AxxBxx"));
+        assert!(glob_match("EXACT", "EXACT"));
+        assert!(!glob_match("EXACT", "EXACTLY"));
+        assert!(glob_match("*", "ANY"));
+        assert!(check_pattern("MY_*").is_ok());
+        assert!(check_pattern("").is_err());
+        assert!(check_pattern("A=B").is_err());
+        assert!(check_pattern("A B").is_err());
+    }
+
+    #[test]
+    fn environment_of_a_child() {
+        let env = vars(&[
+            ("PATH", "/envs/A/bin:/usr/bin:/envs/B/bin/:/bin"),
+            ("CONDA_PREFIX", "/envs/A"),
+            ("CONDA_PREFIX_1", "/envs/B"),
+            ("CONDA_SHLVL", "2"),
+            ("GITHUB_TOKEN", "ghp_x"),
+            ("X_API_KEY", "k"),
+            ("MY_SETTING", "1"),
+            ("HOME", "/home/me"),
+            ("XDG_CONFIG_HOME", "/home/me/.config"),
+            ("CONDA_PKGS_DIRS", "/pkgs"),
+        ]);
+        let rules = EnvRules {
+            pass_env: vec!["MY_*".into()],
+            ..EnvRules::default()
+        };
+        let out = child_environment(env.clone(), &rules);
+        let names: Vec<&str> = out
+            .iter()
+            .map(|(k, _)| k.to_str().expect("utf-8"))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "CONDA_PKGS_DIRS",
+                "HOME",
+                "MY_SETTING",
+                "PATH",
+                "XDG_CONFIG_HOME"
+            ]
+        );
+        let path = &out.iter().find(|(k, _)| k == "PATH").expect("PATH").1;
+        assert_eq!(path, "/usr/bin:/bin");
+        let foreign = EnvRules {
+            foreign_user: true,
+            overrides: vec![("HOME".into(), "/var/lib/worker".into())],
+            ..EnvRules::default()
+        };
+        let out = child_environment(env, &foreign);
+        let home = &out.iter().find(|(k, _)| k == "HOME").expect("HOME").1;
+        assert_eq!(home, "/var/lib/worker");
+        assert!(!out.iter().any(|(k, _)| k == "XDG_CONFIG_HOME"));
+        assert!(!out.iter().any(|(k, _)| k == "MY_SETTING"));
+    }
+}
