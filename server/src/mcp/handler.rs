@@ -28,7 +28,7 @@ use super::progress::Progress;
 use super::restart::RestartWatch;
 use super::results::{self, ResultChecker};
 use super::tools::{EXECUTE_TOOL, Route, ToolSet};
-use super::{Limits, capabilities, execute};
+use super::{Limits, capabilities, compact, execute};
 use crate::catalog::Catalog;
 use crate::policy::{self, Policy};
 use crate::worker_client::{ExecError, Executor, Job, Program};
@@ -42,6 +42,8 @@ pub struct State {
     pub tools: ToolSet,
     /// The startup policy.
     pub policy: Policy,
+    /// The schema profile (`conda_describe` answers in it).
+    pub profile: crate::schema::Profile,
     /// Limits of every call.
     pub limits: Limits,
     /// The exec lane: conda calls, one at a time, in order.
@@ -87,7 +89,8 @@ impl CondaMcp {
         call: CallContext,
     ) -> CallToolResult {
         match route {
-            Route::Generated(i) => self.call_generated(i, args, call).await,
+            Route::Generated(i) => self.call_generated(i, args, call, false).await,
+            Route::Compact => self.call_compact(name, args, call).await,
             Route::Execute => self.call_execute(args, call).await,
             Route::CliCommand => match &self.state.tools.cli_command {
                 Some(tool) => {
@@ -107,11 +110,51 @@ impl CondaMcp {
         }
     }
 
-    async fn call_generated(&self, i: usize, args: Value, call: CallContext) -> CallToolResult {
+    /// `conda_commands`, `conda_describe` and `conda_call`
+    /// ([`super::compact`]): `conda_call` goes through
+    /// [`CondaMcp::call_generated`], exactly as the typed tool would.
+    async fn call_compact(&self, name: &str, args: Value, call: CallContext) -> CallToolResult {
+        let st = &self.state;
+        if name == compact::COMMANDS_TOOL {
+            return CallToolResult::structured(compact::commands(&st.catalog, &st.tools));
+        }
+        let request = match compact::request(&st.catalog, &st.tools, &args) {
+            Ok(r) => r,
+            Err(e) => return results::invalid_arguments(name, &[e]),
+        };
+        if name == compact::DESCRIBE_TOOL {
+            CallToolResult::structured(compact::describe(
+                &st.catalog,
+                &st.tools,
+                request.tool,
+                st.profile,
+            ))
+        } else {
+            self.call_generated(request.tool, request.arguments, call, true)
+                .await
+        }
+    }
+
+    /// A generated tool's call. `compact`: it came through `conda_call`, so
+    /// argument errors name their path under `/arguments`.
+    async fn call_generated(
+        &self,
+        i: usize,
+        args: Value,
+        call: CallContext,
+        compact: bool,
+    ) -> CallToolResult {
         let st = &self.state;
         let tool = &st.tools.generated[i];
+        let relocate = |errors: Vec<crate::schema::ArgumentError>| -> Vec<_> {
+            if compact {
+                errors.into_iter().map(compact::under_arguments).collect()
+            } else {
+                errors
+            }
+        };
         if let Err(errors) = tool.validator.validate(&args) {
-            return results::invalid_arguments(&tool.name, &errors);
+            return results::invalid_arguments(&tool.name, &relocate(errors));
         }
         let empty = serde_json::Map::new();
         let argv = match crate::compile::compile(
@@ -120,7 +163,7 @@ impl CondaMcp {
             args.as_object().unwrap_or(&empty),
         ) {
             Ok(argv) => argv,
-            Err(e) => return results::invalid_arguments(&tool.name, &[e]),
+            Err(e) => return results::invalid_arguments(&tool.name, &relocate(vec![e])),
         };
         let classification = policy::classify(&st.catalog, &argv);
         if let Err(refusal) = st.policy.check(&classification) {

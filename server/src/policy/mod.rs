@@ -23,7 +23,7 @@ mod nargs;
 pub mod resolve;
 pub mod table;
 
-pub use annotations::{ToolAnnotationsHint, annotations};
+pub use annotations::{Runnable, ToolAnnotationsHint, annotations, policy_class, runnable};
 pub use classify::{Classification, Outcome, Reason, classify, classify_resolved, evaluate};
 pub use resolve::{End, Rejection, Resolved, Taken, resolve};
 
