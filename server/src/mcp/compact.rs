@@ -46,8 +46,19 @@ const CALL_DESCRIPTION: &str = "Run one conda command with its arguments as cond
 
 const COMMAND_PROPERTY: &str = "Command path (\"env create\") or tool name.";
 
+/// Which of the three tools a call is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactTool {
+    /// `conda_commands`.
+    Commands,
+    /// `conda_describe`.
+    Describe,
+    /// `conda_call`.
+    Call,
+}
+
 /// The three tools as `tools/list` shows them.
-pub fn tools(_profile: Profile) -> Vec<Tool> {
+pub fn tools(_profile: Profile) -> Vec<(CompactTool, Tool)> {
     let command = json!({"type": "string", "description": COMMAND_PROPERTY});
     let schema = |props: Value, required: &[&str]| -> Arc<JsonObject> {
         let mut m = JsonObject::new();
@@ -61,30 +72,39 @@ pub fn tools(_profile: Profile) -> Vec<Tool> {
     };
     let read_only = ToolAnnotations::new().read_only(true).open_world(false);
     vec![
-        Tool::new_with_raw(
-            COMMANDS_TOOL,
-            Some(COMMANDS_DESCRIPTION.into()),
-            schema(json!({}), &[]),
-        )
-        .with_title("conda commands")
-        .with_annotations(read_only.clone()),
-        Tool::new_with_raw(
-            DESCRIBE_TOOL,
-            Some(DESCRIBE_DESCRIPTION.into()),
-            schema(json!({"command": command}), &["command"]),
-        )
-        .with_title("conda command schema")
-        .with_annotations(read_only),
-        Tool::new_with_raw(
-            CALL_TOOL,
-            Some(CALL_DESCRIPTION.into()),
-            schema(
-                json!({"command": command, "arguments": {"type": "object"}}),
-                &["command"],
-            ),
-        )
-        .with_title("conda (any command)")
-        .with_raw_output_schema(output_schema()),
+        (
+            CompactTool::Commands,
+            Tool::new_with_raw(
+                COMMANDS_TOOL,
+                Some(COMMANDS_DESCRIPTION.into()),
+                schema(json!({}), &[]),
+            )
+            .with_title("conda commands")
+            .with_annotations(read_only.clone()),
+        ),
+        (
+            CompactTool::Describe,
+            Tool::new_with_raw(
+                DESCRIBE_TOOL,
+                Some(DESCRIBE_DESCRIPTION.into()),
+                schema(json!({"command": command}), &["command"]),
+            )
+            .with_title("conda command schema")
+            .with_annotations(read_only),
+        ),
+        (
+            CompactTool::Call,
+            Tool::new_with_raw(
+                CALL_TOOL,
+                Some(CALL_DESCRIPTION.into()),
+                schema(
+                    json!({"command": command, "arguments": {"type": "object"}}),
+                    &["command"],
+                ),
+            )
+            .with_title("conda (any command)")
+            .with_raw_output_schema(output_schema()),
+        ),
     ]
 }
 

@@ -60,7 +60,7 @@ pub enum Route {
     CliCommand,
     /// `conda_commands`, `conda_describe` or `conda_call`
     /// (`--tool-mode compact`).
-    Compact,
+    Compact(super::compact::CompactTool),
 }
 
 /// All tools of the server.
@@ -175,8 +175,8 @@ impl ToolSet {
             });
         }
         if compact {
-            for tool in super::compact::tools(options.profile) {
-                routes.insert(tool.name.to_string(), Route::Compact);
+            for (which, tool) in super::compact::tools(options.profile) {
+                routes.insert(tool.name.to_string(), Route::Compact(which));
                 listed.push(tool);
             }
         }
@@ -321,7 +321,7 @@ pub fn output_schema() -> Arc<JsonObject> {
 /// `additionalProperties: false`): what results are checked against before
 /// they are sent.
 pub fn full_output_schema() -> Arc<JsonObject> {
-    rmcp::handler::server::common::schema_for_output::<conda_mcp_shared::ExecutionResult>()
+    rmcp::handler::server::common::schema_for_output::<crate::call::CallOutput>()
 }
 
 fn as_object(v: Value) -> JsonObject {
