@@ -174,19 +174,10 @@ pub fn main() -> ExitCode {
     code
 }
 
-/// Logs go to stderr only (stdout carries MCP frames); `RUST_LOG` filters
-/// (default `info`).
+/// Logs go to stderr only (stdout carries MCP frames), masked and without
+/// the MCP library's own lines ([`crate::logging`]).
 fn init_logging(format: LogFormatArg) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_env_filter(filter);
-    let _ = match format {
-        LogFormatArg::Text => builder.try_init(),
-        LogFormatArg::Json => builder.json().try_init(),
-    };
+    crate::logging::init(format);
 }
 
 #[cfg(test)]

@@ -114,12 +114,6 @@ enum Ended {
     Aborted,
 }
 
-/// The first two argv items (e.g. `env list`), all a log line may show of
-/// the arguments.
-pub fn argv_head(argv: &[String]) -> String {
-    argv.iter().take(2).cloned().collect::<Vec<_>>().join(" ")
-}
-
 /// Runs one job to its end, sending its events on `events`.
 ///
 /// Returns the final event (`Finished` or `Failed`), which the caller sends
@@ -136,7 +130,6 @@ pub async fn run(
         .path_of(req.program)
         .map(|p| p.display().to_string())
         .unwrap_or_default();
-    let args = argv_head(&req.argv);
     if let Some(stdin) = &req.stdin
         && stdin.len() as u64 > eff.stdin_limit
     {
@@ -154,7 +147,10 @@ pub async fn run(
         Err(e) => return refuse(&req, e),
     };
     let pid = child.id().unwrap_or(0);
-    tracing::info!(job = req.job, label = %req.label, program = %program, args = %args, pid, "job started");
+    // The argv is the caller's submitted values (specs, paths, channel URLs
+    // that may carry credentials): the log shows only how many there are.
+    // The label is the command path, chosen by the server.
+    tracing::info!(job = req.job, label = %req.label, program = %program, argc = req.argv.len(), pid, "job started");
     let _ = events.send(JobEvent::Started { pid }).await;
 
     let inner = child.inner();

@@ -6,6 +6,8 @@
 //!   `conda_execute`);
 //! * [`execute`]: the raw tool's input and checks;
 //! * [`results`]: execution results as tool results (output-schema checked);
+//! * [`stdio`]: the stdio transport, and [`request_log`] its one line per
+//!   request;
 //! * [`capabilities`]: the `conda://capabilities` resource;
 //! * [`handler`]: the [`rmcp::ServerHandler`];
 //! * [`startup`]: target, discovery, workers.
@@ -15,6 +17,7 @@ pub mod cli_command;
 pub mod execute;
 pub mod handler;
 pub mod progress;
+pub mod request_log;
 pub mod restart;
 pub mod results;
 pub mod startup;
@@ -98,7 +101,10 @@ pub async fn run(cli: Cli) -> ExitCode {
             tokio::join!(exec.shutdown(), lane.shutdown());
         });
     }
-    let outcome = match server.serve(stdio::stdio(eof)).await {
+    let outcome = match server
+        .serve(stdio::stdio(eof, stdio::line_limit(cli.stdin_limit_bytes)))
+        .await
+    {
         Ok(running) => running
             .waiting()
             .await
