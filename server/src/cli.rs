@@ -124,6 +124,14 @@ pub struct Cli {
     /// Format of the log lines on stderr (server and worker).
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = LogFormatArg::Text)]
     pub log_format: LogFormatArg,
+
+    /// Return conda's output with credentials as they are. By default every
+    /// `scheme://user:password@` in stdout, stderr and parsed JSON becomes
+    /// `scheme://user:***@` (and a conda `/t/<token>/` becomes
+    /// `/t/<TOKEN>/`), and the result counts them in `credentials_masked`.
+    /// Logs stay masked whatever this says.
+    #[arg(long)]
+    pub no_mask_credentials: bool,
 }
 
 /// `--log-format`: how log lines on stderr are written.

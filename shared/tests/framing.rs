@@ -55,6 +55,7 @@ fn arb_result() -> impl Strategy<Value = ExecutionResult> {
                 stdout_truncated: b[2],
                 stderr_truncated: b[3],
                 restart_required: b[4],
+                credentials_masked: 0,
             },
         )
 }
@@ -356,6 +357,7 @@ fn deeply_nested_parsed_json_in_a_frame_is_refused() {
         stdout_truncated: false,
         stderr_truncated: false,
         restart_required: false,
+        credentials_masked: 0,
     };
     let msg = WorkerMessage::Event {
         job: 1,

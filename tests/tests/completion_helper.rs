@@ -44,6 +44,7 @@ fn ask(
         stdout_truncated: false,
         stderr_truncated: false,
         restart_required: false,
+        credentials_masked: 0,
     };
     completion::read_answer(&result)
 }

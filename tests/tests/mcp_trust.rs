@@ -517,3 +517,105 @@ async fn fuzzed_lines_through_the_server_get_exactly_one_answer_each() {
     );
     assert!(c.close().await.is_some(), "the server exits cleanly");
 }
+
+/// Credentials in conda's output (its stdout, its JSON, its stderr, a
+/// failing call) reach the host masked and counted; with
+/// `--no-mask-credentials` they reach it as they are, and the log stays
+/// masked either way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_in_results_are_masked_and_counted() {
+    let prefix = StandinPrefix::standard();
+    let condarc_show =
+        format!("channels:\n  - {CHANNEL}\n  - https://conda.anaconda.org/t/tk-12ab/chan\n");
+    prefix
+        .set_control(&[ControlRule {
+            stdout_text: Some(condarc_show.clone()),
+            stderr_text: Some(format!(
+                "CondaHTTPError: HTTP 401 for url <{CHANNEL}/noarch/repodata.json>\n"
+            )),
+            exit_code: Some(1),
+            ..ControlRule::for_commands(&["config"])
+        }])
+        .expect("control file");
+    let spec = format!("{CHANNEL}::pkg");
+
+    let mut c = RawClient::start(&prefix.conda_exe, &[]).await;
+    // The stand-in echoes its argv: stdout and parsed_json carry the spec.
+    c.call_tool(
+        "s",
+        "conda_search",
+        json!({"match_spec": spec, "json": true}),
+        None,
+    )
+    .await;
+    let (r, _) = c.response("s", Duration::from_secs(60)).await;
+    let s = structured(&r);
+    assert_eq!(s["exit_code"], json!(0), "{r}");
+    assert!(!r.to_string().contains(PASSWORD), "{r}");
+    let argv = s["parsed_json"]["argv"]
+        .as_array()
+        .expect("parsed_json stays valid JSON");
+    assert!(
+        argv.contains(&json!("https://alice:***@host/private::pkg")),
+        "{argv:?}"
+    );
+    assert!(
+        s["stdout"]
+            .as_str()
+            .unwrap_or("")
+            .contains("https://alice:***@host/private::pkg")
+    );
+    assert!(s["credentials_masked"].as_u64().unwrap_or(0) >= 2, "{s}");
+    let text = r["result"]["content"][0]["text"].as_str().unwrap_or("");
+    assert!(text.contains("credential(s) masked"), "{text}");
+
+    // A failing call: conda's stdout and its error on stderr.
+    c.call_tool("c", "conda_config", json!({"show": ["channels"]}), None)
+        .await;
+    let (r, _) = c.response("c", Duration::from_secs(60)).await;
+    let s = structured(&r);
+    assert_eq!(r["result"]["isError"], json!(true), "{r}");
+    assert!(!r.to_string().contains(PASSWORD), "{r}");
+    assert!(!r.to_string().contains("tk-12ab"), "{r}");
+    assert_eq!(
+        s["stdout"],
+        json!(
+            "channels:\n  - https://alice:***@host/private\n  - https://conda.anaconda.org/t/<TOKEN>/chan\n"
+        )
+    );
+    assert!(
+        s["stderr"]
+            .as_str()
+            .unwrap_or("")
+            .contains("<https://alice:***@host/private/noarch"),
+        "{s}"
+    );
+    assert_eq!(s["credentials_masked"], json!(3), "{s}");
+    let log = c.stderr_text();
+    c.close().await;
+    assert!(!log.contains(PASSWORD), "{log}");
+
+    // Operators who need the raw output turn masking off; logs stay masked.
+    let mut c = RawClient::start_with_env(
+        &prefix.conda_exe,
+        &["--no-mask-credentials"],
+        &[("RUST_LOG", "trace")],
+    )
+    .await;
+    c.call_tool("c", "conda_config", json!({"show": ["channels"]}), None)
+        .await;
+    let (r, _) = c.response("c", Duration::from_secs(60)).await;
+    let s = structured(&r);
+    assert_eq!(s["stdout"], json!(condarc_show), "{r}");
+    assert!(s.get("credentials_masked").is_none(), "{s}");
+    c.call_tool("s", "conda_search", json!({"match_spec": spec}), None)
+        .await;
+    let (r, _) = c.response("s", Duration::from_secs(60)).await;
+    assert!(
+        r.to_string().contains(PASSWORD),
+        "raw output when masking is off"
+    );
+    let log = c.stderr_text();
+    c.close().await;
+    assert!(!log.contains(PASSWORD), "{log}");
+}

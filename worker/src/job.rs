@@ -252,6 +252,7 @@ pub async fn run(
         stdout_truncated,
         stderr_truncated,
         restart_required: false,
+        credentials_masked: 0,
     };
     tracing::info!(
         job = req.job,

@@ -58,6 +58,8 @@ pub struct State {
     /// Restart detection after mutations (stamp and fingerprint of what
     /// startup discovered).
     pub restart: RestartWatch,
+    /// Mask credentials in results (off with `--no-mask-credentials`).
+    pub mask_credentials: bool,
 }
 
 /// The MCP server (cheap to clone).
@@ -169,9 +171,12 @@ impl CondaMcp {
         self.finish(&what, classification.read_only, outcome).await
     }
 
-    /// The tool result of a finished job. After a successful call that was
-    /// not read-only, the restart watch checks whether conda or its plugins
-    /// changed; every result carries the (sticky) `restart_required`.
+    /// The tool result of a finished job: where a worker result enters the
+    /// MCP side. Its credentials are masked first (unless
+    /// `--no-mask-credentials`), so nothing later can send them. After a
+    /// successful call that was not read-only, the restart watch checks
+    /// whether conda or its plugins changed; every result carries the
+    /// (sticky) `restart_required`.
     async fn finish(
         &self,
         what: &str,
@@ -180,6 +185,9 @@ impl CondaMcp {
     ) -> CallToolResult {
         match outcome {
             Ok(mut result) => {
+                if self.state.mask_credentials {
+                    result.mask_credentials();
+                }
                 let restart = &self.state.restart;
                 result.restart_required = if !read_only && result.exit_code == Some(0) {
                     restart.after_mutation().await
@@ -190,7 +198,13 @@ impl CondaMcp {
             }
             Err(e) => {
                 tracing::warn!("{what}: not run: {e}");
-                results::not_run(what, &e)
+                let reason = e.to_string();
+                let reason = if self.state.mask_credentials {
+                    conda_mcp_shared::mask::mask(&reason).into_owned()
+                } else {
+                    reason
+                };
+                results::not_run(what, &reason)
             }
         }
     }

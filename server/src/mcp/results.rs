@@ -77,6 +77,12 @@ pub fn summary(what: &str, r: &ExecutionResult) -> String {
     if r.stdout_truncated || r.stderr_truncated {
         s.push_str(" (output truncated)");
     }
+    if r.credentials_masked > 0 {
+        s.push_str(&format!(
+            " ({} credential(s) masked in the output)",
+            r.credentials_masked
+        ));
+    }
     if r.restart_required {
         s.push_str("; restart the server to see the change in conda or its plugins");
     }

@@ -88,6 +88,7 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
             info,
             discovery_lane: discovered.discovery_lane.clone(),
             restart: RestartWatch::new(discovered.options, &discovered.discovery),
+            mask_credentials: !cli.no_mask_credentials,
         },
         discovery_lane: discovered.discovery_lane,
     })

@@ -304,5 +304,6 @@ fn queue_timeout(timeout: Duration) -> ExecutionResult {
         stdout_truncated: false,
         stderr_truncated: false,
         restart_required: false,
+        credentials_masked: 0,
     }
 }
