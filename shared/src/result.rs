@@ -44,20 +44,6 @@ pub struct ExecutionResult {
     pub stdout_truncated: bool,
     /// True when stderr produced more bytes than were kept.
     pub stderr_truncated: bool,
-    /// True once a successful mutation changed conda or its plugins (the
-    /// discovery fingerprint): tools are fixed at startup, so the server must
-    /// be restarted to see the change. Once true it stays true.
-    pub restart_required: bool,
-    /// How many credentials (a URL's `user:password@`, a conda `/t/<token>/`)
-    /// were masked in `stdout`, `stderr` and `parsed_json` before the result
-    /// was sent; absent when none were (and always with masking turned off
-    /// by the server's `--no-mask-credentials`).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub credentials_masked: u32,
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
 }
 
 /// The wire form of [`ExecutionResult`] inside bincode frames.
@@ -82,8 +68,6 @@ pub mod wire {
         cancelled: bool,
         stdout_truncated: bool,
         stderr_truncated: bool,
-        restart_required: bool,
-        credentials_masked: u32,
     }
 
     /// Serializes `r` in its wire form (`parsed_json` as JSON text).
@@ -98,8 +82,6 @@ pub mod wire {
             cancelled: r.cancelled,
             stdout_truncated: r.stdout_truncated,
             stderr_truncated: r.stderr_truncated,
-            restart_required: r.restart_required,
-            credentials_masked: r.credentials_masked,
         }
         .serialize(s)
     }
@@ -122,8 +104,6 @@ pub mod wire {
             cancelled: w.cancelled,
             stdout_truncated: w.stdout_truncated,
             stderr_truncated: w.stderr_truncated,
-            restart_required: w.restart_required,
-            credentials_masked: w.credentials_masked,
         })
     }
 }
@@ -131,17 +111,15 @@ pub mod wire {
 impl ExecutionResult {
     /// Masks every credential in `stdout`, `stderr` and the string values
     /// (and keys) of `parsed_json` with [`crate::mask`], keeping
-    /// `parsed_json` valid JSON of the same shape, and adds the number
-    /// masked to `credentials_masked`. Returns that number.
+    /// `parsed_json` valid JSON of the same shape. Returns how many were
+    /// masked.
     pub fn mask_credentials(&mut self) -> u32 {
         let mut n = crate::mask::mask_string(&mut self.stdout);
         n += crate::mask::mask_string(&mut self.stderr);
         if let Some(v) = &mut self.parsed_json {
             n += crate::mask::mask_json(v);
         }
-        let n = u32::try_from(n).unwrap_or(u32::MAX);
-        self.credentials_masked = self.credentials_masked.saturating_add(n);
-        n
+        u32::try_from(n).unwrap_or(u32::MAX)
     }
 
     /// Whether an MCP tool result carrying this execution sets `isError`:

@@ -43,8 +43,6 @@ fn ask(
         cancelled: false,
         stdout_truncated: false,
         stderr_truncated: false,
-        restart_required: false,
-        credentials_masked: 0,
     };
     completion::read_answer(&result)
 }

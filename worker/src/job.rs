@@ -251,8 +251,6 @@ pub async fn run(
         cancelled: matches!(ended, Ended::Cancelled | Ended::Aborted),
         stdout_truncated,
         stderr_truncated,
-        restart_required: false,
-        credentials_masked: 0,
     };
     tracing::info!(
         job = req.job,
