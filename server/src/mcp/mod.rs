@@ -107,7 +107,10 @@ pub async fn run(cli: Cli) -> ExitCode {
             tokio::join!(exec.shutdown(), lane.shutdown());
         });
     }
-    let outcome = match server.serve(stdio::stdio(eof, stdio::line_limit(cli.stdin_limit_bytes))).await {
+    let outcome = match server
+        .serve(stdio::stdio(eof, stdio::line_limit(cli.stdin_limit_bytes)))
+        .await
+    {
         Ok(running) => running
             .waiting()
             .await
