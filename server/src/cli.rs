@@ -171,6 +171,14 @@ pub struct Cli {
     /// Format of the log lines on stderr (server and worker).
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = LogFormatArg::Text)]
     pub log_format: LogFormatArg,
+
+    /// Return conda's output with credentials as they are. By default every
+    /// `scheme://user:password@` in stdout, stderr and parsed JSON becomes
+    /// `scheme://user:***@` (and a conda `/t/<token>/` becomes
+    /// `/t/<TOKEN>/`), and the result counts them in `credentials_masked`.
+    /// Logs stay masked whatever this says.
+    #[arg(long)]
+    pub no_mask_credentials: bool,
 }
 
 /// `--log-format`: how log lines on stderr are written.
@@ -263,19 +271,10 @@ pub fn main() -> ExitCode {
     code
 }
 
-/// Logs go to stderr only (stdout carries MCP frames); `RUST_LOG` filters
-/// (default `info`).
+/// Logs go to stderr only (stdout carries MCP frames), masked and without
+/// the MCP library's own lines ([`crate::logging`]).
 fn init_logging(format: LogFormatArg) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_env_filter(filter);
-    let _ = match format {
-        LogFormatArg::Text => builder.try_init(),
-        LogFormatArg::Json => builder.json().try_init(),
-    };
+    crate::logging::init(format);
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ pub mod completion;
 pub mod discovery;
 pub mod dump;
 pub mod host_env;
+pub mod logging;
 pub mod mcp;
 pub mod policy;
 pub mod schema;

@@ -10,6 +10,7 @@
 //! * [`framing`]: how a message travels (u32 length prefix + bincode, bounded);
 //! * [`result`]: the one execution result every call returns, which is also
 //!   the MCP `outputSchema` of every tool (via schemars);
+//! * [`mask`]: credential masking of every output and log line;
 //! * [`log_format`]: `--log-format text|json` of both binaries;
 //! * [`env`]: the environment and working directory conda gets (the
 //!   allowlist the worker applies);
@@ -24,6 +25,7 @@ pub mod framing;
 pub mod home;
 pub mod limits;
 pub mod log_format;
+pub mod mask;
 pub mod protocol;
 pub mod result;
 

@@ -27,6 +27,16 @@ pub struct CallOutput {
     /// it as a dry run (conda's plan is in the output). Repeating the call
     /// with `yes: true` applies it.
     pub confirmation_required: bool,
+    /// How many credentials (a URL's `user:password@`, a conda `/t/<token>/`)
+    /// the server masked in `stdout`, `stderr` and `parsed_json` before
+    /// sending them; absent when none were (and always with
+    /// `--no-mask-credentials`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub credentials_masked: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl CallOutput {
@@ -36,6 +46,7 @@ impl CallOutput {
             execution,
             restart_required: false,
             confirmation_required: false,
+            credentials_masked: 0,
         }
     }
 

@@ -3,7 +3,8 @@
 //! the stateless 2026-07-28 lifecycle opened by `server/discover`).
 //!
 //! * [`stdio`]: the stdio transport (one JSON-RPC message per line; answers
-//!   malformed lines itself);
+//!   malformed lines itself), and [`request_log`], its one log line per
+//!   request;
 //! * [`handler`]: the [`rmcp::ServerHandler`];
 //! * [`tools`]: the tool set built once at startup (generated tools,
 //!   `conda_execute`, `conda_cli_command`), narrowed by [`filter`]
@@ -25,6 +26,7 @@ pub mod execute;
 pub mod filter;
 pub mod handler;
 pub mod progress;
+pub mod request_log;
 pub mod restart;
 pub mod results;
 pub mod startup;
@@ -138,7 +140,10 @@ pub async fn run(cli: Cli) -> ExitCode {
             tokio::join!(exec.shutdown(), lane.shutdown());
         });
     }
-    let outcome = match server.serve(stdio::stdio(eof)).await {
+    let outcome = match server
+        .serve(stdio::stdio(eof, stdio::line_limit(cli.stdin_limit_bytes)))
+        .await
+    {
         Ok(running) => running
             .waiting()
             .await

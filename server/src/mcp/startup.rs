@@ -112,6 +112,7 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
                 exec: discovered.exec,
                 discovery: discovered.discovery_lane.clone(),
                 restart: RestartWatch::new(discovered.options, &discovered.discovery),
+                mask_credentials: !cli.no_mask_credentials,
             },
             capabilities,
             results,
