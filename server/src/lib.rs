@@ -11,6 +11,7 @@
 //! The binary (`conda-mcp`, `src/main.rs`) is a thin layer over [`cli`].
 
 pub mod catalog;
+pub mod check;
 pub mod cli;
 pub mod compile;
 pub mod completion;

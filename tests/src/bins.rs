@@ -3,7 +3,8 @@
 //!
 //! Cargo builds another package's binaries for this crate's tests only by
 //! accident, so the first call in a test process runs
-//! `cargo build --bins -p conda-mcp-server -p conda-mcp-worker` once, into
+//! `cargo build --bins -p conda-mcp-server` (both binaries are targets of
+//! that package) once, into
 //! the target directory of the running test (a no-op when they are fresh).
 //! Cargo releases its build lock before it runs test binaries, so this does
 //! not deadlock under `cargo test --workspace`.
@@ -38,7 +39,7 @@ pub fn worker() -> PathBuf {
     existing(bin_dir().join("conda-mcp-worker"))
 }
 
-const BUILD_HINT: &str = "cargo build --bins -p conda-mcp-server -p conda-mcp-worker";
+const BUILD_HINT: &str = "cargo build --bins -p conda-mcp-server";
 
 fn existing(p: PathBuf) -> PathBuf {
     assert!(
@@ -68,15 +69,7 @@ fn build_into(profile_dir: &Path) {
         .and_then(|n| n.to_str())
         .unwrap_or("debug");
     let mut cmd = Command::new(cargo);
-    cmd.args([
-        "build",
-        "--quiet",
-        "--bins",
-        "-p",
-        "conda-mcp-server",
-        "-p",
-        "conda-mcp-worker",
-    ]);
+    cmd.args(["build", "--quiet", "--bins", "-p", "conda-mcp-server"]);
     match profile {
         "debug" => {}
         "release" => {

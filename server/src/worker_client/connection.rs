@@ -101,6 +101,9 @@ impl Connection {
         if let Some(user) = &cfg.user {
             cmd.arg("--user").arg(user);
         }
+        if let Some(filter) = &cfg.log_filter {
+            cmd.env("RUST_LOG", filter);
+        }
         cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
