@@ -30,11 +30,11 @@ fn installed_dir() -> PathBuf {
     match std::env::var_os("CONDA_MCP_INSTALLED_BIN_DIR") {
         Some(d) => {
             let d = PathBuf::from(d);
-            println!("testing the binaries installed in {}", d.display());
+            eprintln!("testing the binaries installed in {}", d.display());
             d
         }
         None => {
-            println!(
+            eprintln!(
                 "CONDA_MCP_INSTALLED_BIN_DIR not set: testing cargo's build folder {}",
                 bins::bin_dir().display()
             );

@@ -282,7 +282,7 @@ fn mcpb(cli: &Path, args: &[&std::ffi::OsStr]) -> std::process::Output {
 #[test]
 fn manifest_passes_the_official_bundle_validator() {
     let Some((_dir, cli)) = mcpb_cli() else {
-        println!(
+        eprintln!(
             "SKIPPED: npm is absent, so the official MCP bundle CLI ({MCPB_PACKAGE}) cannot be installed to validate bundle/manifest.json"
         );
         return;
