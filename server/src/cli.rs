@@ -10,6 +10,9 @@
 //! their schemas (each checked as a JSON Schema 2020-12 document) → the
 //! capabilities resource (serialized once) → MCP on stdio until stdin
 //! closes → shutdown of the workers (nothing started survives).
+//!
+//! The doc comments of the clap fields are the `--help` text: plain
+//! prose without markup (clap prints them as written), plus [`EXAMPLES`].
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -20,6 +23,22 @@ use conda_mcp_shared::limits::{DEFAULT_OUTPUT_LIMIT_BYTES, DEFAULT_STDIN_LIMIT_B
 
 use crate::schema::Profile;
 
+/// The examples section of `--help` (plain text).
+pub const EXAMPLES: &str = "\
+Examples:
+  conda-mcp
+      Serve the conda on PATH, read-only (a host starts this; MCP on stdin/stdout).
+  conda-mcp --conda-exe /opt/conda/bin/conda --allow-write
+      Serve that conda and allow installs, creates, removes and config changes.
+  conda-mcp --allow-write --allow-exec
+      Also allow conda run and list the raw conda_execute tool.
+  conda-mcp --worker-socket /run/conda-mcp/worker.sock
+      Use a worker started separately with conda-mcp-worker serve.
+  conda-mcp check --conda-exe /opt/conda/bin/conda --allow-write
+      Check that setup and print the host configuration to paste (exit status 0 or 1).
+
+Logs go to stderr (RUST_LOG sets the level, default info). See README.md for host configuration.";
+
 /// Most seconds `--timeout` accepts (one week): larger values would only
 /// hide hung calls.
 pub const MAX_TIMEOUT_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
@@ -27,9 +46,16 @@ pub const MAX_TIMEOUT_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
 /// conda-mcp: an MCP server (stdio) that exposes an installed conda as typed
 /// tools, read-only unless told otherwise.
 #[derive(Debug, Clone, Parser)]
-#[command(name = "conda-mcp", version, about, long_about = None)]
+#[command(
+    name = "conda-mcp",
+    version,
+    about = "An MCP server (stdio) that exposes an installed conda as typed tools, \
+             read-only unless told otherwise.",
+    long_about = None,
+    after_help = EXAMPLES
+)]
 pub struct Cli {
-    /// The conda executable to serve. Default: $CONDA_EXE, else `conda` on
+    /// The conda executable to serve. Default: $CONDA_EXE, else conda on
     /// PATH.
     #[arg(long, value_name = "PATH")]
     pub conda_exe: Option<PathBuf>,
@@ -40,7 +66,7 @@ pub struct Cli {
     pub python: Option<PathBuf>,
 
     /// Time limit per call and for discovery, in seconds (> 0). A
-    /// `conda_execute` call may ask for less, never more.
+    /// conda_execute call may ask for less, never more.
     #[arg(long, value_name = "SECONDS", default_value = "900", allow_negative_numbers = true,
           value_parser = parse_timeout)]
     pub timeout: Duration,
@@ -52,28 +78,28 @@ pub struct Cli {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub output_limit_bytes: u64,
 
-    /// Most bytes of stdin a `conda_execute` call may supply.
+    /// Most bytes of stdin a conda_execute call may supply.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_STDIN_LIMIT_BYTES,
           allow_negative_numbers = true)]
     pub stdin_limit_bytes: u64,
 
     /// Allow calls that modify environments, packages, configuration, caches
     /// or files (install, create, remove, config --set, ...). An explicit
-    /// value (`--allow-write=false`) is accepted for launchers that map a
-    /// setting onto the flag.
+    /// value (--allow-write=true or =false) is accepted for launchers that
+    /// map a setting onto the flag.
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true",
           default_value_t = false, action = clap::ArgAction::Set)]
     pub allow_write: bool,
 
-    /// Allow calls that run arbitrary programs (`conda run`, plugin
-    /// passthrough) and list the raw `conda_execute` tool. Accepts an
-    /// explicit value like `--allow-write`.
+    /// Allow calls that run arbitrary programs (conda run, plugin
+    /// passthrough) and list the raw conda_execute tool. Takes an explicit
+    /// value like --allow-write.
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true",
           default_value_t = false, action = clap::ArgAction::Set)]
     pub allow_exec: bool,
 
-    /// Input-schema profile of the generated tools: `portable` (accepted by
-    /// every major host) or `full` (adds exact JSON Schema 2020-12
+    /// Input-schema profile of the generated tools: portable (accepted by
+    /// every major host) or full (adds exact JSON Schema 2020-12
     /// constraints for exclusive and required option groups).
     #[arg(long, value_name = "PROFILE", value_enum, default_value_t = Profile::Portable)]
     pub schema_profile: Profile,
@@ -87,12 +113,12 @@ pub struct Cli {
     #[arg(long, value_name = "PATH")]
     pub worker_exe: Option<PathBuf>,
 
-    /// Connect to a worker already listening on this socket
-    /// (`conda-mcp-worker serve`, hardened deployments: the worker runs under
-    /// its own user) instead of spawning one. A worker that is not there or
-    /// refuses this server is a startup error. `--worker-exe`, `--python`
-    /// and `--worker-user` belong to that worker's own command line then and
-    /// are not used.
+    /// Connect to a worker already listening on this socket (started with
+    /// conda-mcp-worker serve, for hardened deployments where the worker
+    /// runs under its own user) instead of spawning one. A worker that is
+    /// not there or refuses this server is a startup error. --worker-exe,
+    /// --python and --worker-user belong to that worker's own command line
+    /// then and are not used.
     #[arg(long, value_name = "PATH")]
     pub worker_socket: Option<PathBuf>,
 
@@ -107,7 +133,7 @@ pub struct Cli {
     pub log_format: LogFormatArg,
 }
 
-/// `--log-format`.
+/// `--log-format`: how log lines on stderr are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum LogFormatArg {
     /// One human-readable line per event.
@@ -161,7 +187,7 @@ pub const CHECK_COMMAND: &str = "check";
 /// `about` of `conda-mcp check`.
 const CHECK_ABOUT: &str = "Check the setup and print a report for configuring an MCP host: \
 which conda is served and how it was found, its interpreter and plugins, the startup cache, \
-the worker and a real `conda info` through it, the tools by policy class, warnings, and a \
+the worker and a real conda info through it, the tools by policy class, warnings, and a \
 ready-to-paste host configuration. Exit status 0 when everything works, 1 otherwise. Takes \
 the same flags as the server.";
 

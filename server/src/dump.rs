@@ -1,5 +1,5 @@
 //! The dump format `conda-parser-dump/1`: a serde mirror of what the
-//! discovery helper prints (DESIGN.md "Dump format").
+//! discovery helper (`discovery/helper.py`) prints.
 //!
 //! These types only carry facts; all interpretation (what is a tool, how an
 //! action maps to a schema) happens in [`crate::catalog`]. Unknown fields are

@@ -1,6 +1,6 @@
 //! conda-mcp: an MCP server that exposes an installed conda as typed tools.
 //!
-//! Data flows one way (see DESIGN.md):
+//! Data flows one way (ARCHITECTURE.md "Bird's-eye view"):
 //!
 //! * at startup: target → [`discovery`] (dump, cached) → [`catalog`] →
 //!   tools ([`schema`], names, annotations from [`policy`]);
@@ -10,6 +10,7 @@
 //!
 //! The binary (`conda-mcp`, `src/main.rs`) is a thin layer over [`cli`].
 
+pub mod argparse;
 pub mod catalog;
 pub mod check;
 pub mod cli;

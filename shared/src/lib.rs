@@ -1,16 +1,17 @@
 //! Types shared by the conda-mcp server and its worker.
 //!
-//! The server and the worker are separate processes (see `DESIGN.md`,
-//! "Processes"): the server owns protocol, catalog and policy, the worker owns
-//! spawning, limits and reaping. Everything that crosses the local socket
-//! between them lives here, so that both sides agree on it by construction:
+//! The server and the worker are separate processes (ARCHITECTURE.md
+//! "Bird's-eye view"): the server owns protocol, catalog and policy, the
+//! worker owns spawning, limits and reaping. Everything that crosses the
+//! local socket between them lives here, so that both sides agree on it by
+//! construction:
 //!
 //! * [`protocol`]: the handshake, requests and events (the message shapes);
 //! * [`framing`]: how a message travels (u32 length prefix + bincode, bounded);
 //! * [`result`]: the one execution result every call returns, which is also
 //!   the MCP `outputSchema` of every tool (via schemars);
 //! * [`log_format`]: `--log-format text|json` of both binaries;
-//! * [`limits`]: the time, byte and grace defaults of DESIGN.md "Limits";
+//! * [`limits`]: the time, byte and grace defaults (ARCHITECTURE.md "Limits");
 //! * [`fingerprint`]: sha256 helpers used for discovery fingerprints and
 //!   deterministic names.
 

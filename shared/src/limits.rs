@@ -1,4 +1,4 @@
-//! Defaults of DESIGN.md "Limits and defaults".
+//! Default limits of a call (README.md "Flags"; ARCHITECTURE.md "Limits").
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! The execution result: what every conda execution returns.
 //!
 //! One type for every path (generated tools, `conda_execute`, discovery):
-//! DESIGN.md "MCP surface" fixes its fields. It is also the `outputSchema`
+//! README.md "Results" documents its fields. It is also the `outputSchema`
 //! of every tool, generated with schemars, so the schema and the value can
 //! never drift apart.
 

@@ -1,4 +1,4 @@
-//! Discovery benchmark (issue 3): process start to catalog ready.
+//! Discovery benchmark: process start to catalog ready.
 //!
 //! ```text
 //! cargo bench -p conda-mcp-tests --bench discovery            # 15 rounds

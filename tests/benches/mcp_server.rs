@@ -1,4 +1,4 @@
-//! Benchmark of the MCP server (issue 4): `cargo bench -p conda-mcp-tests --bench mcp_server`.
+//! Benchmark of the MCP server: `cargo bench -p conda-mcp-tests --bench mcp_server`.
 //!
 //! 1. `tools/list` latency (median of 200 requests after warm-up) and size in
 //!    bytes, for the recorded real conda 26 parser in each schema profile

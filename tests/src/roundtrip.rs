@@ -1,10 +1,10 @@
-//! The round-trip oracle of the argv compiler (issue 4, "the core proof").
+//! The round-trip oracle of the argv compiler: the proof that compiled argv
+//! mean what the tool arguments say.
 //!
 //! For every generated tool of a dump: proptest draws valid arguments from
 //! the tool's FULL input schema, the server compiles them to argv, and the
 //! stand-in conda's real argparse (built from the same dump) parses every
-//! argv in ONE batch Python process (`tests/fixtures/standin/batch_parse.py`,
-//! BRIEF.md contract 4). Each namespace must equal what the arguments mean:
+//! argv in ONE batch Python process (`tests/fixtures/standin/batch_parse.py`). Each namespace must equal what the arguments mean:
 //!
 //! * every dest the arguments touch holds the value argparse's action gives
 //!   it (store → the value, store_const → const, count → n, append → the

@@ -1,6 +1,6 @@
 //! The catalog built from the in-project dump (`tests/fixtures/dumps/standin.json`):
-//! every case the dump was written to cover lands as DESIGN.md "Catalog → tools"
-//! specifies.
+//! every case the dump was written to cover lands as README.md "Generated
+//! tools" specifies.
 
 use std::collections::BTreeSet;
 

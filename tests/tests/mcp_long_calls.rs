@@ -1,4 +1,4 @@
-//! Long calls through the built server (issue 6): progress notifications,
+//! Long calls through the built server: progress notifications,
 //! cancellation, queueing and restart detection, spoken in raw JSON-RPC so
 //! that the test controls the progress token and sees every frame (and the
 //! absence of a response). The target is a stand-in conda prefix whose

@@ -1,4 +1,4 @@
-//! The real-conda tier (issue 4): the same black-box path against a real
+//! The real-conda tier: the same black-box path against a real
 //! conda named by `CONDA_MCP_TEST_CONDA`; skipped with a message otherwise.
 //!
 //! It builds its own local file channel (a hand-made `noarch` package and its

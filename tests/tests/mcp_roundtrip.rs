@@ -1,5 +1,5 @@
 //! Round trip of the argv compiler through the stand-in conda's real
-//! argparse (issue 4, the core proof): see `conda_mcp_tests::roundtrip`.
+//! argparse (the compiler's proof): see `conda_mcp_tests::roundtrip`.
 
 use conda_mcp_tests::{paths, roundtrip};
 

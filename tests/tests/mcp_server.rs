@@ -1,6 +1,5 @@
 //! Black-box tests of the built `conda-mcp` through rmcp's client (child
-//! process transport), in both protocol eras, against the stand-in conda
-//! (issue 4).
+//! process transport), in both protocol eras, against the stand-in conda.
 
 use std::time::{Duration, Instant};
 

@@ -1,4 +1,4 @@
-//! The stand-in conda itself (BRIEF.md contract 4): a real venv prefix whose
+//! The stand-in conda itself: a real venv prefix whose
 //! `bin/conda` parses argv with real argparse, the batch oracle agrees with
 //! it, and the process-test switches and plugin dist-infos work.
 

@@ -1,5 +1,5 @@
 //! Hardened deployment through the real `conda-mcp` server and a real MCP
-//! client (issue 7): `--worker-socket` against `conda-mcp-worker serve`, and
+//! client: `--worker-socket` against `conda-mcp-worker serve`, and
 //! the environment conda sees.
 
 use std::process::{Command, Stdio};

@@ -10,6 +10,9 @@
 //! * **serve**: a hardened deployment starts the worker on its own (for
 //!   example as a systemd service under a dedicated user). The *worker*
 //!   listens on `--socket` and accepts servers whose uid is in `--allow-uid`.
+//!
+//! The doc comments of the clap fields are the `--help` text: plain
+//! prose without markup (clap prints them as written), plus [`EXAMPLES`].
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -17,11 +20,29 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use conda_mcp_shared::LogFormat;
 
-/// `conda-mcp-worker`: runs the target conda for a conda-mcp server, one job
+/// The examples section of `--help` (plain text).
+pub const EXAMPLES: &str = "\
+Examples:
+  conda-mcp-worker serve --socket /run/conda-mcp/worker.sock --allow-uid 1000 \\
+      --conda-exe /opt/conda/bin/conda --python /opt/conda/bin/python
+      Listen for conda-mcp servers run by uid 1000 (then: conda-mcp --worker-socket PATH).
+  conda-mcp-worker serve --socket /run/conda-mcp/worker.sock --allow-uid 1000 \\
+      --conda-exe /opt/conda/bin/conda --max-timeout 900 --log-format json
+      The same with a 15-minute ceiling on every call and JSON log lines.
+
+Without a subcommand the worker is in spawned mode: conda-mcp starts it itself
+(--socket is the server's socket). See README.md, \"Operators\".";
+
+/// conda-mcp-worker: runs the target conda for a conda-mcp server, one job
 /// at a time, in its own process group, under time, byte and process-tree
 /// limits.
 #[derive(Debug, Parser)]
-#[command(name = "conda-mcp-worker", version, subcommand_negates_reqs = true)]
+#[command(
+    name = "conda-mcp-worker",
+    version,
+    subcommand_negates_reqs = true,
+    after_help = EXAMPLES
+)]
 pub struct Cli {
     /// Listening mode for hardened deployments.
     #[command(subcommand)]
@@ -75,17 +96,15 @@ pub struct ServeArgs {
 /// Options of both modes.
 #[derive(Debug, Args, Clone)]
 pub struct Common {
-    /// The target conda executable: the only program jobs of kind `Conda`
-    /// can run.
+    /// The target conda executable: the only program conda jobs can run.
     #[arg(long, value_name = "PATH", required = true)]
     pub conda_exe: Option<PathBuf>,
-    /// The target installation's Python: the only program jobs of kind
-    /// `Python` (discovery helpers) can run. Without it such jobs are
-    /// refused.
+    /// The target installation's Python: the only program discovery-helper
+    /// jobs can run. Without it such jobs are refused.
     #[arg(long, value_name = "PATH")]
     pub python: Option<PathBuf>,
-    /// Log line format on stderr; the level comes from RUST_LOG (default
-    /// `info`).
+    /// Log line format on stderr (text or json); the level comes from
+    /// RUST_LOG (default info).
     #[arg(long, value_name = "FORMAT", default_value = "text")]
     pub log_format: LogFormat,
     /// Longest time limit a job may have, in seconds; longer requests are

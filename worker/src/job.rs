@@ -1,7 +1,7 @@
 //! One job from spawn to result: stdin, output capture, progress events,
 //! timeout/cancel/abort, drain grace, process-tree cleanup.
 //!
-//! Order of events (DESIGN.md "Limits"):
+//! Order of events (ARCHITECTURE.md "Limits"):
 //! 1. spawn in a new process group; `Started`;
 //! 2. stdin written and both outputs drained concurrently; `Output` about once
 //!    a second;
@@ -36,7 +36,8 @@ pub const DRAIN_GRACE: Duration = Duration::from_millis(200);
 /// Interval of `Output` events.
 pub const OUTPUT_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Limits the worker enforces whatever a server asks (issue 7).
+/// Limits the worker enforces whatever a server asks (its own flags, so a
+/// listening worker bounds every server that connects).
 #[derive(Debug, Clone, Copy)]
 pub struct WorkerLimits {
     /// Longest time limit of a job.

@@ -1,5 +1,5 @@
 //! `conda-mcp-worker`: runs the target conda for the conda-mcp server under
-//! limits (DESIGN.md "Processes", "Limits").
+//! limits (ARCHITECTURE.md "Code map", "Limits").
 //!
 //! Modules, one job each: [`cli`] (flags), [`log`] (stderr log lines),
 //! [`connection`] (handshake and the job loop of one server connection),

@@ -1,4 +1,4 @@
-//! Listening mode (`conda-mcp-worker serve`, issue 7): the worker runs on its
+//! Listening mode (`conda-mcp-worker serve`): the worker runs on its
 //! own, for example under a dedicated user, and servers connect to it.
 //!
 //! Policy: one server at a time. While a server process is connected, a

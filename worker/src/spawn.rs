@@ -28,7 +28,7 @@ pub struct Programs {
 
 /// Variables that carry a shell's conda activation state. They describe the
 /// server's shell, not the job, and would make conda act on the wrong
-/// environment, so they never reach the child (issue 7). `CONDA_PREFIX_<N>`
+/// environment, so they never reach the child. `CONDA_PREFIX_<N>`
 /// (stacked activations) is matched by pattern.
 pub const ACTIVATION_VARIABLES: &[&str] = &[
     "CONDA_PREFIX",

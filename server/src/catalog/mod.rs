@@ -3,8 +3,8 @@
 //! Built once at startup from a [`crate::dump::Dump`] by [`build`]; immutable
 //! afterwards. Everything downstream reads it: tool generation
 //! ([`crate::schema`], [`crate::mcp`]), the argv compiler
-//! ([`crate::compile`]) and the raw-argv resolver of the policy
-//! ([`crate::policy`]).
+//! ([`crate::compile`]), the argparse resolver of raw argv
+//! ([`crate::argparse`]) and the policy ([`crate::policy`]).
 //!
 //! Two views of a command live side by side:
 //! * [`Command::arguments`]: every argparse action, 1:1 with the dump, in
@@ -13,7 +13,7 @@
 //! * [`Command::properties`]: the tool surface, i.e. the input-schema
 //!   properties. Hidden optionals are left out, and store_const actions that
 //!   share a dest inside one exclusive group are merged into one enum
-//!   property (DESIGN.md "Catalog → tools").
+//!   property (README.md "Generated tools").
 
 pub mod build;
 pub mod help;
@@ -35,7 +35,7 @@ pub struct Catalog {
     /// The target's conda plugins (entry points), sorted.
     pub plugins: Vec<crate::dump::PluginRecord>,
     /// sha256 hex over the conda version and the sorted plugin records
-    /// (DESIGN.md "Discovery"); see [`discovery_fingerprint`].
+    /// (what `restart_required` compares); see [`discovery_fingerprint`].
     pub fingerprint: String,
     /// Every parser of the tree, root first (index 0), parents before their
     /// children.

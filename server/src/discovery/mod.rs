@@ -1,5 +1,5 @@
 //! Discovery: from "which conda" to the catalog every tool is generated from
-//! (DESIGN.md "Discovery"; BRIEF.md contract 2).
+//! (README.md "Discovery").
 //!
 //! The MCP server calls [`discover`] once at startup:
 //!
@@ -72,7 +72,8 @@ pub struct DiscoveryOptions {
 
 impl DiscoveryOptions {
     /// Options with the defaults: no flags, the XDG cache, the default
-    /// timeout (DESIGN.md "Limits"), a worker next to the running binary.
+    /// timeout (900 s, [`conda_mcp_shared::limits::DEFAULT_TIMEOUT`]), a
+    /// worker next to the running binary.
     pub fn new() -> Self {
         DiscoveryOptions {
             conda_exe: None,

@@ -7,7 +7,7 @@
 //! death) is a tool result with `isError`.
 //!
 //! [`CondaMcp::run_job`] is the one place a job meets the worker: progress
-//! notifications, cancellation and queue reporting (issue 6) hook in there.
+//! notifications, cancellation and queue reporting hook in there.
 
 use std::sync::Arc;
 

@@ -2,12 +2,18 @@
 //! protocol eras rmcp 3.11 knows (`initialize` sessions up to 2025-11-25 and
 //! the stateless 2026-07-28 lifecycle opened by `server/discover`).
 //!
+//! * [`stdio`]: the stdio transport (one JSON-RPC message per line; answers
+//!   malformed lines itself);
+//! * [`handler`]: the [`rmcp::ServerHandler`];
 //! * [`tools`]: the tool set built once at startup (generated tools,
-//!   `conda_execute`);
+//!   `conda_execute`, `conda_cli_command`);
 //! * [`execute`]: the raw tool's input and checks;
+//! * [`cli_command`]: the `conda_cli_command` tool (one command of the
+//!   conda-completion plugin's manifest);
+//! * [`progress`]: `notifications/progress` for long calls;
+//! * [`restart`]: the check after a mutation that sets `restart_required`;
 //! * [`results`]: execution results as tool results (output-schema checked);
 //! * [`capabilities`]: the `conda://capabilities` resource;
-//! * [`handler`]: the [`rmcp::ServerHandler`];
 //! * [`startup`]: target, discovery, workers.
 
 pub mod capabilities;
@@ -33,7 +39,8 @@ pub use handler::{CondaMcp, State};
 use crate::cli::Cli;
 use crate::policy::Policy;
 
-/// Limits every call runs under (DESIGN.md "Limits and defaults").
+/// Limits every call runs under (README.md "Flags": `--timeout`,
+/// `--output-limit-bytes`, `--stdin-limit-bytes`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Time per call; `conda_execute` may only shorten it.

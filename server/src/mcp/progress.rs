@@ -5,7 +5,7 @@
 //! (`_meta.progressToken`), a [`Progress`] reporter sends a notification
 //! whenever the call's phase changes (queued at a new position, started)
 //! and otherwise at least every [`HEARTBEAT`] until the result, so a host
-//! hears from the call well within the 10 s of DESIGN.md. A call that is
+//! hears from the call at least every 10 s. A call that is
 //! over within [`FIRST_AFTER`] and never waited in the queue sends nothing
 //! (rmcp's client puts a token on every request; quick calls stay quiet).
 //!

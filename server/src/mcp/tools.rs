@@ -1,6 +1,7 @@
 //! The tool set, built once at startup: one generated tool per exposed
 //! terminal command, plus the server's own tools (`conda_execute` with
-//! `--allow-exec`; the `conda_cli_command` slot of issue 6).
+//! `--allow-exec`; `conda_cli_command` when the target has the
+//! conda-completion plugin).
 //!
 //! Every input schema is checked as a JSON Schema 2020-12 document here, and
 //! each tool's FULL schema is compiled into the validator calls go through,
@@ -25,9 +26,10 @@ use super::execute;
 /// in the server instructions instead of in every schema.
 pub const SHARED_HELP_MIN_TOOLS: usize = 2;
 
-/// Name of the raw tool (DESIGN.md "MCP surface").
+/// Name of the raw tool (listed only with `--allow-exec`).
 pub const EXECUTE_TOOL: &str = "conda_execute";
-/// Name of the completion-manifest tool (issue 6).
+/// Name of the completion-manifest tool (read-only; listed when the target
+/// has the conda-completion plugin).
 pub const CLI_COMMAND_TOOL: &str = "conda_cli_command";
 
 /// One generated tool.
@@ -48,7 +50,7 @@ pub enum Route {
     Generated(usize),
     /// `conda_execute`.
     Execute,
-    /// `conda_cli_command` (issue 6; routed only once it is listed).
+    /// `conda_cli_command` (routed only once it is listed).
     CliCommand,
 }
 

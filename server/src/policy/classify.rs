@@ -11,8 +11,8 @@
 //! * an action the command's entry does not list is a mutation;
 //! * anything handed on unparsed (passthrough) needs `--allow-exec`.
 
-use super::resolve::{End, Rejection, Resolved, resolve};
 use super::table::{self, Entry, OpenWorld, Verdict, When};
+use crate::argparse::{End, Rejection, Resolved, resolve};
 use crate::catalog::{ArgKind, Catalog, CommandIdx, Passthrough};
 
 /// What happens when conda is run with the argv.
@@ -48,7 +48,7 @@ pub enum Reason {
     Unresolved(Rejection),
 }
 
-/// The policy-relevant facts about one conda argv (BRIEF contract 3).
+/// The policy-relevant facts about one conda argv.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Classification {
     /// Canonical command path including `conda` (`["conda", "update"]` for

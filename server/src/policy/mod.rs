@@ -1,8 +1,9 @@
-//! The safety policy (DESIGN.md "Policy", issue 5).
+//! The safety policy: what a call may do, fixed at startup by
+//! `--allow-write` and `--allow-exec` (README.md "Safety model").
 //!
 //! What a call may do is decided on the *resolved* command: the argv is
 //! parsed with the catalog by the same rules conda's argparse parser uses
-//! ([`resolve`]), and the resolved command and options are looked up in one
+//! ([`crate::argparse`]), and the resolved command and options are looked up in one
 //! data table ([`table`]). Nothing here looks at loose tokens, so `--dry`,
 //! `-dy`, `--se`, `upgrade`, `-nfoo` and friends mean exactly what they mean
 //! to conda, and what cannot be resolved the way argparse would fails
@@ -19,13 +20,12 @@
 
 mod annotations;
 mod classify;
-mod nargs;
-pub mod resolve;
 pub mod table;
 
+/// Why argparse rejects an argv: part of [`Outcome::Rejected`].
+pub use crate::argparse::Rejection;
 pub use annotations::{ToolAnnotationsHint, annotations};
 pub use classify::{Classification, Outcome, Reason, classify, classify_resolved, evaluate};
-pub use resolve::{End, Rejection, Resolved, Taken, resolve};
 
 use std::fmt;
 
@@ -79,7 +79,7 @@ impl Policy {
     }
 
     /// Like [`Policy::check`] for the raw `conda_execute` tool, which itself
-    /// needs `--allow-exec` (DESIGN.md: a raw mutation needs both options).
+    /// needs `--allow-exec`: a raw mutation needs both startup options.
     ///
     /// Errors: a [`Refusal`] naming every missing startup option.
     pub fn check_raw(&self, c: &Classification) -> Result<(), Refusal> {

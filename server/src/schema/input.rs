@@ -1,5 +1,5 @@
 //! Input schema of a generated tool, from [`Command::properties`] and the
-//! [`Argument`]s behind them (DESIGN.md mapping table).
+//! [`Argument`]s behind them, mapped by argparse action kind:
 //!
 //! | argparse (`argparse_base`) | schema |
 //! | --- | --- |

@@ -1,4 +1,4 @@
-//! Tool names (DESIGN.md "Catalog → tools").
+//! Tool names of the generated tools.
 //!
 //! `conda_` + the canonical path without `conda`, joined by `_`
 //! (`conda_env_create`). Hosts prefix names (`mcp__conda__`) and cap them at

@@ -10,16 +10,23 @@ pub enum Profile {
     /// [`PORTABLE_KEYWORDS`]. Exclusive and required groups are stated in the
     /// descriptions.
     #[default]
+    #[value(help = "What every major host accepts: a small keyword allow-list; \
+                    exclusive and required option groups are stated in the descriptions")]
     Portable,
     /// The portable schema plus the exact JSON Schema 2020-12 constraints for
     /// exclusive groups, required groups and REMAINDER positionals, for hosts
     /// that validate client-side. The server validates every call against
     /// this one whatever the profile.
+    #[value(
+        help = "The portable schema plus exact JSON Schema 2020-12 constraints for \
+                    exclusive and required option groups, for hosts that validate client-side"
+    )]
     Full,
 }
 
-/// Keywords allowed below the root of a portable schema (DESIGN.md "Schema
-/// profiles").
+/// Keywords allowed below the root of a portable schema: what every major
+/// MCP host accepts (no `anyOf`/`oneOf`/`allOf`/`not`, `const`, type arrays,
+/// `$ref`, `format` or `default`; README.md "Flags", `--schema-profile`).
 pub const PORTABLE_KEYWORDS: &[&str] = &[
     "type",
     "description",

@@ -2,9 +2,9 @@
 //! startup check that every schema is a valid JSON Schema 2020-12 document.
 //!
 //! jsonschema's own messages quote the offending value (`"x" is not of type
-//! "integer"`); arguments may carry secrets and the brief forbids echoing
-//! them, so [`ArgumentError`] is rebuilt from the error kind and the JSON path
-//! only.
+//! "integer"`); arguments may carry secrets and error text never echoes a
+//! submitted value (ARCHITECTURE.md "Invariants"), so [`ArgumentError`] is
+//! rebuilt from the error kind and the JSON path only.
 
 use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;

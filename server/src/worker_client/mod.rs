@@ -1,6 +1,7 @@
-//! The server's client for the worker process (BRIEF.md contract 1).
+//! The server's client for the worker process.
 //!
-//! The server never spawns conda itself (DESIGN.md "Processes"): each call is
+//! The server never spawns conda itself (only the worker spawns:
+//! ARCHITECTURE.md "Invariants"): each call is
 //! a [`Job`] handed to an [`Executor`], which sends it to a
 //! `conda-mcp-worker` over a local socket and streams back [`JobUpdate`]s and
 //! one [`ExecutionResult`].
@@ -63,7 +64,7 @@ pub struct Job {
 }
 
 impl Job {
-    /// A job with the defaults of DESIGN.md "Limits" (900 s, 1 MiB per
+    /// A job with the default limits (900 s, 1 MiB per
     /// stream, 1 MiB stdin), no stdin, no cwd, a label made of the program
     /// and the first two argv items, and a fresh cancellation token.
     pub fn new(program: Program, argv: Vec<String>) -> Self {

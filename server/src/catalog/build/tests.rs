@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use super::*;
-use crate::catalog::{Catalog, PropertySource};
+use crate::catalog::{ArgKind, Catalog, PropertySource, ValueType};
 use crate::dump::Dump;
 
 fn real_dump_path() -> Option<PathBuf> {

@@ -13,7 +13,7 @@
 //!   `-n=foo`), negative-number-looking strings, strings with a space, and
 //!   the first `--`;
 //! * optionals and positionals are then consumed alternately with argparse's
-//!   nargs patterns ([`super::nargs`]), actions are taken in argv order
+//!   nargs patterns (`argparse/nargs.rs`), actions are taken in argv order
 //!   (help and version exit at that moment), mutually exclusive groups are
 //!   checked as argparse does (only actions that did not produce their
 //!   default count), subparsers recurse with `parse_known_args`;
@@ -24,8 +24,8 @@
 //! * `conda` with an empty argv shows the help (`main_subshell`).
 //!
 //! The resolver never guesses: a step it cannot reproduce exactly ends the
-//! walk as [`End::Rejected`], which the classifier turns into a
-//! fail-closed mutation.
+//! walk as [`End::Rejected`], which the policy's classifier
+//! ([`crate::policy::classify`]) turns into a fail-closed mutation.
 //!
 //! Known differences, all in the fail-closed direction (the resolver may
 //! accept what the target's conda rejects, never call a rejected argv
