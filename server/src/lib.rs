@@ -4,13 +4,15 @@
 //!
 //! * at startup: target → [`discovery`] (dump, cached) → [`catalog`] →
 //!   tools ([`schema`], names, annotations from [`policy`]);
-//! * per call: validate ([`schema`]) → compile ([`compile`]) → classify and
-//!   enforce ([`policy`]) → run through the worker ([`worker_client`]) →
-//!   result ([`conda_mcp_shared::ExecutionResult`]), served by [`mcp`].
+//! * per call ([`call`], free of the protocol): plan (validate with
+//!   [`schema`], compile with [`compile`], classify and enforce with
+//!   [`policy`]) → run through the worker ([`worker_client`]) → one
+//!   outcome, which [`mcp`] turns into a tool result.
 //!
 //! The binary (`conda-mcp`, `src/main.rs`) is a thin layer over [`cli`].
 
 pub mod argparse;
+pub mod call;
 pub mod catalog;
 pub mod check;
 pub mod cli;

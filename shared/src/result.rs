@@ -44,10 +44,6 @@ pub struct ExecutionResult {
     pub stdout_truncated: bool,
     /// True when stderr produced more bytes than were kept.
     pub stderr_truncated: bool,
-    /// True once a successful mutation changed conda or its plugins (the
-    /// discovery fingerprint): tools are fixed at startup, so the server must
-    /// be restarted to see the change. Once true it stays true.
-    pub restart_required: bool,
 }
 
 /// The wire form of [`ExecutionResult`] inside bincode frames.
@@ -72,7 +68,6 @@ pub mod wire {
         cancelled: bool,
         stdout_truncated: bool,
         stderr_truncated: bool,
-        restart_required: bool,
     }
 
     /// Serializes `r` in its wire form (`parsed_json` as JSON text).
@@ -87,7 +82,6 @@ pub mod wire {
             cancelled: r.cancelled,
             stdout_truncated: r.stdout_truncated,
             stderr_truncated: r.stderr_truncated,
-            restart_required: r.restart_required,
         }
         .serialize(s)
     }
@@ -110,7 +104,6 @@ pub mod wire {
             cancelled: w.cancelled,
             stdout_truncated: w.stdout_truncated,
             stderr_truncated: w.stderr_truncated,
-            restart_required: w.restart_required,
         })
     }
 }

@@ -41,7 +41,7 @@ fn arb_result() -> impl Strategy<Value = ExecutionResult> {
         ".{0,40}",
         any::<u64>(),
         proptest::option::of(arb_json()),
-        any::<[bool; 5]>(),
+        any::<[bool; 4]>(),
     )
         .prop_map(
             |(exit_code, stdout, stderr, duration_ms, parsed_json, b)| ExecutionResult {
@@ -54,7 +54,6 @@ fn arb_result() -> impl Strategy<Value = ExecutionResult> {
                 cancelled: b[1],
                 stdout_truncated: b[2],
                 stderr_truncated: b[3],
-                restart_required: b[4],
             },
         )
 }
@@ -213,6 +212,6 @@ fn a_vec_claiming_more_than_the_frame_is_refused() {
 
 #[test]
 fn handshake_values_are_stable() {
-    assert_eq!(PROTOCOL_VERSION, 1);
+    assert_eq!(PROTOCOL_VERSION, 2);
     assert!(build_id().contains(env!("CARGO_PKG_VERSION")));
 }

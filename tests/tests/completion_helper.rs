@@ -43,7 +43,6 @@ fn ask(
         cancelled: false,
         stdout_truncated: false,
         stderr_truncated: false,
-        restart_required: false,
     };
     completion::read_answer(&result)
 }

@@ -255,7 +255,6 @@ pub async fn run(
         cancelled: matches!(ended, Ended::Cancelled | Ended::Aborted),
         stdout_truncated,
         stderr_truncated,
-        restart_required: false,
     };
     tracing::info!(
         job = req.job,

@@ -6,14 +6,16 @@
 //! instead of a hung request; every failure inside (spawn failure, worker
 //! death) is a tool result with `isError`.
 //!
-//! [`CondaMcp::run_job`] is the one place a job meets the worker: progress
-//! notifications, cancellation and queue reporting hook in there.
+//! A call is planned and run by the protocol-free pipeline in
+//! [`crate::call`]; this module adds what is MCP's: progress notifications
+//! for the request's progress token, the request's cancellation, and the
+//! conversion of the outcome into a tool result ([`super::results`]).
 
 use std::sync::Arc;
 
 use rmcp::model::ProgressToken;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ListResourcesResult, ListToolsResult,
+    CallToolRequestParams, CallToolResponse, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
     Resource, ResourceContents, ServerConfig,
 };
@@ -22,16 +24,14 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use conda_mcp_shared::ExecutionResult;
-
+use super::Limits;
+use super::capabilities;
 use super::progress::Progress;
-use super::restart::RestartWatch;
-use super::results::{self, ResultChecker};
-use super::tools::{EXECUTE_TOOL, Route, ToolSet};
-use super::{Limits, capabilities, execute};
+use super::results::Results;
+use super::tools::{Route, ToolSet};
+use crate::call::{self, NotRun, Outcome, Plan, Runner};
 use crate::catalog::Catalog;
-use crate::policy::{self, Policy};
-use crate::worker_client::{ExecError, Executor, Job, Program};
+use crate::policy::Policy;
 
 /// Everything a call needs, fixed at startup.
 #[derive(Debug)]
@@ -44,20 +44,14 @@ pub struct State {
     pub policy: Policy,
     /// Limits of every call.
     pub limits: Limits,
-    /// The exec lane: conda calls, one at a time, in order.
-    pub exec: Arc<Executor>,
+    /// The executors (exec and discovery lanes) and the restart watch.
+    pub runner: Runner,
     /// The capabilities resource, serialized once.
     pub capabilities: Arc<str>,
-    /// Output-schema check of results.
-    pub results: ResultChecker,
+    /// Outcomes as tool results (output-schema checked).
+    pub results: Results,
     /// `initialize` / `server/discover` answer.
     pub info: ServerConfig,
-    /// The discovery lane: helper scripts (`conda_cli_command`), never
-    /// behind a running conda.
-    pub discovery_lane: Arc<Executor>,
-    /// Restart detection after mutations (stamp and fingerprint of what
-    /// startup discovered).
-    pub restart: RestartWatch,
 }
 
 /// The MCP server (cheap to clone).
@@ -79,152 +73,60 @@ impl CondaMcp {
         &self.state
     }
 
-    async fn call(
-        &self,
-        name: &str,
-        route: Route,
-        args: Value,
-        call: CallContext,
-    ) -> CallToolResult {
+    /// The plan of a call routed to `route`, or its early outcome.
+    fn plan(&self, route: Route, args: &Value) -> Result<Plan, Outcome> {
+        let st = &self.state;
         match route {
-            Route::Generated(i) => self.call_generated(i, args, call).await,
-            Route::Execute => self.call_execute(args, call).await,
-            Route::CliCommand => match &self.state.tools.cli_command {
-                Some(tool) => {
-                    let st = &self.state;
-                    tool.call(
-                        &st.catalog,
-                        &st.discovery_lane,
-                        st.limits.timeout,
-                        st.limits.output_limit_bytes,
-                        &args,
-                        call.ct,
-                    )
-                    .await
-                }
-                None => results::not_run(name, &"this tool is not available"),
-            },
-        }
-    }
-
-    async fn call_generated(&self, i: usize, args: Value, call: CallContext) -> CallToolResult {
-        let st = &self.state;
-        let tool = &st.tools.generated[i];
-        if let Err(errors) = tool.validator.validate(&args) {
-            return results::invalid_arguments(&tool.name, &errors);
-        }
-        let empty = serde_json::Map::new();
-        let argv = match crate::compile::compile(
-            &st.catalog,
-            tool.cmd,
-            args.as_object().unwrap_or(&empty),
-        ) {
-            Ok(argv) => argv,
-            Err(e) => return results::invalid_arguments(&tool.name, &[e]),
-        };
-        let classification = policy::classify(&st.catalog, &argv);
-        if let Err(refusal) = st.policy.check(&classification) {
-            tracing::info!(tool = %tool.name, "refused: {refusal}");
-            return results::refused(&refusal);
-        }
-        let what = st.catalog.commands[tool.cmd].display_path();
-        let mut job = Job::new(Program::Conda, argv);
-        job.timeout = st.limits.timeout;
-        job.output_limit_bytes = st.limits.output_limit_bytes;
-        job.stdin_limit_bytes = st.limits.stdin_limit_bytes;
-        job.label = what.clone();
-        let outcome = self.run_job(job, &what, call).await;
-        self.finish(&what, classification.read_only, outcome).await
-    }
-
-    async fn call_execute(&self, args: Value, ctx: CallContext) -> CallToolResult {
-        let st = &self.state;
-        let Some(validator) = &st.tools.execute_validator else {
-            return results::not_run(
-                EXECUTE_TOOL,
-                &"the server was not started with --allow-exec",
-            );
-        };
-        if let Err(errors) = validator.validate(&args) {
-            return results::invalid_arguments(EXECUTE_TOOL, &errors);
-        }
-        let call = match execute::check(&args, st.limits.stdin_limit_bytes, st.limits.timeout) {
-            Ok(c) => c,
-            Err(e) => return results::invalid_arguments(EXECUTE_TOOL, &[e]),
-        };
-        let classification = policy::classify(&st.catalog, &call.argv);
-        if let Err(refusal) = st.policy.check_raw(&classification) {
-            tracing::info!(tool = EXECUTE_TOOL, "refused: {refusal}");
-            return results::refused(&refusal);
-        }
-        let what = format!("conda_execute ({})", classification.command.join(" "));
-        let mut job = Job::new(Program::Conda, call.argv);
-        job.cwd = call.cwd;
-        job.stdin = call.stdin;
-        job.timeout = call.timeout;
-        job.output_limit_bytes = st.limits.output_limit_bytes;
-        job.stdin_limit_bytes = st.limits.stdin_limit_bytes;
-        job.label = what.clone();
-        let outcome = self.run_job(job, &what, ctx).await;
-        self.finish(&what, classification.read_only, outcome).await
-    }
-
-    /// The tool result of a finished job. After a successful call that was
-    /// not read-only, the restart watch checks whether conda or its plugins
-    /// changed; every result carries the (sticky) `restart_required`.
-    async fn finish(
-        &self,
-        what: &str,
-        read_only: bool,
-        outcome: Result<ExecutionResult, ExecError>,
-    ) -> CallToolResult {
-        match outcome {
-            Ok(mut result) => {
-                let restart = &self.state.restart;
-                result.restart_required = if !read_only && result.exit_code == Some(0) {
-                    restart.after_mutation().await
-                } else {
-                    restart.required()
-                };
-                self.state.results.to_tool_result(what, &result)
-            }
-            Err(e) => {
-                tracing::warn!("{what}: not run: {e}");
-                results::not_run(what, &e)
+            Route::Generated(i) => call::generated::plan(
+                &st.catalog,
+                &st.policy,
+                st.limits,
+                &st.tools.generated[i],
+                args,
+            ),
+            Route::Execute => call::raw::plan(
+                &st.catalog,
+                &st.policy,
+                st.limits,
+                st.tools.execute_validator.as_ref(),
+                args,
+            ),
+            Route::CliCommand => {
+                call::completion::plan(&st.catalog, st.tools.cli_command.is_some(), st.limits, args)
             }
         }
     }
 
-    /// Runs one job on the exec lane and waits for its result.
+    /// Plans and runs one call.
+    async fn call(&self, route: Route, args: Value, call: CallContext) -> Outcome {
+        let plan = match self.plan(route, &args) {
+            Ok(plan) => plan,
+            Err(early) => return early,
+        };
+        self.run(plan, call).await
+    }
+
+    /// Runs one plan and waits for its outcome.
     ///
     /// `call.ct` is the request's cancellation (rmcp cancels it on
     /// `notifications/cancelled`, and also after every response, so it is
     /// only watched while the job runs): it cancels the job, which kills
     /// its process tree (or takes it out of the queue); rmcp then sends no
     /// response. Updates (queue position, start, output counters) become
-    /// progress notifications when the request carried a progress token
-    /// ([`Progress`]).
-    pub async fn run_job(
-        &self,
-        job: Job,
-        what: &str,
-        call: CallContext,
-    ) -> Result<ExecutionResult, ExecError> {
+    /// progress notifications when the request carried a progress token and
+    /// the plan reports progress ([`Progress`]).
+    pub async fn run(&self, plan: Plan, call: CallContext) -> Outcome {
         let progress = match call.progress {
-            Some((peer, token)) => Progress::start_with(peer, token, what.to_owned()),
-            None => Progress::inert(),
-        };
-        let cancel = job.cancel.clone();
-        let exec = self.state.exec.clone();
-        let run = exec.run(job, progress.observer());
-        tokio::pin!(run);
-        let outcome = tokio::select! {
-            r = &mut run => r,
-            () = call.ct.cancelled() => {
-                cancel.cancel();
-                run.await
+            Some((peer, token)) if plan.reports_progress => {
+                Progress::start_with(peer, token, plan.what.clone())
             }
+            _ => Progress::inert(),
         };
+        let outcome = self
+            .state
+            .runner
+            .run(plan, progress.observer(), call.ct)
+            .await;
         progress.finish().await;
         outcome
     }
@@ -313,15 +215,18 @@ impl ServerHandler for CondaMcp {
                 .get_progress_token()
                 .map(|t| (context.peer.clone(), t)),
         };
-        let task = tokio::spawn(async move { this.call(&name, route, args, call).await });
-        let result = match task.await {
-            Ok(r) => r,
+        let task = tokio::spawn(async move { this.call(route, args, call).await });
+        let outcome = match task.await {
+            Ok(outcome) => outcome,
             Err(e) => {
                 tracing::error!("a tool call failed internally: {e}");
-                results::not_run(&request.name, &"an internal error occurred")
+                Outcome::NotRun {
+                    what: name,
+                    reason: NotRun::Internal("an internal error occurred"),
+                }
             }
         };
-        Ok(result.into())
+        Ok(self.state.results.to_tool_result(outcome).into())
     }
 
     async fn list_resources(

@@ -8,11 +8,11 @@
 //! * [`tools`]: the tool set built once at startup (generated tools,
 //!   `conda_execute`, `conda_cli_command`);
 //! * [`execute`]: the raw tool's input and checks;
-//! * [`cli_command`]: the `conda_cli_command` tool (one command of the
-//!   conda-completion plugin's manifest);
+//! * [`cli_command`]: the `conda_cli_command` tool's definition (one command
+//!   of the conda-completion plugin's manifest);
 //! * [`progress`]: `notifications/progress` for long calls;
 //! * [`restart`]: the check after a mutation that sets `restart_required`;
-//! * [`results`]: execution results as tool results (output-schema checked);
+//! * [`results`]: call outcomes as tool results (output-schema checked);
 //! * [`capabilities`]: the `conda://capabilities` resource;
 //! * [`startup`]: target, discovery, workers.
 
@@ -91,7 +91,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         }
     };
     let discovery_lane = started.discovery_lane.clone();
-    let exec = started.state.exec.clone();
+    let exec = started.state.runner.exec.clone();
     let server = CondaMcp::new(started.state);
     // When the host closes stdin, kill what runs right away: rmcp waits for
     // in-flight calls before it returns, and a call must not outlive the

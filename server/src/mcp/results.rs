@@ -1,66 +1,140 @@
-//! Tool results: an [`ExecutionResult`] as `structuredContent` (checked
-//! against the output schema before it is sent: real clients reject a
-//! result that breaks it) plus text (a one-line summary and the serialized
-//! result: some hosts show the model only the text, others only the
-//! structured content); and the error results for invalid arguments and
-//! refusals.
+//! Tool results: the one module that turns a call's [`Outcome`] into an MCP
+//! `CallToolResult`.
+//!
+//! A call that ran returns its output as `structuredContent` (checked
+//! against the tool's output schema before it is sent: real clients reject
+//! a result that breaks it) plus text (a one-line summary and the serialized
+//! output: some hosts show the model only the text, others only the
+//! structured content). Invalid arguments, refusals and calls that could not
+//! run are text results with `isError`.
 
 use rmcp::model::{CallToolResult, ContentBlock as Content};
 use serde_json::Value;
 
-use conda_mcp_shared::ExecutionResult;
-
+use crate::call::{CallOutput, Outcome, Ran};
+use crate::completion::{self, Availability, CompletionAnswer};
+use crate::policy::Refusal;
 use crate::schema::ArgumentError;
 
-/// Validates results against the output schema.
-pub struct ResultChecker {
-    validator: jsonschema::Validator,
+/// Converts outcomes into tool results, checking structured content against
+/// the output schemas.
+pub struct Results {
+    execution: jsonschema::Validator,
+    answer: jsonschema::Validator,
 }
 
-impl std::fmt::Debug for ResultChecker {
+impl std::fmt::Debug for Results {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ResultChecker")
+        f.write_str("Results")
     }
 }
 
-impl ResultChecker {
-    /// Compiles the output schema ([`super::tools::output_schema`]).
+fn compile(schema: &Value, what: &str) -> Result<jsonschema::Validator, String> {
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .build(schema)
+        .map_err(|e| format!("{what} does not compile: {}", e.kind().keyword()))
+}
+
+impl Results {
+    /// Compiles the output schemas ([`super::tools::full_output_schema`] and
+    /// `conda_cli_command`'s).
     ///
-    /// Errors: the schema does not compile (a bug, reported at startup).
+    /// Errors: a schema does not compile (a bug, reported at startup).
     pub fn new() -> Result<Self, String> {
-        let schema = Value::Object(super::tools::full_output_schema().as_ref().clone());
-        let validator = jsonschema::options()
-            .with_draft(jsonschema::Draft::Draft202012)
-            .build(&schema)
-            .map_err(|e| format!("the output schema does not compile: {}", e.kind().keyword()))?;
-        Ok(Self { validator })
+        let execution = Value::Object(super::tools::full_output_schema().as_ref().clone());
+        Ok(Self {
+            execution: compile(&execution, "the output schema")?,
+            answer: compile(
+                &completion::output_schema(),
+                "conda_cli_command's output schema",
+            )?,
+        })
     }
 
-    /// The tool result for an execution of `what` (`conda env list`).
-    /// `isError` is set when the exit code is not 0, or on timeout or
-    /// cancellation.
-    pub fn to_tool_result(&self, what: &str, result: &ExecutionResult) -> CallToolResult {
-        let structured = match serde_json::to_value(result) {
+    /// The tool result of `outcome`.
+    pub fn to_tool_result(&self, outcome: Outcome) -> CallToolResult {
+        match outcome {
+            Outcome::InvalidArguments { tool, errors } => invalid_arguments(&tool, &errors),
+            Outcome::Refused(refusal) => refused(&refusal),
+            Outcome::NotRun { what, reason } => not_run(&what, &reason),
+            Outcome::Ran {
+                what,
+                ran: Ran::Execution(output),
+            } => self.execution(&what, &output),
+            Outcome::Ran {
+                ran: Ran::Answer(answer),
+                ..
+            } => self.answer(&answer),
+        }
+    }
+
+    /// A conda execution. `isError` is set when the exit code is not 0, or
+    /// on timeout or cancellation.
+    fn execution(&self, what: &str, output: &CallOutput) -> CallToolResult {
+        let structured = match serde_json::to_value(output) {
             Ok(v) => v,
             Err(e) => {
                 tracing::error!("cannot serialize an execution result: {e}");
                 return internal_error("the execution result could not be serialized");
             }
         };
-        if !self.validator.is_valid(&structured) {
+        if !self.execution.is_valid(&structured) {
             tracing::error!("an execution result does not match the output schema");
             return internal_error("the execution result does not match the tool's output schema");
         }
-        let text = format!("{}\n{}", summary(what, result), structured);
+        let text = format!("{}\n{}", summary(what, output), structured);
         let mut r = CallToolResult::success(vec![Content::text(text)]);
         r.structured_content = Some(structured);
-        r.is_error = Some(result.is_error());
+        r.is_error = Some(output.is_error());
+        r
+    }
+
+    /// `conda_cli_command`'s answer: a line saying what it found, then the
+    /// answer.
+    fn answer(&self, answer: &CompletionAnswer) -> CallToolResult {
+        let what = completion::TOOL_NAME;
+        let structured = match serde_json::to_value(answer) {
+            Ok(v) => v,
+            Err(e) => return not_run(what, &e),
+        };
+        if !self.answer.is_valid(&structured) {
+            tracing::error!("a conda_cli_command answer does not match its output schema");
+            return not_run(what, &"the answer does not match the tool's output schema");
+        }
+        let path = if answer.resolved_path.is_empty() {
+            "conda".to_owned()
+        } else {
+            format!("conda {}", answer.resolved_path.join(" "))
+        };
+        let line = match answer.availability {
+            Availability::Available => {
+                format!("{path}: described from conda-completion's manifest")
+            }
+            Availability::NotGenerated => format!(
+                "{path}: conda-completion's manifest is not generated yet; {}",
+                answer
+                    .hint
+                    .as_deref()
+                    .unwrap_or("run `conda completion generate`")
+            ),
+            Availability::NotInstalled => {
+                "conda-completion is not installed in the target".to_owned()
+            }
+            Availability::Unavailable => format!(
+                "conda-completion's manifest is unavailable: {}",
+                answer.message.as_deref().unwrap_or("unknown reason")
+            ),
+        };
+        let mut r = CallToolResult::success(vec![Content::text(format!("{line}\n{structured}"))]);
+        r.structured_content = Some(structured);
         r
     }
 }
 
 /// One line: what ran and how it ended.
-pub fn summary(what: &str, r: &ExecutionResult) -> String {
+pub fn summary(what: &str, output: &CallOutput) -> String {
+    let r = &output.execution;
     let secs = r.duration_ms as f64 / 1000.0;
     let mut s = if r.timed_out {
         format!("{what}: timed out after {secs:.1} s")
@@ -77,14 +151,14 @@ pub fn summary(what: &str, r: &ExecutionResult) -> String {
     if r.stdout_truncated || r.stderr_truncated {
         s.push_str(" (output truncated)");
     }
-    if r.restart_required {
+    if output.restart_required {
         s.push_str("; restart the server to see the change in conda or its plugins");
     }
     s
 }
 
 /// Invalid arguments: the tool name and every JSON path with its rule.
-pub fn invalid_arguments(tool: &str, errors: &[ArgumentError]) -> CallToolResult {
+fn invalid_arguments(tool: &str, errors: &[ArgumentError]) -> CallToolResult {
     let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
     CallToolResult::error(vec![Content::text(format!(
         "Invalid arguments for {tool}; nothing was run.\n{}",
@@ -93,14 +167,14 @@ pub fn invalid_arguments(tool: &str, errors: &[ArgumentError]) -> CallToolResult
 }
 
 /// A policy refusal: its text names the missing startup option(s).
-pub fn refused(refusal: &impl std::fmt::Display) -> CallToolResult {
+fn refused(refusal: &Refusal) -> CallToolResult {
     CallToolResult::error(vec![Content::text(format!(
         "Refused by the server's policy; nothing was run: {refusal}. The server must be restarted with that option to allow it."
     ))])
 }
 
 /// A call that could not run (worker unavailable or died, ...).
-pub fn not_run(what: &str, reason: &impl std::fmt::Display) -> CallToolResult {
+fn not_run(what: &str, reason: &impl std::fmt::Display) -> CallToolResult {
     CallToolResult::error(vec![Content::text(format!(
         "{what} could not be run: {reason}"
     ))])

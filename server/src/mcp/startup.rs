@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use super::capabilities::{self, PolicySummary};
 use super::restart::RestartWatch;
-use super::results::ResultChecker;
+use super::results::Results;
 use super::tools::{ToolOptions, ToolSet};
 use super::{Started, State, policy_of, server_config};
+use crate::call::Runner;
 use crate::cli::{Cli, LogFormatArg};
 use crate::discovery::DiscoveryOptions;
 use crate::worker_client::{Executor, LogFormat, WorkerConfig};
@@ -75,19 +76,21 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
         "conda-mcp ready"
     );
     let info = server_config(&tools.shared_help);
-    let results = ResultChecker::new().map_err(StartupError::Other)?;
+    let results = Results::new().map_err(StartupError::Other)?;
     Ok(Started {
         state: State {
             catalog,
             tools,
             policy,
             limits: cli.limits(),
-            exec: discovered.exec,
+            runner: Runner {
+                exec: discovered.exec,
+                discovery: discovered.discovery_lane.clone(),
+                restart: RestartWatch::new(discovered.options, &discovered.discovery),
+            },
             capabilities,
             results,
             info,
-            discovery_lane: discovered.discovery_lane.clone(),
-            restart: RestartWatch::new(discovered.options, &discovered.discovery),
         },
         discovery_lane: discovered.discovery_lane,
     })

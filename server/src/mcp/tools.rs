@@ -198,14 +198,13 @@ pub fn effects(catalog: &Catalog, cmd: CommandIdx) -> ToolEffects {
     }
 }
 
-/// The output schema of every tool: the [`conda_mcp_shared::ExecutionResult`]
+/// The output schema of every tool: the [`crate::call::CallOutput`]
 /// schema (schemars, 2020-12, serialize contract), without descriptions,
 /// `format` and `$schema`: it is repeated in every tool of `tools/list`,
 /// and the field meanings are documented once (README, server
 /// instructions).
 pub fn output_schema() -> Arc<JsonObject> {
-    let full =
-        rmcp::handler::server::common::schema_for_output::<conda_mcp_shared::ExecutionResult>();
+    let full = rmcp::handler::server::common::schema_for_output::<crate::call::CallOutput>();
     let mut v = Value::Object(full.as_ref().clone());
     strip_annotations(&mut v);
     Arc::new(as_object(v))
@@ -215,7 +214,7 @@ pub fn output_schema() -> Arc<JsonObject> {
 /// `additionalProperties: false`): what results are checked against before
 /// they are sent.
 pub fn full_output_schema() -> Arc<JsonObject> {
-    rmcp::handler::server::common::schema_for_output::<conda_mcp_shared::ExecutionResult>()
+    rmcp::handler::server::common::schema_for_output::<crate::call::CallOutput>()
 }
 
 fn strip_annotations(v: &mut Value) {

@@ -303,6 +303,5 @@ fn queue_timeout(timeout: Duration) -> ExecutionResult {
         cancelled: false,
         stdout_truncated: false,
         stderr_truncated: false,
-        restart_required: false,
     }
 }

@@ -1,0 +1,33 @@
+//! The call pipeline, free of the MCP protocol: every tool call goes
+//! through the same steps, in this order.
+//!
+//! 1. **Plan.** The tool kind turns its arguments into one [`Plan`] (the
+//!    program and argv, the lane, the limits, the policy classification and
+//!    a label) or an early [`Outcome`] (invalid arguments, refused, not
+//!    available). One module per kind: [`generated`] (one tool per conda
+//!    command), [`raw`] (`conda_execute`), [`completion`]
+//!    (`conda_cli_command`). A kind that works on a conda argv amends it
+//!    (if it must) *before* [`plan::authorize`] classifies it, so the policy
+//!    always decides on the argv that will run.
+//! 2. **Run.** [`Runner::run`] runs a plan on its lane and turns what came
+//!    back into an [`Outcome`]: every worker result enters the server in
+//!    one place ([`run::received`]), and the restart watch runs after a
+//!    successful call that was not read-only.
+//! 3. **Answer.** The MCP handler converts the [`Outcome`] into a tool
+//!    result in exactly one module (`mcp::results`).
+//!
+//! Adding a tool kind means adding one planning module here and one route
+//! in the tool set; nothing else changes.
+
+pub mod completion;
+pub mod generated;
+pub mod outcome;
+pub mod output;
+pub mod plan;
+pub mod raw;
+pub mod run;
+
+pub use outcome::{NotRun, Outcome, Ran};
+pub use output::CallOutput;
+pub use plan::{Lane, Plan, Reader};
+pub use run::Runner;

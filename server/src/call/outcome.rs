@@ -1,0 +1,67 @@
+//! How a call ended: the one type every tool kind produces and the MCP
+//! layer converts (in `mcp::results`, and only there).
+
+use crate::completion::{AnswerError, CompletionAnswer};
+use crate::policy::Refusal;
+use crate::schema::ArgumentError;
+use crate::worker_client::ExecError;
+
+use super::output::CallOutput;
+
+/// The end of one call.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The arguments break the tool's input schema or a rule the schema
+    /// cannot state; nothing ran. Each error names a JSON path, never the
+    /// submitted value.
+    InvalidArguments {
+        /// The tool name.
+        tool: String,
+        /// Every error found.
+        errors: Vec<ArgumentError>,
+    },
+    /// The startup policy does not allow the call; nothing ran. The refusal
+    /// names the missing startup options.
+    Refused(Refusal),
+    /// The call could not run, or ran without producing a result.
+    NotRun {
+        /// What was to run (`conda env list`, a tool name).
+        what: String,
+        /// Why.
+        reason: NotRun,
+    },
+    /// The call ran and produced a result.
+    Ran {
+        /// What ran (`conda env list`).
+        what: String,
+        /// Its result.
+        ran: Ran,
+    },
+}
+
+/// What a call that ran produced.
+#[derive(Debug)]
+pub enum Ran {
+    /// A conda execution (generated tools, `conda_execute`).
+    Execution(Box<CallOutput>),
+    /// `conda_cli_command`'s answer.
+    Answer(Box<CompletionAnswer>),
+}
+
+/// Why a call produced no result.
+#[derive(Debug, thiserror::Error)]
+pub enum NotRun {
+    /// The tool is not served under the startup options (the text says
+    /// which).
+    #[error("{0}")]
+    Unavailable(&'static str),
+    /// The worker client could not run the job.
+    #[error(transparent)]
+    Exec(#[from] ExecError),
+    /// The completion helper produced no answer.
+    #[error(transparent)]
+    Helper(AnswerError),
+    /// A bug inside the server (a panicked call task); logged.
+    #[error("{0}")]
+    Internal(&'static str),
+}
