@@ -35,6 +35,8 @@ Examples:
       Also allow conda run and list the raw conda_execute tool.
   conda-mcp --worker-socket /run/conda-mcp/worker.sock
       Use a worker started separately with conda-mcp-worker serve.
+  conda-mcp check --conda-exe /opt/conda/bin/conda --allow-write
+      Check that setup and print the host configuration to paste (exit status 0 or 1).
 
 Logs go to stderr (RUST_LOG sets the level, default info). See README.md for host configuration.";
 
@@ -83,13 +85,18 @@ pub struct Cli {
     pub stdin_limit_bytes: u64,
 
     /// Allow calls that modify environments, packages, configuration, caches
-    /// or files (install, create, remove, config --set, ...).
-    #[arg(long)]
+    /// or files (install, create, remove, config --set, ...). An explicit
+    /// value (--allow-write=true or =false) is accepted for launchers that
+    /// map a setting onto the flag.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true",
+          default_value_t = false, action = clap::ArgAction::Set)]
     pub allow_write: bool,
 
     /// Allow calls that run arbitrary programs (conda run, plugin
-    /// passthrough) and list the raw conda_execute tool.
-    #[arg(long)]
+    /// passthrough) and list the raw conda_execute tool. Takes an explicit
+    /// value like --allow-write.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true",
+          default_value_t = false, action = clap::ArgAction::Set)]
     pub allow_exec: bool,
 
     /// Pass mutations of commands that have conda's `yes` option through as
@@ -237,10 +244,65 @@ impl Cli {
     }
 }
 
+/// What the command line asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Serve MCP on stdio (no command).
+    Serve,
+    /// `conda-mcp check [FLAGS]`: print the setup report and exit.
+    Check,
+}
+
+/// The one command: `check` as the first argument, followed by exactly the
+/// server's flags.
+pub const CHECK_COMMAND: &str = "check";
+
+/// `about` of `conda-mcp check`.
+const CHECK_ABOUT: &str = "Check the setup and print a report for configuring an MCP host: \
+which conda is served and how it was found, its interpreter and plugins, the startup cache, \
+the worker and a real conda info through it, the tools by policy class, warnings, and a \
+ready-to-paste host configuration. Exit status 0 when everything works, 1 otherwise. Takes \
+the same flags as the server.";
+
+/// Parses a command line (program name first): `conda-mcp [FLAGS]` or
+/// `conda-mcp check [FLAGS]`, both with [`Cli`]'s flags (the server has no
+/// positional arguments, so a leading `check` is unambiguous).
+///
+/// Errors: clap's (usage errors exit with status 2; `--help` and
+/// `--version` are "errors" that print and exit 0).
+pub fn parse_from<I, T>(args: I) -> Result<(Mode, Cli), clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString>,
+{
+    use clap::{CommandFactory, FromArgMatches};
+    let mut args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    if args.get(1).is_some_and(|a| a == CHECK_COMMAND) {
+        args.remove(1);
+        let cmd = Cli::command()
+            .name("conda-mcp check")
+            .bin_name("conda-mcp check")
+            .about(CHECK_ABOUT);
+        let matches = cmd.try_get_matches_from(args)?;
+        return Ok((Mode::Check, Cli::from_arg_matches(&matches)?));
+    }
+    // Listed in `conda-mcp --help`; never matched here (handled above).
+    let cmd = Cli::command().subcommand(clap::Command::new(CHECK_COMMAND).about(
+        "Check the setup and print a report for configuring a host (same flags as the server)",
+    ));
+    let matches = cmd.try_get_matches_from(args)?;
+    // `conda-mcp --flags check` (flags first) is a check as well.
+    let mode = match matches.subcommand_name() {
+        Some(CHECK_COMMAND) => Mode::Check,
+        _ => Mode::Serve,
+    };
+    Ok((mode, Cli::from_arg_matches(&matches)?))
+}
+
 /// Entry point of the `conda-mcp` binary.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let (mode, cli) = match parse_from(std::env::args_os()) {
+        Ok(parsed) => parsed,
         Err(e) => {
             // --help/--version print on stdout and exit 0; errors print on
             // stderr and exit 2.
@@ -248,7 +310,11 @@ pub fn main() -> ExitCode {
             return ExitCode::from(e.exit_code().clamp(0, 255) as u8);
         }
     };
-    init_logging(cli.log_format);
+    let default_filter = match mode {
+        Mode::Serve => "info",
+        Mode::Check => crate::check::CHECK_LOG_FILTER,
+    };
+    init_logging(cli.log_format, default_filter);
     // One thread: the server only routes I/O (conda runs in the worker), and
     // a current-thread runtime runs tasks in the order they were spawned, so
     // calls reach the exec lane in the order they arrived. (The
@@ -264,17 +330,42 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let code = runtime.block_on(crate::mcp::run(cli));
+    let code = match mode {
+        Mode::Serve => runtime.block_on(crate::mcp::run(cli)),
+        Mode::Check => {
+            // The flags as given, without the `check` token.
+            let mut raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+            if let Some(i) = raw.iter().position(|a| a == CHECK_COMMAND) {
+                raw.remove(i);
+            }
+            runtime.block_on(run_check(&cli, &raw))
+        }
+    };
     // Nothing may keep the process alive once stdin closed: give background
     // tasks a moment, then go.
     runtime.shutdown_timeout(Duration::from_millis(200));
     code
 }
 
+/// `conda-mcp check`: the report on stdout (check mode never speaks MCP, so
+/// stdout is free for it), exit status 0 or 1.
+async fn run_check(cli: &Cli, raw: &[std::ffi::OsString]) -> ExitCode {
+    use std::io::Write as _;
+    let report = crate::check::check(cli, raw).await;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(report.text.as_bytes());
+    let _ = out.flush();
+    match report.failure {
+        None => ExitCode::SUCCESS,
+        Some(_) => ExitCode::FAILURE,
+    }
+}
+
 /// Logs go to stderr only (stdout carries MCP frames), masked and without
-/// the MCP library's own lines ([`crate::logging`]).
-fn init_logging(format: LogFormatArg) {
-    crate::logging::init(format);
+/// the MCP library's own lines ([`crate::logging`]); `RUST_LOG` filters
+/// (default `default_filter`: `info` when serving, `warn` for `check`).
+fn init_logging(format: LogFormatArg, default_filter: &str) {
+    crate::logging::init(format, default_filter);
 }
 
 #[cfg(test)]
@@ -283,6 +374,54 @@ mod tests {
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
         Cli::try_parse_from(std::iter::once("conda-mcp").chain(args.iter().copied()))
+    }
+
+    fn parse_mode(args: &[&str]) -> Result<(Mode, Cli), clap::Error> {
+        parse_from(std::iter::once("conda-mcp").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn policy_flags_take_an_optional_value() {
+        for (args, write, exec) in [
+            (&[][..], false, false),
+            (&["--allow-write"], true, false),
+            (&["--allow-write=true", "--allow-exec=false"], true, false),
+            (
+                &["--allow-write", "false", "--allow-exec", "--timeout", "5"],
+                false,
+                true,
+            ),
+            (&["--allow-exec=true"], false, true),
+        ] {
+            let cli = parse(args).expect("parses");
+            assert_eq!((cli.allow_write, cli.allow_exec), (write, exec), "{args:?}");
+        }
+        for args in [&["--allow-write=yes"][..], &["--allow-exec="]] {
+            assert_eq!(parse(args).expect_err("invalid").exit_code(), 2, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn check_takes_the_server_flags() {
+        let (mode, cli) =
+            parse_mode(&["check", "--allow-write", "--timeout", "5"]).expect("parses");
+        assert_eq!(mode, Mode::Check);
+        assert!(cli.allow_write);
+        assert_eq!(cli.timeout, Duration::from_secs(5));
+        let (mode, cli) = parse_mode(&["--allow-exec"]).expect("parses");
+        assert_eq!(mode, Mode::Serve);
+        assert!(cli.allow_exec);
+        // Flags before `check` work too; invalid values stay usage errors
+        // in both modes.
+        let (mode, cli) = parse_mode(&["--no-cache", "check"]).expect("parses");
+        assert!(mode == Mode::Check && cli.no_cache);
+        for args in [&["check", "--timeout", "0"][..], &["check", "--nope"]] {
+            assert_eq!(
+                parse_mode(args).expect_err("invalid").exit_code(),
+                2,
+                "{args:?}"
+            );
+        }
     }
 
     #[test]

@@ -17,6 +17,7 @@
 pub mod argparse;
 pub mod call;
 pub mod catalog;
+pub mod check;
 pub mod cli;
 pub mod compile;
 pub mod completion;

@@ -25,9 +25,9 @@ pub fn is_mcp_library(target: &str) -> bool {
 }
 
 /// Installs the global subscriber (once; later calls change nothing).
-pub fn init(format: LogFormatArg) {
+pub fn init(format: LogFormatArg, default_filter: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter));
     let not_mcp_library =
         tracing_subscriber::filter::filter_fn(|meta| !is_mcp_library(meta.target()));
     let builder = tracing_subscriber::fmt()

@@ -78,16 +78,35 @@ impl Server {
         era: Era,
         env: &[(&str, &str)],
     ) -> Server {
+        Self::start_command(
+            |dir| {
+                let mut cmd = server_command(conda_exe, args, dir);
+                for (k, v) in env {
+                    cmd.env(k, v);
+                }
+                cmd
+            },
+            era,
+        )
+        .await
+    }
+
+    /// Starts the command `build` makes (given the private folder) and
+    /// connects in `era`; the command's stderr goes to the log file.
+    ///
+    /// Panics when the server cannot be started or the handshake fails (the
+    /// stderr log is printed).
+    pub async fn start_command(
+        build: impl FnOnce(&Path) -> tokio::process::Command,
+        era: Era,
+    ) -> Server {
         let dir = tempfile::Builder::new()
             .prefix("conda-mcp-test-")
             .tempdir()
             .expect("tempdir");
         let stderr_path = dir.path().join("stderr.log");
         let stderr = std::fs::File::create(&stderr_path).expect("stderr log");
-        let mut cmd = server_command(conda_exe, args, dir.path());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
+        let cmd = build(dir.path());
         let (transport, _) = TokioChildProcess::builder(cmd)
             .stderr(Stdio::from(stderr))
             .spawn()

@@ -1,6 +1,6 @@
 //! What an [`super::Executor`] starts or connects to.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use conda_mcp_shared::LogFormat;
 
@@ -37,6 +37,10 @@ pub struct WorkerConfig {
     /// The spawned worker's `--pass-env` patterns: variables passed to conda
     /// besides the allowlist.
     pub pass_env: Vec<String>,
+    /// `RUST_LOG` for the spawned worker (its log filter); `None` = the
+    /// server's environment as it is. `conda-mcp check` sets `warn` so the
+    /// worker's per-job lines do not interleave with its report.
+    pub log_filter: Option<String>,
 }
 
 impl WorkerConfig {
@@ -53,16 +57,107 @@ impl WorkerConfig {
             warm_conda: true,
             home: None,
             pass_env: Vec::new(),
+            log_filter: None,
         }
     }
 
-    /// `conda-mcp-worker` in the directory of the running executable (where
-    /// cargo and installers put both binaries); just the bare name when the
-    /// running executable cannot be determined.
+    /// The worker binary to spawn when `--worker-exe` is not given: the
+    /// first existing executable of [`worker_exe_candidates`] (where cargo,
+    /// pip, pipx and uv put both binaries), else the first candidate (the
+    /// spawn error then names it). See [`locate_worker_exe`].
     pub fn default_worker_exe() -> PathBuf {
-        std::env::current_exe()
-            .ok()
-            .and_then(|p| p.parent().map(|d| d.join("conda-mcp-worker")))
-            .unwrap_or_else(|| PathBuf::from("conda-mcp-worker"))
+        locate_worker_exe().0
     }
+}
+
+/// File name of the worker executable.
+pub const WORKER_EXE_NAME: &str = "conda-mcp-worker";
+
+/// Where [`locate_worker_exe`] found the worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkerExeSource {
+    /// `--worker-exe` (not looked up; reported by callers that have flags).
+    Flag,
+    /// Next to the running executable, symlinks resolved
+    /// (`/proc/self/exe`): a venv's or uv tool environment's `bin/`, cargo's
+    /// bin folder, the bundle's `server/` folder.
+    NextToExecutable,
+    /// Next to the path the server was started by (`argv[0]`) when that is a
+    /// different folder: a copy of `conda-mcp` placed beside a linked or
+    /// copied worker (pipx's and uv's shared bin folders).
+    NextToInvocation,
+    /// The first executable `conda-mcp-worker` on `PATH`.
+    Path,
+    /// Nowhere: the returned path is the first candidate, which does not
+    /// exist.
+    NotFound,
+}
+
+impl WorkerExeSource {
+    /// A few words for reports ("next to conda-mcp", "on PATH", ...).
+    pub fn describe(self) -> &'static str {
+        match self {
+            WorkerExeSource::Flag => "--worker-exe",
+            WorkerExeSource::NextToExecutable => "next to the conda-mcp executable",
+            WorkerExeSource::NextToInvocation => "next to the path conda-mcp was started by",
+            WorkerExeSource::Path => "on PATH",
+            WorkerExeSource::NotFound => "not found",
+        }
+    }
+}
+
+/// The places the worker is looked for, in order: the folder of the running
+/// executable with symlinks resolved, the folder of `argv[0]` when it holds
+/// a `/` (started by path, e.g. through a symlink in `~/.local/bin`), then
+/// every `PATH` entry (empty and relative entries skipped, as for conda
+/// itself). Duplicates are dropped.
+pub fn worker_exe_candidates() -> Vec<(PathBuf, WorkerExeSource)> {
+    let mut out: Vec<(PathBuf, WorkerExeSource)> = Vec::new();
+    let mut push = |p: PathBuf, s: WorkerExeSource| {
+        if !out.iter().any(|(q, _)| *q == p) {
+            out.push((p, s));
+        }
+    };
+    if let Some(dir) = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+    {
+        push(dir.join(WORKER_EXE_NAME), WorkerExeSource::NextToExecutable);
+    }
+    if let Some(arg0) = std::env::args_os().next().map(PathBuf::from)
+        && arg0.as_os_str().as_encoded_bytes().contains(&b'/')
+        && let Some(dir) = std::path::absolute(&arg0)
+            .ok()
+            .and_then(|p| p.parent().map(Path::to_path_buf))
+    {
+        push(dir.join(WORKER_EXE_NAME), WorkerExeSource::NextToInvocation);
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&path) {
+            if dir.is_absolute() {
+                push(dir.join(WORKER_EXE_NAME), WorkerExeSource::Path);
+            }
+        }
+    }
+    out
+}
+
+/// The worker binary to use without `--worker-exe`: the first of
+/// [`worker_exe_candidates`] that is an executable file, with where it was
+/// found; else the first candidate (or the bare name) and
+/// [`WorkerExeSource::NotFound`].
+pub fn locate_worker_exe() -> (PathBuf, WorkerExeSource) {
+    let candidates = worker_exe_candidates();
+    if let Some((p, s)) = candidates
+        .iter()
+        .find(|(p, _)| crate::discovery::target::is_executable(p))
+    {
+        return (p.clone(), *s);
+    }
+    let first = candidates
+        .into_iter()
+        .next()
+        .map(|(p, _)| p)
+        .unwrap_or_else(|| PathBuf::from(WORKER_EXE_NAME));
+    (first, WorkerExeSource::NotFound)
 }

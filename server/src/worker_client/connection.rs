@@ -110,6 +110,9 @@ impl Connection {
         for pattern in &cfg.pass_env {
             cmd.arg("--pass-env").arg(pattern);
         }
+        if let Some(filter) = &cfg.log_filter {
+            cmd.env("RUST_LOG", filter);
+        }
         cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())

@@ -12,6 +12,11 @@
 //!
 //! Started by the server (spawned mode) the worker *connects* to the socket
 //! the server listens on; see [`cli`].
+//!
+//! This crate is a library with one entry point, [`main`]: the
+//! `conda-mcp-worker` executable is built by the server package
+//! (`server/src/worker_main.rs`), so that one package, and so one
+//! `cargo install` or one Python wheel, carries both binaries side by side.
 
 mod capture;
 mod cli;
@@ -37,7 +42,10 @@ use crate::cli::{Cli, Command, Common};
 use crate::connection::WorkerCtx;
 use crate::spawn::Programs;
 
-fn main() -> ExitCode {
+/// Entry point of the `conda-mcp-worker` executable: parses its command
+/// line, runs it, and returns the exit status (0 on a clean end, 1 on a
+/// failure, which is logged on stderr; clap's 2 for usage errors).
+pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let format = match &cli.command {
         Some(Command::Serve(s)) => s.common.log_format,

@@ -1,0 +1,180 @@
+//! Ready-to-paste host configuration for `conda-mcp check`: how to start
+//! this very server (absolute paths) in Claude Desktop, VS Code and Cursor.
+//!
+//! * Command: the running `conda-mcp` executable (symlinks resolved), or
+//!   `uvx` with `conda-mcp` as its first argument when the executable lives
+//!   in uv's cache (a `uvx conda-mcp` run: that folder is not stable).
+//! * Arguments: `--conda-exe` with the conda that was checked (canonical),
+//!   then the flags `check` was given, with the values of `--conda-exe`,
+//!   `--python`, `--worker-exe` and `--worker-socket` made absolute (hosts
+//!   start servers from a folder of their choosing).
+//!
+//! Formats: Claude Desktop's `claude_desktop_config.json` and Cursor's
+//! `mcp.json` use `{"mcpServers": {NAME: {"command", "args"}}}`; VS Code's
+//! `mcp.json` uses `{"servers": {NAME: {"type": "stdio", "command",
+//! "args"}}}`.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use crate::cli::Cli;
+
+/// Name of the server entry in the snippets.
+pub const SERVER_NAME: &str = "conda";
+
+/// Flags whose value is a path, made absolute in the snippets.
+const PATH_FLAGS: [&str; 4] = ["--conda-exe", "--python", "--worker-exe", "--worker-socket"];
+
+/// How a host should start the server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    /// The program (absolute).
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+}
+
+impl Launch {
+    /// The launch line for the running executable serving `conda_exe` with
+    /// the flags `raw` (as given after `check`; `cli` is their parse).
+    pub fn for_this_process(conda_exe: &Path, cli: &Cli, raw: &[OsString]) -> Launch {
+        let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("conda-mcp"));
+        let (command, mut args) = match uvx_for(&exe) {
+            Some(uvx) => (uvx, vec!["conda-mcp".to_owned()]),
+            None => (exe.display().to_string(), Vec::new()),
+        };
+        args.push("--conda-exe".into());
+        args.push(conda_exe.display().to_string());
+        let abs = |p: &Path| {
+            std::path::absolute(p)
+                .unwrap_or_else(|_| p.to_path_buf())
+                .display()
+                .to_string()
+        };
+        for (flag, value) in [
+            ("--python", &cli.python),
+            ("--worker-exe", &cli.worker_exe),
+            ("--worker-socket", &cli.worker_socket),
+        ] {
+            if let Some(v) = value {
+                args.push(flag.into());
+                args.push(abs(v));
+            }
+        }
+        args.extend(without_path_flags(raw));
+        Launch { command, args }
+    }
+}
+
+/// `raw` without the [`PATH_FLAGS`] and their values (`--flag V` and
+/// `--flag=V`), lossily converted to strings.
+pub fn without_path_flags(raw: &[OsString]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut it = raw.iter().map(|a| a.to_string_lossy().into_owned());
+    while let Some(a) = it.next() {
+        if PATH_FLAGS.contains(&a.as_str()) {
+            it.next();
+            continue;
+        }
+        if PATH_FLAGS
+            .iter()
+            .any(|f| a.strip_prefix(f).is_some_and(|rest| rest.starts_with('=')))
+        {
+            continue;
+        }
+        out.push(a);
+    }
+    out
+}
+
+/// `uvx` on `PATH` (absolute) when `exe` lies in uv's cache of tool
+/// environments (`…/archive-v0/…`), the place `uvx conda-mcp` runs from.
+fn uvx_for(exe: &Path) -> Option<String> {
+    let in_uv_cache = exe.components().any(|c| {
+        c.as_os_str()
+            .to_str()
+            .is_some_and(|s| s.starts_with("archive-v"))
+    });
+    if !in_uv_cache {
+        return None;
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .filter(|d| d.is_absolute())
+        .map(|d| d.join("uvx"))
+        .find(|p| crate::discovery::target::is_executable(p))
+        .map(|p| p.display().to_string())
+}
+
+/// `(title, pretty JSON)` for each host.
+pub fn snippets(l: &Launch) -> Vec<(&'static str, String)> {
+    let plain = json!({ "command": l.command, "args": l.args });
+    let vscode = json!({ "type": "stdio", "command": l.command, "args": l.args });
+    let pretty = |v: serde_json::Value| serde_json::to_string_pretty(&v).unwrap_or_default();
+    vec![
+        (
+            "Claude Desktop (claude_desktop_config.json):",
+            pretty(json!({ "mcpServers": { SERVER_NAME: plain.clone() } })),
+        ),
+        (
+            "VS Code (.vscode/mcp.json or the user mcp.json):",
+            pretty(json!({ "servers": { SERVER_NAME: vscode } })),
+        ),
+        (
+            "Cursor (~/.cursor/mcp.json or .cursor/mcp.json):",
+            pretty(json!({ "mcpServers": { SERVER_NAME: plain } })),
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn path_flags_are_dropped_in_both_spellings() {
+        let raw = os(&[
+            "--conda-exe",
+            "rel/conda",
+            "--allow-write",
+            "--python=py",
+            "--timeout",
+            "60",
+            "--worker-exe",
+            "w",
+        ]);
+        assert_eq!(
+            without_path_flags(&raw),
+            vec!["--allow-write", "--timeout", "60"]
+        );
+    }
+
+    #[test]
+    fn snippets_have_the_three_hosts_shapes() {
+        let l = Launch {
+            command: "/opt/bin/conda-mcp".into(),
+            args: vec!["--conda-exe".into(), "/opt/conda/bin/conda".into()],
+        };
+        let s = snippets(&l);
+        assert_eq!(s.len(), 3);
+        let claude: serde_json::Value = serde_json::from_str(&s[0].1).expect("json");
+        assert_eq!(
+            claude["mcpServers"]["conda"]["command"],
+            "/opt/bin/conda-mcp"
+        );
+        let vscode: serde_json::Value = serde_json::from_str(&s[1].1).expect("json");
+        assert_eq!(vscode["servers"]["conda"]["type"], "stdio");
+        assert_eq!(
+            vscode["servers"]["conda"]["args"][1],
+            "/opt/conda/bin/conda"
+        );
+        let cursor: serde_json::Value = serde_json::from_str(&s[2].1).expect("json");
+        assert_eq!(cursor, claude);
+    }
+}

@@ -1,0 +1,528 @@
+//! `conda-mcp check`: a human-readable setup report for whoever configures
+//! an MCP host, taking exactly the server's flags.
+//!
+//! It goes through what the server would do at startup, one step at a time,
+//! and stops at the first step that fails:
+//!
+//! 1. **conda**: the target and how it was found (`--conda-exe`,
+//!    `CONDA_EXE`, `PATH`), as the server resolves it;
+//! 2. **worker**: the `conda-mcp-worker` binary and where it was found
+//!    (`--worker-exe`, next to `conda-mcp`, next to the path it was started
+//!    by, `PATH`), or the listening worker of `--worker-socket`;
+//! 3. **discovery**: the startup cache (its file, hit or miss and why), then
+//!    discovery itself (conda version, interpreter and where it came from,
+//!    plugins, commands), exactly as the server runs it (a miss writes the
+//!    cache as the server would, unless `--no-cache`);
+//! 4. **interpreter**: the interpreter is run through the worker and must
+//!    import `conda` (also on a cache hit, where discovery runs nothing);
+//! 5. **conda info**: a real `conda info --json` through the worker, timed;
+//! 6. **tools**: the tools the server would list, by policy class, and what
+//!    the given `--allow-write` / `--allow-exec` let them do;
+//! 7. **warnings**, then a ready-to-paste host configuration (Claude
+//!    Desktop, VS Code, Cursor) with absolute paths ([`host_config`]).
+//!
+//! The report goes to stdout (check mode never speaks MCP); logs stay on
+//! stderr at `warn` unless `RUST_LOG` says otherwise. The last line is
+//! `result: OK ...` (exit status 0) or `result: FAILED: <one-line reason>`
+//! (exit status 1). The report never contains environment variable values
+//! other than the paths it resolves, conda's output or stderr (which can
+//! hold channel credentials): failures name the step, the exit status and
+//! at most conda's exception class.
+
+pub mod host_config;
+
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::cli::Cli;
+use crate::discovery::{self, DiscoveryOptions, InterpreterSource, TargetSource, cache};
+use crate::mcp::startup::worker_config;
+use crate::mcp::tools::{ToolOptions, ToolSet, effects};
+use crate::worker_client::config::{WorkerExeSource, locate_worker_exe};
+use crate::worker_client::{Executor, Job, Program, WorkerConfig};
+
+/// The finished report.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// Every line, the verdict last, each ending in `\n`.
+    pub text: String,
+    /// `None` when everything works; else the one-line reason (also in the
+    /// verdict line).
+    pub failure: Option<String>,
+}
+
+/// Log filter of the server and the worker in check mode when `RUST_LOG`
+/// is not set.
+pub const CHECK_LOG_FILTER: &str = "warn";
+
+/// Python run through the worker to prove the interpreter works: prints
+/// its version and conda's, nothing else.
+const INTERPRETER_PROBE: &str =
+    "import sys, conda; print(sys.version.split()[0] + ' ' + conda.__version__)";
+
+/// Runs the check for the parsed flags `cli`; `args` are the raw flags
+/// after `check` (they are repeated in the host configuration).
+pub async fn check(cli: &Cli, args: &[OsString]) -> Report {
+    let mut r = Builder::default();
+    let started = Instant::now();
+    r.line(format!(
+        "conda-mcp check (conda-mcp {})",
+        env!("CARGO_PKG_VERSION")
+    ));
+    let outcome = steps(cli, args, &mut r).await;
+    let elapsed = started.elapsed();
+    match outcome {
+        Ok(summary) => {
+            r.line(String::new());
+            r.line(format!(
+                "result: OK: {summary} (checked in {} ms)",
+                elapsed.as_millis()
+            ));
+            Report {
+                text: r.text,
+                failure: None,
+            }
+        }
+        Err(reason) => {
+            let reason = one_line(&reason);
+            r.line(String::new());
+            r.line(format!("result: FAILED: {reason}"));
+            Report {
+                text: r.text,
+                failure: Some(reason),
+            }
+        }
+    }
+}
+
+#[derive(Default)]
+struct Builder {
+    text: String,
+    warnings: Vec<String>,
+}
+
+impl Builder {
+    fn line(&mut self, s: String) {
+        self.text.push_str(&s);
+        self.text.push('\n');
+    }
+    fn section(&mut self, title: &str) {
+        self.line(String::new());
+        self.line(format!("{title}:"));
+    }
+    fn item(&mut self, key: &str, value: impl std::fmt::Display) {
+        let _ = writeln!(self.text, "  {key:<13} {value}");
+    }
+}
+
+/// The steps in order; `Ok` carries the verdict's summary.
+async fn steps(cli: &Cli, args: &[OsString], r: &mut Builder) -> Result<String, String> {
+    // 1. conda
+    r.section("conda");
+    let target = discovery::resolve_target(cli.conda_exe.as_deref()).map_err(|e| e.to_string())?;
+    r.item("executable", target.path.display());
+    r.item(
+        "found by",
+        match target.source {
+            TargetSource::Flag => "--conda-exe",
+            TargetSource::Env => "the CONDA_EXE environment variable",
+            TargetSource::Path => "searching PATH for `conda`",
+        },
+    );
+
+    // 2. worker
+    r.section("worker");
+    let spawn = cli.worker_socket.is_none();
+    if let Some(sock) = &cli.worker_socket {
+        r.item("mode", "connect to a listening worker (--worker-socket)");
+        r.item("socket", sock.display());
+    } else {
+        let (exe, source) = match &cli.worker_exe {
+            Some(p) => (p.clone(), WorkerExeSource::Flag),
+            None => locate_worker_exe(),
+        };
+        r.item("binary", exe.display());
+        r.item("found", source.describe());
+        if !discovery::target::is_executable(&exe) {
+            return Err(format!(
+                "the worker binary {} is missing or not executable (install conda-mcp-worker next \
+                 to conda-mcp, or pass --worker-exe PATH)",
+                exe.display()
+            ));
+        }
+    }
+    if let Some(user) = &cli.worker_user {
+        r.item("runs as", format!("user {user} (--worker-user)"));
+    }
+
+    // 3. discovery (as the server runs it)
+    r.section("discovery");
+    let mut opts = DiscoveryOptions::new();
+    opts.conda_exe = cli.conda_exe.clone();
+    opts.python = cli.python.clone();
+    opts.no_cache = cli.no_cache;
+    opts.timeout = cli.timeout;
+    opts.worker = quiet(worker_config(cli, PathBuf::new()));
+    match (cli.no_cache, cache::default_cache_dir()) {
+        (true, _) => r.item("cache", "not used (--no-cache)"),
+        (false, None) => r.item("cache", "no cache folder (neither XDG_CACHE_HOME nor HOME)"),
+        (false, Some(dir)) => {
+            r.item(
+                "cache file",
+                cache::entry_path(&dir, &target.path).display(),
+            );
+            let python_flag = cli
+                .python
+                .as_deref()
+                .map(|p| std::path::absolute(p).unwrap_or(p.to_path_buf()));
+            match cache::load(&dir, &target.path, python_flag.as_deref()) {
+                Ok(_) => r.item("cache", "hit (startup runs no Python)"),
+                Err(miss) => r.item("cache", format!("miss: {miss} (discovery runs now)")),
+            }
+        }
+    }
+    let t = Instant::now();
+    let found = discovery::discover(&opts)
+        .await
+        .map_err(|e| format!("discovery failed: {}", first_line(&e.to_string())))?;
+    let discovery_ms = t.elapsed().as_millis();
+    if let Some(lane) = &found.helper_lane {
+        lane.shutdown().await;
+    }
+    r.item("conda", &found.catalog.conda_version);
+    r.item(
+        "took",
+        format!(
+            "{discovery_ms} ms ({})",
+            if found.from_cache {
+                "from the cache".to_owned()
+            } else {
+                format!("{} process(es) through the worker", found.processes_started)
+            }
+        ),
+    );
+    if !cli.no_cache && !found.from_cache {
+        match &found.cache_file {
+            Some(p) => r.item("cache", format!("written: {}", p.display())),
+            None => r
+                .warnings
+                .push("the startup cache could not be written (see the log)".into()),
+        }
+    }
+    r.item("interpreter", found.python.display());
+    r.item(
+        "from",
+        match found.python_source {
+            InterpreterSource::Flag => "--python",
+            InterpreterSource::Shebang => "the conda script's shebang",
+            InterpreterSource::CondaPythonExe => "CONDA_PYTHON_EXE (same installation)",
+            InterpreterSource::CondaInfo => "`conda info --json` (sys.executable)",
+            InterpreterSource::Cache => "the startup cache",
+        },
+    );
+    let catalog = &found.catalog;
+    if catalog.plugins.is_empty() {
+        r.item("plugins", "none");
+    } else {
+        let mut first = true;
+        for p in &catalog.plugins {
+            r.item(
+                if first { "plugins" } else { "" },
+                format!("{} {} ({})", p.distribution, p.version, p.name),
+            );
+            first = false;
+        }
+    }
+    r.item("commands", catalog.commands.len());
+    for w in &found.dump.warnings {
+        r.warnings
+            .push(format!("discovery helper: {}", first_line(w)));
+    }
+    if !catalog.diagnostics.is_empty() {
+        r.warnings.push(format!(
+            "{} command(s) or option(s) could not be represented as typed tools (conda://capabilities \
+             lists them; they stay reachable through conda_execute with --allow-exec)",
+            catalog.diagnostics.len()
+        ));
+    }
+
+    // 4 + 5. interpreter and conda info through the worker
+    let mut cfg = quiet(worker_config(cli, found.target.path.clone()));
+    cfg.python = Some(found.python.clone());
+    let exec = Executor::new(cfg);
+    let through_worker = run_through_worker(&exec, cli.timeout, r).await;
+    exec.shutdown().await;
+    through_worker?;
+    if !spawn {
+        r.item(
+            "note",
+            "the listening worker runs its own conda (its --conda-exe)",
+        );
+    }
+
+    // 6. tools
+    r.section(&format!(
+        "tools (--allow-write {}, --allow-exec {}, --schema-profile {})",
+        on_off(cli.allow_write),
+        on_off(cli.allow_exec),
+        profile_name(cli)
+    ));
+    let tools = ToolSet::build(
+        catalog,
+        ToolOptions {
+            profile: cli.schema_profile,
+            allow_exec: cli.allow_exec,
+        },
+    )
+    .map_err(|e| format!("building the tools failed: {e}"))?;
+    let (mut read_only, mut writes, mut runs) = (Vec::new(), Vec::new(), Vec::new());
+    for t in &tools.generated {
+        let e = effects(catalog, t.cmd);
+        if e.runs_subprocess {
+            runs.push(t.name.as_str());
+        } else if e.read_only {
+            read_only.push(t.name.as_str());
+        } else {
+            writes.push(t.name.as_str());
+        }
+    }
+    r.item("listed", format!("{} tools", tools.listed.len()));
+    list(r, "read-only", "always callable", &read_only);
+    list(
+        r,
+        "may write",
+        if cli.allow_write {
+            "read-only calls and writes allowed"
+        } else {
+            "read-only calls only; writes refused without --allow-write"
+        },
+        &writes,
+    );
+    list(
+        r,
+        "runs programs",
+        if cli.allow_exec {
+            "allowed (writes also need --allow-write)"
+        } else {
+            "refused without --allow-exec"
+        },
+        &runs,
+    );
+    r.item(
+        "conda_execute",
+        if cli.allow_exec {
+            "listed (raw argv; classified like the typed tools)"
+        } else {
+            "not listed (needs --allow-exec)"
+        },
+    );
+    if tools.cli_command.is_some() {
+        r.item(
+            "conda_cli_command",
+            "listed (conda-completion plugin found)",
+        );
+    }
+
+    // 7. warnings and host configuration
+    if cli.allow_exec {
+        r.warnings.push(
+            "--allow-exec lets the model run any program as this user (conda run, conda_execute)"
+                .into(),
+        );
+    }
+    r.section("warnings");
+    if r.warnings.is_empty() {
+        r.line("  none".into());
+    } else {
+        for w in std::mem::take(&mut r.warnings) {
+            r.line(format!("  - {w}"));
+        }
+    }
+    r.section("host configuration (paste into the host's MCP settings)");
+    let launch = host_config::Launch::for_this_process(&found.target.path, cli, args);
+    for (title, json) in host_config::snippets(&launch) {
+        r.line(format!("  {title}"));
+        for l in json.lines() {
+            r.line(format!("    {l}"));
+        }
+    }
+    Ok(format!(
+        "conda-mcp can serve conda {} with {} tools",
+        catalog.conda_version,
+        tools.listed.len()
+    ))
+}
+
+/// Steps 4 and 5: the interpreter imports conda, and `conda info --json`
+/// runs, both through the worker.
+async fn run_through_worker(
+    exec: &Executor,
+    timeout: Duration,
+    r: &mut Builder,
+) -> Result<(), String> {
+    r.section("through the worker");
+    let mut probe = Job::new(Program::Python, vec!["-c".into(), INTERPRETER_PROBE.into()]);
+    probe.timeout = timeout;
+    probe.label = "python interpreter probe (check)".into();
+    let t = Instant::now();
+    let res = exec
+        .run(probe, |_| {})
+        .await
+        .map_err(|e| format!("the worker could not run the interpreter: {e}"))?;
+    let ms = t.elapsed().as_millis();
+    if res.exit_code != Some(0) {
+        return Err(format!(
+            "the interpreter does not work: `python -c 'import conda'` {}{}",
+            ended(&res),
+            exception_name(&res.stderr)
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default()
+        ));
+    }
+    let mut words = res.stdout.split_whitespace();
+    let (py, conda) = (words.next().unwrap_or("?"), words.next().unwrap_or("?"));
+    r.item(
+        "interpreter",
+        format!("Python {py}, imports conda {conda} ({ms} ms)"),
+    );
+    if let Some(pid) = exec.worker_pid() {
+        r.item("worker pid", pid);
+    }
+
+    let mut info = Job::new(Program::Conda, vec!["info".into(), "--json".into()]);
+    info.timeout = timeout;
+    info.label = "conda info --json (check)".into();
+    let t = Instant::now();
+    let res = exec
+        .run(info, |_| {})
+        .await
+        .map_err(|e| format!("the worker could not run conda: {e}"))?;
+    let ms = t.elapsed().as_millis();
+    if res.exit_code != Some(0) {
+        return Err(format!(
+            "`conda info --json` through the worker {}{}",
+            ended(&res),
+            exception_name(&res.stderr)
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default()
+        ));
+    }
+    let version = res
+        .parsed_json
+        .as_ref()
+        .and_then(|j| j.get("conda_version"))
+        .and_then(|v| v.as_str())
+        .unwrap_or("?");
+    r.item(
+        "conda info",
+        format!("exit 0 in {ms} ms, reports conda {version}"),
+    );
+    Ok(())
+}
+
+/// A worker config whose worker logs at [`CHECK_LOG_FILTER`] unless
+/// `RUST_LOG` is set.
+fn quiet(mut cfg: WorkerConfig) -> WorkerConfig {
+    if std::env::var_os("RUST_LOG").is_none() {
+        cfg.log_filter = Some(CHECK_LOG_FILTER.into());
+    }
+    cfg
+}
+
+fn list(r: &mut Builder, class: &str, what: &str, names: &[&str]) {
+    if names.is_empty() {
+        return;
+    }
+    r.item(class, format!("{} ({what}):", names.len()));
+    for chunk in names.chunks(4) {
+        r.item("", chunk.join(", "));
+    }
+}
+
+fn on_off(b: bool) -> &'static str {
+    if b { "on" } else { "off" }
+}
+
+fn profile_name(cli: &Cli) -> &'static str {
+    match cli.schema_profile {
+        crate::schema::Profile::Portable => "portable",
+        crate::schema::Profile::Full => "full",
+    }
+}
+
+/// How a process ended, in words: `exited with status 1`, `timed out`, ...
+fn ended(res: &conda_mcp_shared::ExecutionResult) -> String {
+    if res.timed_out {
+        "timed out".into()
+    } else if res.cancelled {
+        "was cancelled".into()
+    } else {
+        match res.exit_code {
+            Some(c) if c < 0 => format!("was killed by signal {}", -c),
+            Some(c) => format!("exited with status {c}"),
+            None => "ended without a status".into(),
+        }
+    }
+}
+
+/// The exception class of the last `SomethingError:`-style line of a
+/// Python/conda stderr (`ModuleNotFoundError`), never the message after it
+/// (which can quote paths, URLs or credentials).
+pub fn exception_name(stderr: &str) -> Option<&str> {
+    stderr.lines().rev().find_map(|l| {
+        let (head, _) = l.trim().split_once(':')?;
+        let name = head.rsplit('.').next()?;
+        let ok = !name.is_empty()
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && (name.ends_with("Error") || name.ends_with("Exception") || name.ends_with("Exit"));
+        ok.then_some(name)
+    })
+}
+
+/// The first line of a message, without the announcement of a stderr tail
+/// that discovery errors carry after it (conda's stderr can hold
+/// credentials; the server's log has it).
+fn first_line(s: &str) -> String {
+    let l = s.lines().next().unwrap_or("").trim();
+    l.strip_suffix("; its last stderr lines:")
+        .unwrap_or(l)
+        .to_owned()
+}
+
+/// A message on one line: line breaks become `; `.
+fn one_line(s: &str) -> String {
+    s.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exception_names_without_messages() {
+        assert_eq!(
+            exception_name(
+                "Traceback...\n  File x\nModuleNotFoundError: No module named 'conda'\n"
+            ),
+            Some("ModuleNotFoundError")
+        );
+        assert_eq!(
+            exception_name("conda.exceptions.PackagesNotFoundError: The following https://u:p@h\n"),
+            Some("PackagesNotFoundError")
+        );
+        assert_eq!(exception_name("plain text: no class here\n"), None);
+        assert_eq!(exception_name(""), None);
+    }
+
+    #[test]
+    fn one_line_joins() {
+        assert_eq!(one_line("a\n\n  b \nc"), "a; b; c");
+        assert_eq!(first_line("x failed\nstderr tail"), "x failed");
+    }
+}

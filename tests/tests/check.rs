@@ -1,0 +1,269 @@
+//! `conda-mcp check` against the stand-in conda, as a person runs it: the
+//! built binary, a private cache folder, the report on stdout.
+//!
+//! Success: every section, exit status 0, a second run hits the cache, the
+//! host configuration parses and starts the same server. Failures (no conda,
+//! a broken interpreter, a missing worker): exit status 1 and a one-line
+//! reason as the last line.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use conda_mcp_tests::bins;
+use conda_mcp_tests::standin::StandinPrefix;
+use serde_json::Value;
+
+/// Runs `conda-mcp check ARGS` (the binary `exe`) with the cache in `cache`
+/// and `PATH` limited to the system folders (no conda, no worker there).
+fn check_with(exe: &Path, args: &[&std::ffi::OsStr], cache: &Path) -> Output {
+    Command::new(exe)
+        .arg("check")
+        .args(args)
+        .env("XDG_CACHE_HOME", cache)
+        .env_remove("CONDA_EXE")
+        .env_remove("RUST_LOG")
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .expect("run conda-mcp check")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The last line of the report: the verdict.
+fn verdict(o: &Output) -> String {
+    stdout(o).lines().last().unwrap_or("").to_owned()
+}
+
+fn assert_failed(o: &Output, reason_has: &str) {
+    let report = stdout(o);
+    assert_eq!(o.status.code(), Some(1), "exit status:\n{report}");
+    let last = verdict(o);
+    assert!(
+        last.starts_with("result: FAILED: ") && last.contains(reason_has),
+        "verdict {last:?} should give a reason with {reason_has:?}:\n{report}"
+    );
+    assert_eq!(
+        report.lines().filter(|l| l.starts_with("result:")).count(),
+        1,
+        "one verdict line"
+    );
+}
+
+#[test]
+fn check_reports_a_working_setup_and_exits_0() {
+    let standin = StandinPrefix::standard();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = dir.path().join("cache");
+    let conda = standin.conda_exe.as_os_str();
+    let o = check_with(
+        &bins::server(),
+        &[
+            "--conda-exe".as_ref(),
+            conda,
+            "--allow-write".as_ref(),
+            "--timeout".as_ref(),
+            "60".as_ref(),
+        ],
+        &cache,
+    );
+    let report = stdout(&o);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "report:\n{report}\nstderr:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let canonical = std::fs::canonicalize(&standin.conda_exe).expect("canonical");
+    for needle in [
+        format!("executable    {}", canonical.display()),
+        "found by      --conda-exe".to_owned(),
+        format!("binary        {}", bins::worker().display()),
+        "found         next to the conda-mcp executable".to_owned(),
+        "cache         miss: no cache entry".to_owned(),
+        "cache         written: ".to_owned(),
+        format!("interpreter   {}", standin.python.display()),
+        "from          the conda script's shebang".to_owned(),
+        "imports conda".to_owned(),
+        "conda info    exit 0 in ".to_owned(),
+        "tools (--allow-write on, --allow-exec off, --schema-profile portable):".to_owned(),
+        "read-only".to_owned(),
+        "conda_info".to_owned(),
+        "runs programs".to_owned(),
+        "conda_execute not listed (needs --allow-exec)".to_owned(),
+        "Claude Desktop".to_owned(),
+        "VS Code".to_owned(),
+        "Cursor".to_owned(),
+    ] {
+        assert!(report.contains(&needle), "missing {needle:?} in:\n{report}");
+    }
+    assert!(verdict(&o).starts_with("result: OK: "), "{}", verdict(&o));
+
+    // The VS Code snippet: absolute paths, the checked conda, the flags.
+    let start = report.find("VS Code").expect("VS Code section");
+    let json_start = start + report[start..].find('{').expect("json");
+    let json_end = json_start
+        + report[json_start..]
+            .find("\n  Cursor")
+            .expect("next section");
+    let snippet: Value = serde_json::from_str(&report[json_start..json_end]).expect("valid JSON");
+    let server = &snippet["servers"]["conda"];
+    assert_eq!(server["type"], "stdio");
+    let command = PathBuf::from(server["command"].as_str().expect("command"));
+    assert!(command.is_absolute() && command.is_file(), "{command:?}");
+    let args: Vec<&str> = server["args"]
+        .as_array()
+        .expect("args")
+        .iter()
+        .map(|a| a.as_str().expect("str"))
+        .collect();
+    assert_eq!(
+        args,
+        [
+            "--conda-exe",
+            canonical.to_str().expect("utf-8"),
+            "--allow-write",
+            "--timeout",
+            "60"
+        ]
+    );
+
+    // A second run hits the cache written by the first.
+    let again = check_with(&bins::server(), &["--conda-exe".as_ref(), conda], &cache);
+    assert_eq!(again.status.code(), Some(0), "{}", stdout(&again));
+    let report = stdout(&again);
+    assert!(report.contains("cache         hit"), "{report}");
+    assert!(
+        report.contains("interpreter   ") && report.contains("the startup cache"),
+        "{report}"
+    );
+    assert!(report.contains("imports conda"), "{report}");
+}
+
+#[test]
+fn check_without_any_conda_fails_with_one_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = check_with(&bins::server(), &[], &dir.path().join("cache"));
+    assert_failed(&o, "no usable conda executable");
+    assert!(
+        verdict(&o).contains("CONDA_EXE: not set"),
+        "{}",
+        verdict(&o)
+    );
+}
+
+#[test]
+fn check_with_a_broken_interpreter_fails_with_one_line() {
+    let standin = StandinPrefix::standard();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = dir.path().join("cache");
+    let conda = standin.conda_exe.as_os_str();
+    // Discovery cannot run: the interpreter exits 1 at once.
+    let broken = dir.path().join("python");
+    std::fs::write(
+        &broken,
+        "#!/bin/sh\necho 'SyntaxError: broken' >&2\nexit 1\n",
+    )
+    .expect("write");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&broken, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let o = check_with(
+        &bins::server(),
+        &[
+            "--conda-exe".as_ref(),
+            conda,
+            "--python".as_ref(),
+            broken.as_os_str(),
+        ],
+        &cache,
+    );
+    assert_failed(
+        &o,
+        "discovery failed: the discovery helper exited with status 1",
+    );
+
+    // A cache hit runs no Python at startup: check still runs the
+    // interpreter, and a prefix whose Python lost its conda fails there.
+    let ok = check_with(&bins::server(), &["--conda-exe".as_ref(), conda], &cache);
+    assert_eq!(ok.status.code(), Some(0), "{}", stdout(&ok));
+    // The stand-in's `conda` is on sys.path through a .pth file: point it
+    // elsewhere (same file names, so the cache stamp still matches).
+    std::fs::write(
+        standin.site_packages.join("conda_mcp_standin.pth"),
+        format!("{}\n", dir.path().join("nowhere").display()),
+    )
+    .expect("rewrite the .pth");
+    let o = check_with(&bins::server(), &["--conda-exe".as_ref(), conda], &cache);
+    assert_failed(
+        &o,
+        "the interpreter does not work: `python -c 'import conda'` exited with status 1 (ModuleNotFoundError)",
+    );
+}
+
+#[test]
+fn check_with_a_missing_worker_fails_with_one_line() {
+    let standin = StandinPrefix::standard();
+    let conda = standin.conda_exe.as_os_str();
+    // conda-mcp alone in a folder (a hard link keeps the test cheap; a copy
+    // where the file system refuses links), nothing on PATH.
+    let alone = tempfile::Builder::new()
+        .prefix("conda-mcp-alone-")
+        .tempdir_in(bins::bin_dir())
+        .expect("tempdir");
+    let exe = alone.path().join("conda-mcp");
+    if std::fs::hard_link(bins::server(), &exe).is_err() {
+        std::fs::copy(bins::server(), &exe).expect("copy conda-mcp");
+    }
+    let o = check_with(
+        &exe,
+        &["--conda-exe".as_ref(), conda],
+        &alone.path().join("cache"),
+    );
+    assert_failed(
+        &o,
+        &format!(
+            "the worker binary {} is missing or not executable",
+            alone.path().join("conda-mcp-worker").display()
+        ),
+    );
+    // An explicit --worker-exe that is not there.
+    let o = check_with(
+        &bins::server(),
+        &[
+            "--conda-exe".as_ref(),
+            conda,
+            "--worker-exe".as_ref(),
+            "/nonexistent/conda-mcp-worker".as_ref(),
+        ],
+        &alone.path().join("cache"),
+    );
+    assert_failed(
+        &o,
+        "the worker binary /nonexistent/conda-mcp-worker is missing",
+    );
+}
+
+#[test]
+fn check_never_prints_environment_values() {
+    let standin = StandinPrefix::standard();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let secret = "s3cret-value-that-must-not-appear";
+    let o = Command::new(bins::server())
+        .arg("check")
+        .arg("--conda-exe")
+        .arg(&standin.conda_exe)
+        .env("XDG_CACHE_HOME", dir.path().join("cache"))
+        .env_remove("CONDA_EXE")
+        .env("PATH", "/usr/bin:/bin")
+        .env("GITHUB_TOKEN", secret)
+        .env(
+            "CONDA_CHANNELS",
+            format!("https://user:{secret}@example.invalid/ch"),
+        )
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let all = format!("{}{}", stdout(&o), String::from_utf8_lossy(&o.stderr));
+    assert!(!all.contains(secret), "an environment value leaked:\n{all}");
+}
