@@ -372,9 +372,7 @@ async fn compact_call_matches_the_typed_tool_for_every_tool() {
 /// parser (served by a stand-in built from it), with every flag on.
 #[tokio::test]
 async fn real_listing_sizes_and_descriptions() {
-    let Some(dump) = paths::real_dump_or_skip("real_listing_sizes_and_descriptions") else {
-        return;
-    };
+    let dump = paths::real_dump();
     let standin = StandinPrefix::create(&dump).expect("stand-in from the real dump");
     check_listing(&standin, "conda 26", true).await;
 }

@@ -211,7 +211,7 @@ fn fuzzed_arguments_never_panic_and_errors_never_echo() {
     use proptest::test_runner::{Config, TestRunner};
 
     let mut dumps = vec![conda_mcp_tests::standin::standin_dump()];
-    dumps.extend(conda_mcp_tests::paths::real_dump());
+    dumps.push(conda_mcp_tests::paths::real_dump());
     let per_tool = fuzz_cases(48);
     for dump_path in dumps {
         let bytes = std::fs::read(&dump_path).expect("dump readable");

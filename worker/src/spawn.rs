@@ -177,7 +177,7 @@ impl Programs {
                 process: Process::Warm(l.job),
             });
         }
-        let mut child = self.spawn_with(req, setup)?;
+        let mut child = self.spawn_fresh(req, setup)?;
         let inner = child.inner();
         let pid = inner.id().unwrap_or(0);
         let stdin = inner
@@ -216,13 +216,8 @@ impl Programs {
 
     /// Spawns `req` as a fresh process in a new process group with stdout
     /// and stderr piped and stdin piped (when the request has bytes) or
-    /// `/dev/null`.
-    pub fn spawn(&self, req: &RunRequest) -> Result<AsyncGroupChild, SpawnRefusal> {
-        let setup = self.child_setup(req)?;
-        self.spawn_with(req, setup)
-    }
-
-    fn spawn_with(
+    /// `/dev/null`, in the environment and directory of `setup`.
+    fn spawn_fresh(
         &self,
         req: &RunRequest,
         setup: ChildSetup,

@@ -27,6 +27,7 @@ pub fn plan(
     catalog: &Catalog,
     policy: &Policy,
     limits: Limits,
+    settings: crate::typed::Settings,
     tools: &ToolSet,
     profile: Profile,
     which: CompactTool,
@@ -57,6 +58,7 @@ pub fn plan(
         catalog,
         policy,
         limits,
+        settings,
         &tools.generated[request.tool],
         &request.arguments,
     )

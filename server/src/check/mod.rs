@@ -271,9 +271,15 @@ async fn steps(cli: &Cli, args: &[OsString], r: &mut Builder) -> Result<String, 
     ));
     let tools = ToolSet::build(
         catalog,
-        ToolOptions {
+        &ToolOptions {
             profile: cli.schema_profile,
-            allow_exec: cli.allow_exec,
+            policy: crate::policy::Policy {
+                allow_write: cli.allow_write,
+                allow_exec: cli.allow_exec,
+            },
+            filter: cli.tool_filter(),
+            mode: cli.tool_mode,
+            confirm: !cli.no_confirm,
         },
     )
     .map_err(|e| format!("building the tools failed: {e}"))?;

@@ -104,6 +104,7 @@ impl CondaMcp {
                 &st.catalog,
                 &st.policy,
                 st.limits,
+                st.typed,
                 &st.tools,
                 st.profile,
                 tool,
