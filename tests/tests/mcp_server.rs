@@ -154,8 +154,9 @@ async fn both_eras_serve_tools_calls_refusals_and_the_capabilities_resource() {
             Some(tools.len())
         );
         assert!(
-            !a.contains("s3cr3t-v4lue") && !a.contains("CONDA_MCP_TEST_SECRET"),
-            "environment leaked"
+            // Names of the variables conda gets are listed, values never.
+            !a.contains("s3cr3t-v4lue"),
+            "environment value leaked"
         );
         server.close().await;
     }
@@ -521,23 +522,23 @@ async fn relative_paths_and_missing_run_time_options_are_refused_before_conda_ru
     let prefix = StandinPrefix::standard();
     let server = Server::start(&prefix.conda_exe, &["--allow-write"], Era::Initialize).await;
     let tools = server.tools().await;
-    let remove = tools
+    let clean = tools
         .iter()
-        .find(|t| t.name == "conda_remove")
-        .expect("conda_remove");
+        .find(|t| t.name == "conda_clean")
+        .expect("conda_clean");
     assert!(
-        remove
+        clean
             .description
             .as_deref()
             .unwrap_or("")
-            .contains("Needs one of: package_names, all."),
+            .contains("Needs one of: all, tarballs, index_cache"),
         "{:?}",
-        remove.description
+        clean.description
     );
     let r = server
         .call_ok(
             "conda_remove",
-            json!({"prefix": "envs/SECRETREL", "all": true, "yes": true}),
+            json!({"prefix": "envs/SECRETREL", "package_names": ["numpy"], "yes": true}),
         )
         .await;
     assert_eq!(r.is_error, Some(true));
@@ -550,13 +551,11 @@ async fn relative_paths_and_missing_run_time_options_are_refused_before_conda_ru
         !text.contains("SECRETREL"),
         "never echoes the value: {text}"
     );
-    let r = server
-        .call_ok("conda_remove", json!({"name": "e", "yes": true}))
-        .await;
+    let r = server.call_ok("conda_clean", json!({"yes": true})).await;
     assert_eq!(r.is_error, Some(true));
     let text = result_text(&r);
     assert!(
-        text.contains("conda remove needs one of: package_names, all"),
+        text.contains("conda clean needs one of: all, tarballs"),
         "{text}"
     );
     // Nothing ran: no structured result.
@@ -566,7 +565,7 @@ async fn relative_paths_and_missing_run_time_options_are_refused_before_conda_ru
         let r = server
             .call_ok(
                 "conda_remove",
-                json!({"prefix": p, "all": true, "yes": true}),
+                json!({"prefix": p, "package_names": ["numpy"], "yes": true}),
             )
             .await;
         let s = r.structured_content.clone().expect("ran");
@@ -580,7 +579,10 @@ async fn relative_paths_and_missing_run_time_options_are_refused_before_conda_ru
 const CONFIRMED: [(&str, &str); 5] = [
     ("conda_install", r#"{"packages": ["numpy"]}"#),
     ("conda_update", r#"{"packages": ["numpy"]}"#),
-    ("conda_remove", r#"{"all": true, "name": "e"}"#),
+    (
+        "conda_remove",
+        r#"{"package_names": ["numpy"], "name": "e"}"#,
+    ),
     ("conda_clean", r#"{"all": true}"#),
     ("conda_env_create", r#"{"name": "e"}"#),
 ];
