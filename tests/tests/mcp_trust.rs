@@ -619,3 +619,53 @@ async fn credentials_in_results_are_masked_and_counted() {
     c.close().await;
     assert!(!log.contains(PASSWORD), "{log}");
 }
+
+/// The real-conda tier (`CONDA_MCP_TEST_CONDA`): a `.condarc` (through
+/// `CONDARC`) holding a `user:password` channel; conda prints it raw in
+/// `config --show channels --json` and `info --json`, the results carry it
+/// masked, and neither results nor the log carry the password.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_conda_credentials_are_masked() {
+    let Some(conda) = std::env::var_os("CONDA_MCP_TEST_CONDA") else {
+        eprintln!("SKIPPED real-conda masking: set CONDA_MCP_TEST_CONDA=/path/to/conda to run it");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let condarc = dir.path().join("condarc");
+    std::fs::write(
+        &condarc,
+        format!("channels:\n  - {CHANNEL}\n  - defaults\n"),
+    )
+    .expect("condarc");
+    let condarc = condarc.to_string_lossy().into_owned();
+    let mut c = RawClient::start_with_env(
+        std::path::Path::new(&conda),
+        &[],
+        &[("CONDARC", condarc.as_str()), ("RUST_LOG", "debug")],
+    )
+    .await;
+    c.call_tool(
+        "cfg",
+        "conda_config",
+        json!({"show": ["channels"], "json": true}),
+        None,
+    )
+    .await;
+    let (r, _) = c.response("cfg", Duration::from_secs(120)).await;
+    let s = structured(&r);
+    assert_eq!(s["exit_code"], json!(0), "{r}");
+    assert!(!r.to_string().contains(PASSWORD), "{r}");
+    let channels = s["parsed_json"]["channels"].as_array().expect("channels");
+    assert!(
+        channels.contains(&json!("https://alice:***@host/private")),
+        "{channels:?}"
+    );
+    assert!(s["credentials_masked"].as_u64().unwrap_or(0) >= 2, "{s}");
+    c.call_tool("info", "conda_info", json!({"json": true}), None)
+        .await;
+    let (r, _) = c.response("info", Duration::from_secs(120)).await;
+    assert!(!r.to_string().contains(PASSWORD), "{r}");
+    let log = c.stderr_text();
+    c.close().await;
+    assert!(!log.contains(PASSWORD), "{log}");
+}
