@@ -32,6 +32,9 @@ pub struct WorkerConfig {
     /// server's environment as it is. `conda-mcp check` sets `warn` so the
     /// worker's per-job lines do not interleave with its report.
     pub log_filter: Option<String>,
+    /// Whether the spawned worker may fork conda jobs from a warm conda
+    /// (`false` passes `--no-warm-conda`; README "Warm conda").
+    pub warm_conda: bool,
 }
 
 impl WorkerConfig {
@@ -46,6 +49,7 @@ impl WorkerConfig {
             socket: None,
             user: None,
             log_filter: None,
+            warm_conda: true,
         }
     }
 

@@ -104,6 +104,9 @@ impl Connection {
         if let Some(filter) = &cfg.log_filter {
             cmd.env("RUST_LOG", filter);
         }
+        if !cfg.warm_conda {
+            cmd.arg("--no-warm-conda");
+        }
         cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
