@@ -58,6 +58,7 @@ impl Results {
             Outcome::InvalidArguments { tool, errors } => invalid_arguments(&tool, &errors),
             Outcome::Refused(refusal) => refused(&refusal),
             Outcome::NotRun { what, reason } => not_run(&what, &reason),
+            Outcome::Answered { value, .. } => CallToolResult::structured(value),
             Outcome::Ran {
                 what,
                 ran: Ran::Execution(output),

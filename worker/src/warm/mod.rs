@@ -136,13 +136,15 @@ impl Warm {
     /// died. Never waits.
     pub fn prepare(&self) {
         if let Ok(mut slot) = self.slot.clone().try_lock_owned() {
-            self.tend(&mut slot);
+            self.tend(&mut slot, true);
         }
     }
 
-    /// Collects a finished start, drops a dead or stale zygote, and starts
-    /// a new one when none is ready or starting.
-    fn tend(&self, slot: &mut Slot) {
+    /// Collects a finished start, drops a dead or stale zygote, and (when
+    /// `start`) starts a new one when none is ready or starting. A call
+    /// about to run fresh passes `false`: the new zygote starts after it
+    /// ([`Warm::prepare`]) instead of competing with it for the CPU.
+    fn tend(&self, slot: &mut Slot, start: bool) {
         if slot.starting.as_ref().is_some_and(|h| h.is_finished())
             && let Some(handle) = slot.starting.take()
         {
@@ -178,7 +180,7 @@ impl Warm {
                 }
             }
         }
-        if slot.zygote.is_none() && slot.starting.is_none() {
+        if start && slot.zygote.is_none() && slot.starting.is_none() {
             if slot.failures >= MAX_START_FAILURES {
                 self.log_once(&format!(
                     "the warm conda failed to start {MAX_START_FAILURES} times in a row; it stays off"
@@ -238,7 +240,7 @@ impl Warm {
                 recipe.env = env.to_vec();
             }
         }
-        self.tend(&mut slot);
+        self.tend(&mut slot, false);
         let Some(z) = slot.zygote.as_ref() else {
             return Err(()); // starting (the first call) or off (logged)
         };
@@ -266,7 +268,6 @@ impl Warm {
                 if let Some(z) = slot.zygote.take() {
                     self.retire(z);
                 }
-                self.tend(&mut slot);
                 return Err(());
             }
         };
