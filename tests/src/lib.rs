@@ -4,7 +4,8 @@
 //! its batch argparse oracle), the conda-completion plugin in a prefix
 //! ([`completion`]), talking to the server through a real MCP client
 //! ([`mcp`]) or raw JSON-RPC ([`rawrpc`]), the compiler's round trip
-//! ([`roundtrip`]) and the test tiers ([`tiers`]).
+//! ([`roundtrip`]), warm-conda calls ([`warm`]) and the test tiers
+//! ([`tiers`]).
 
 pub mod bins;
 pub mod completion;
@@ -15,3 +16,4 @@ pub mod rawrpc;
 pub mod roundtrip;
 pub mod standin;
 pub mod tiers;
+pub mod warm;
