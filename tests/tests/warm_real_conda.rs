@@ -25,13 +25,7 @@ use serde_json::Value;
 const LIMIT: Duration = Duration::from_secs(600);
 
 fn real_conda() -> Option<PathBuf> {
-    match std::env::var_os("CONDA_MCP_TEST_CONDA") {
-        Some(p) => Some(PathBuf::from(p)),
-        None => {
-            eprintln!("SKIPPED real-conda tier: set CONDA_MCP_TEST_CONDA=/path/to/conda to run it");
-            None
-        }
-    }
+    conda_mcp_tests::tiers::real_conda("warm_real_conda")
 }
 
 fn build_channel(dir: &Path) -> String {
