@@ -21,6 +21,7 @@ use std::time::Duration;
 use clap::Parser;
 use conda_mcp_shared::limits::{DEFAULT_OUTPUT_LIMIT_BYTES, DEFAULT_STDIN_LIMIT_BYTES};
 
+use crate::mcp::tools::ToolMode;
 use crate::schema::Profile;
 
 /// The examples section of `--help` (plain text).
@@ -121,6 +122,23 @@ pub struct Cli {
     #[arg(long, value_name = "NAME")]
     pub worker_user: Option<String>,
 
+    /// Serve only these tools: comma-separated tool names
+    /// (conda_env_create) or command paths ("env create"), * as a wildcard.
+    /// An entry that matches nothing is an error (exit status 2).
+    #[arg(long, value_name = "LIST", value_parser = crate::mcp::filter::parse_flag)]
+    pub tools: Option<crate::mcp::filter::PatternList>,
+
+    /// Never serve these tools (same entries as --tools); applied after
+    /// --tools.
+    #[arg(long, value_name = "LIST", value_parser = crate::mcp::filter::parse_flag)]
+    pub exclude_tools: Option<crate::mcp::filter::PatternList>,
+
+    /// How commands are offered: `typed` (one tool per conda command) or
+    /// `compact` (conda_commands, conda_describe and conda_call over the
+    /// same catalog and policy).
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = ToolMode::Typed)]
+    pub tool_mode: ToolMode,
+
     /// Run every conda call as a fresh process instead of forking it from
     /// the spawned worker's warm conda (a pre-imported interpreter; README
     /// "Warm conda"). A listening worker (`--worker-socket`) takes the same
@@ -131,6 +149,14 @@ pub struct Cli {
     /// Format of the log lines on stderr (server and worker).
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = LogFormatArg::Text)]
     pub log_format: LogFormatArg,
+
+    /// Return conda's output with credentials as they are. By default every
+    /// `scheme://user:password@` in stdout, stderr and parsed JSON becomes
+    /// `scheme://user:***@` (and a conda `/t/<token>/` becomes
+    /// `/t/<TOKEN>/`), and the result counts them in `credentials_masked`.
+    /// Logs stay masked whatever this says.
+    #[arg(long)]
+    pub no_mask_credentials: bool,
 }
 
 /// `--log-format`: how log lines on stderr are written.
@@ -161,6 +187,18 @@ fn parse_timeout(s: &str) -> Result<Duration, String> {
 }
 
 impl Cli {
+    /// `--tools` and `--exclude-tools` as one filter.
+    pub fn tool_filter(&self) -> crate::mcp::filter::ToolFilter {
+        crate::mcp::filter::ToolFilter {
+            include: self.tools.as_ref().map(|l| l.0.clone()),
+            exclude: self
+                .exclude_tools
+                .as_ref()
+                .map(|l| l.0.clone())
+                .unwrap_or_default(),
+        }
+    }
+
     /// The limits every call runs under.
     pub fn limits(&self) -> crate::mcp::Limits {
         crate::mcp::Limits {
@@ -205,19 +243,10 @@ pub fn main() -> ExitCode {
     code
 }
 
-/// Logs go to stderr only (stdout carries MCP frames); `RUST_LOG` filters
-/// (default `info`).
+/// Logs go to stderr only (stdout carries MCP frames), masked and without
+/// the MCP library's own lines ([`crate::logging`]).
 fn init_logging(format: LogFormatArg) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_env_filter(filter);
-    let _ = match format {
-        LogFormatArg::Text => builder.try_init(),
-        LogFormatArg::Json => builder.json().try_init(),
-    };
+    crate::logging::init(format);
 }
 
 #[cfg(test)]

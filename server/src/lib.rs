@@ -19,6 +19,7 @@ pub mod compile;
 pub mod completion;
 pub mod discovery;
 pub mod dump;
+pub mod logging;
 pub mod mcp;
 pub mod policy;
 pub mod schema;

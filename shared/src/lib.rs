@@ -10,6 +10,7 @@
 //! * [`framing`]: how a message travels (u32 length prefix + bincode, bounded);
 //! * [`result`]: the one execution result every call returns, which is also
 //!   the MCP `outputSchema` of every tool (via schemars);
+//! * [`mask`]: credential masking of every output and log line;
 //! * [`log_format`]: `--log-format text|json` of both binaries;
 //! * [`limits`]: the time, byte and grace defaults (ARCHITECTURE.md "Limits");
 //! * [`fingerprint`]: sha256 helpers used for discovery fingerprints and
@@ -19,6 +20,7 @@ pub mod fingerprint;
 pub mod framing;
 pub mod limits;
 pub mod log_format;
+pub mod mask;
 pub mod protocol;
 pub mod result;
 

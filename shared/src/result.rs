@@ -109,6 +109,19 @@ pub mod wire {
 }
 
 impl ExecutionResult {
+    /// Masks every credential in `stdout`, `stderr` and the string values
+    /// (and keys) of `parsed_json` with [`crate::mask`], keeping
+    /// `parsed_json` valid JSON of the same shape. Returns how many were
+    /// masked.
+    pub fn mask_credentials(&mut self) -> u32 {
+        let mut n = crate::mask::mask_string(&mut self.stdout);
+        n += crate::mask::mask_string(&mut self.stderr);
+        if let Some(v) = &mut self.parsed_json {
+            n += crate::mask::mask_json(v);
+        }
+        u32::try_from(n).unwrap_or(u32::MAX)
+    }
+
     /// Whether an MCP tool result carrying this execution sets `isError`:
     /// a non-zero (or missing) exit code, or a timeout.
     pub fn is_error(&self) -> bool {

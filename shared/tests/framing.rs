@@ -215,3 +215,158 @@ fn handshake_values_are_stable() {
     assert_eq!(PROTOCOL_VERSION, 2);
     assert!(build_id().contains(env!("CARGO_PKG_VERSION")));
 }
+
+/// Fuzz cases per property: `CONDA_MCP_FUZZ_CASES` (a long run), else
+/// `default`.
+fn fuzz_cases(default: u32) -> u32 {
+    std::env::var("CONDA_MCP_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Runs `test` on `cases` values of `strategy` and reports how many ran.
+fn fuzz<S: Strategy>(
+    name: &str,
+    cases: u32,
+    strategy: S,
+    test: impl Fn(S::Value) -> Result<(), TestCaseError>,
+) {
+    use proptest::test_runner::{Config, TestRunner};
+    let ran = std::sync::atomic::AtomicU64::new(0);
+    let mut runner = TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    runner
+        .run(&strategy, |v| {
+            ran.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            test(v)
+        })
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    eprintln!(
+        "fuzz {name}: {} cases (CONDA_MCP_FUZZ_CASES sets the count)",
+        ran.into_inner()
+    );
+}
+
+/// Valid frames with random bytes flipped (length prefix included): a
+/// decode error or a message, never a panic, and never more bytes consumed
+/// than the frame announced.
+#[test]
+fn fuzz_mutated_frames() {
+    let strategy = (
+        arb_worker(),
+        prop::collection::vec((any::<prop::sample::Index>(), 1u8..=255), 1..6),
+    );
+    fuzz(
+        "IPC frame decoder, mutated frames",
+        fuzz_cases(512),
+        strategy,
+        |(msg, flips)| {
+            let mut frame = encode_frame(&msg).expect("encode");
+            for (i, x) in flips {
+                let j = i.index(frame.len());
+                frame[j] ^= x;
+            }
+            let mut r = frame.as_slice();
+            let res = block_on(read_frame::<_, WorkerMessage>(&mut r));
+            let announced = u32::from_be_bytes([frame[0], frame[1], frame[2], frame[3]]) as usize;
+            let consumed = frame.len() - r.len();
+            match res {
+                Ok(_) => prop_assert_eq!(consumed, 4 + announced),
+                Err(FrameError::TooLarge { .. }) => prop_assert_eq!(consumed, 4),
+                Err(_) => prop_assert!(consumed <= 4 + announced),
+            }
+            Ok(())
+        },
+    );
+}
+
+/// A stream of valid frames, cut at a random point and followed by random
+/// bytes: every whole frame before the cut decodes to its message, then the
+/// stream ends in an error or a clean close, never a panic.
+#[test]
+fn fuzz_frame_streams() {
+    let strategy = (
+        prop::collection::vec(arb_client(), 1..6),
+        any::<prop::sample::Index>(),
+        prop::collection::vec(any::<u8>(), 0..64),
+    );
+    fuzz(
+        "IPC frame decoder, streams",
+        fuzz_cases(256),
+        strategy,
+        |(msgs, cut, tail)| {
+            let frames: Vec<Vec<u8>> = msgs
+                .iter()
+                .map(|m| encode_frame(m).expect("encode"))
+                .collect();
+            let mut bytes: Vec<u8> = frames.concat();
+            let cut = cut.index(bytes.len() + 1);
+            bytes.truncate(cut);
+            let whole = frames
+                .iter()
+                .scan(0, |end, f| {
+                    *end += f.len();
+                    Some(*end)
+                })
+                .take_while(|end| *end <= cut)
+                .count();
+            bytes.extend_from_slice(&tail);
+            let mut r = bytes.as_slice();
+            let got = block_on(async {
+                let mut got = Vec::new();
+                for _ in 0..whole {
+                    got.push(read_frame::<_, ClientMessage>(&mut r).await);
+                }
+                // Whatever follows: no panic.
+                for _ in 0..4 {
+                    if read_frame::<_, ClientMessage>(&mut r).await.is_err() {
+                        break;
+                    }
+                }
+                got
+            });
+            for (g, m) in got.iter().zip(&msgs) {
+                prop_assert_eq!(g.as_ref().ok(), Some(m));
+            }
+            Ok(())
+        },
+    );
+}
+
+/// A result whose `parsed_json` text is 100,000 nested arrays (which only a
+/// forged frame can hold: the worker parses at most serde_json's 128
+/// levels) is a decode error, not a stack overflow.
+#[test]
+fn deeply_nested_parsed_json_in_a_frame_is_refused() {
+    const LEVELS: usize = 100_000;
+    let placeholder = "a".repeat(2 * LEVELS - 2);
+    let result = ExecutionResult {
+        exit_code: Some(0),
+        stdout: String::new(),
+        stderr: String::new(),
+        duration_ms: 1,
+        parsed_json: Some(serde_json::Value::String(placeholder.clone())),
+        timed_out: false,
+        cancelled: false,
+        stdout_truncated: false,
+        stderr_truncated: false,
+    };
+    let msg = WorkerMessage::Event {
+        job: 1,
+        event: JobEvent::Finished(result),
+    };
+    let mut frame = encode_frame(&msg).expect("encode");
+    let text = format!("\"{placeholder}\"");
+    let at = frame
+        .windows(text.len())
+        .position(|w| w == text.as_bytes())
+        .expect("the JSON text is in the frame");
+    let deep = format!("{}{}", "[".repeat(LEVELS), "]".repeat(LEVELS));
+    frame[at..at + deep.len()].copy_from_slice(deep.as_bytes());
+    let err = block_on(read_frame::<_, WorkerMessage>(&mut frame.as_slice())).expect_err("refused");
+    assert!(matches!(err, FrameError::Decode(_)), "{err}");
+}

@@ -1,9 +1,11 @@
 //! Benchmark of the MCP server: `cargo bench -p conda-mcp-tests --bench mcp_server`.
 //!
 //! 1. `tools/list` latency (median of 200 requests after warm-up) and size in
-//!    bytes, for the recorded real conda 26 parser in each schema profile
-//!    (served by a stand-in prefix built from that dump). Target: ≤ 50 KB in
-//!    the portable profile.
+//!    bytes, for the recorded real conda 26 parser in each schema profile,
+//!    read-only and with `--allow-write --allow-exec`, and in
+//!    `--tool-mode compact` (served by a stand-in prefix built from that
+//!    dump). Targets with every flag on: ≤ 45,000 bytes in the portable
+//!    profile, ≤ 4,000 bytes in compact mode.
 //! 2. Per-call overhead of a generated tool (`conda_info`) against running
 //!    the stand-in `conda info` directly: interleaved runs, medians, their
 //!    ratio and difference. Target: ≤ 3 ms added per call.
@@ -99,9 +101,39 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
+/// Size targets of `tools/list` (the `tools` array, bytes) on the recorded
+/// real conda 26 parser with `--allow-write --allow-exec`: typed tools in
+/// the portable profile, and `--tool-mode compact`.
+const TYPED_TARGET_BYTES: usize = 45_000;
+const COMPACT_TARGET_BYTES: usize = 4_000;
+
 async fn tools_list(conda_exe: &Path) {
-    for profile in ["portable", "full"] {
-        let mut raw = Raw::start(conda_exe, &["--schema-profile", profile]).await;
+    let all = ["--allow-write", "--allow-exec"];
+    let configurations: [(&str, Vec<&str>, Option<usize>); 5] = [
+        (
+            "portable, read-only",
+            vec!["--schema-profile", "portable"],
+            None,
+        ),
+        ("full, read-only", vec!["--schema-profile", "full"], None),
+        (
+            "portable, all flags",
+            [&["--schema-profile", "portable"][..], &all].concat(),
+            Some(TYPED_TARGET_BYTES),
+        ),
+        (
+            "full, all flags",
+            [&["--schema-profile", "full"][..], &all].concat(),
+            None,
+        ),
+        (
+            "compact, all flags",
+            [&["--tool-mode", "compact"][..], &all].concat(),
+            Some(COMPACT_TARGET_BYTES),
+        ),
+    ];
+    for (profile, args, target) in configurations {
+        let mut raw = Raw::start(conda_exe, &args).await;
         let first = raw.request("tools/list", json!({})).await;
         let v: Value = serde_json::from_str(&first).expect("json");
         let tools = &v["result"]["tools"];
@@ -116,12 +148,17 @@ async fn tools_list(conda_exe: &Path) {
             times.push(t.elapsed());
         }
         println!(
-            "tools/list real conda 26 dump, {profile:8}: {} tools, tools array {} bytes ({:.1} KiB), response frame {} bytes, median latency {:.3} ms",
+            "tools/list real conda 26 dump, {profile:20}: {} tools, tools array {} bytes ({:.1} KiB), response frame {} bytes, median latency {:.3} ms{}",
             tools.as_array().map_or(0, Vec::len),
             tools_bytes,
             tools_bytes as f64 / 1024.0,
             first.len(),
-            ms(median(&mut times))
+            ms(median(&mut times)),
+            match target {
+                Some(t) if tools_bytes <= t => format!(" (target ≤ {t}: met)"),
+                Some(t) => format!(" (target ≤ {t}: MISSED)"),
+                None => String::new(),
+            }
         );
         raw.close().await;
     }

@@ -35,6 +35,16 @@ impl RawClient {
     /// Starts `conda-mcp --conda-exe <conda_exe> <args>` with the built
     /// worker and a private cache, and completes `initialize`.
     pub async fn start(conda_exe: &Path, args: &[&str]) -> RawClient {
+        Self::start_with_env(conda_exe, args, &[]).await
+    }
+
+    /// [`RawClient::start`] with extra environment variables for the
+    /// server (`RUST_LOG`, ...).
+    pub async fn start_with_env(
+        conda_exe: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> RawClient {
         let dir = tempfile::Builder::new()
             .prefix("conda-mcp-raw-")
             .tempdir()
@@ -49,6 +59,7 @@ impl RawClient {
             .args(args)
             .env("XDG_CACHE_HOME", dir.path().join("cache"))
             .env_remove("CONDA_EXE")
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::from(stderr))
@@ -82,6 +93,11 @@ impl RawClient {
         c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
             .await;
         c
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id().unwrap_or(0)
     }
 
     /// Everything the server and its worker logged so far.

@@ -104,6 +104,15 @@ pub struct ControlRule {
     /// Read stdin to EOF (reported as `stdin_bytes` / `stdin_text`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub read_stdin: Option<bool>,
+    /// Write this text on stderr.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stderr_text: Option<String>,
+    /// Print this text on stdout instead of the parsed-namespace object.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stdout_text: Option<String>,
+    /// Print this many nested JSON arrays on stdout instead of the object.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deep_json_levels: Option<u32>,
     /// Exit with this status.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,

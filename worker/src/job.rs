@@ -115,12 +115,6 @@ enum Ended {
     Aborted,
 }
 
-/// The first two argv items (e.g. `env list`), all a log line may show of
-/// the arguments.
-pub fn argv_head(argv: &[String]) -> String {
-    argv.iter().take(2).cloned().collect::<Vec<_>>().join(" ")
-}
-
 /// Runs one job to its end, sending its events on `events`.
 ///
 /// Returns the final event (`Finished` or `Failed`), which the caller sends
@@ -137,7 +131,6 @@ pub async fn run(
         .path_of(req.program)
         .map(|p| p.display().to_string())
         .unwrap_or_default();
-    let args = argv_head(&req.argv);
     if let Some(stdin) = &req.stdin
         && stdin.len() as u64 > eff.stdin_limit
     {
@@ -162,7 +155,10 @@ pub async fn run(
         stderr,
         process: mut child,
     } = launched;
-    tracing::info!(job = req.job, label = %req.label, program = %program, args = %args, pid, warm, "job started");
+    // The argv is the caller's submitted values (specs, paths, channel URLs
+    // that may carry credentials): the log shows only how many there are.
+    // The label is the command path, chosen by the server.
+    tracing::info!(job = req.job, label = %req.label, program = %program, argc = req.argv.len(), pid, warm, "job started");
     let _ = events.send(JobEvent::Started { pid }).await;
 
     let stdin_task = match (stdin, req.stdin) {

@@ -6,9 +6,10 @@
 //!    a label) or an early [`Outcome`] (invalid arguments, refused, not
 //!    available). One module per kind: [`generated`] (one tool per conda
 //!    command), [`raw`] (`conda_execute`), [`completion`]
-//!    (`conda_cli_command`). A kind that works on a conda argv amends it
-//!    (if it must) *before* [`plan::authorize`] classifies it, so the policy
-//!    always decides on the argv that will run.
+//!    (`conda_cli_command`), [`compact`] (`--tool-mode compact`). A kind
+//!    that works on a conda argv amends it (if it must) *before*
+//!    [`plan::authorize`] classifies it, so the policy always decides on
+//!    the argv that will run.
 //! 2. **Run.** [`Runner::run`] runs a plan on its lane and turns what came
 //!    back into an [`Outcome`]: every worker result enters the server in
 //!    one place ([`run::received`]), and the restart watch runs after a
@@ -19,6 +20,7 @@
 //! Adding a tool kind means adding one planning module here and one route
 //! in the tool set; nothing else changes.
 
+pub mod compact;
 pub mod completion;
 pub mod generated;
 pub mod outcome;

@@ -30,6 +30,14 @@ pub enum Outcome {
         /// Why.
         reason: NotRun,
     },
+    /// The server answered from what it knows, without running anything
+    /// (`conda_commands`, `conda_describe`): a JSON document.
+    Answered {
+        /// The tool name.
+        tool: String,
+        /// The answer.
+        value: serde_json::Value,
+    },
     /// The call ran and produced a result.
     Ran {
         /// What ran (`conda env list`).

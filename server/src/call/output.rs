@@ -22,6 +22,16 @@ pub struct CallOutput {
     /// discovery fingerprint): tools are fixed at startup, so the server must
     /// be restarted to see the change. Once true it stays true.
     pub restart_required: bool,
+    /// How many credentials (a URL's `user:password@`, a conda `/t/<token>/`)
+    /// the server masked in `stdout`, `stderr` and `parsed_json` before
+    /// sending them; absent when none were (and always with
+    /// `--no-mask-credentials`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub credentials_masked: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl CallOutput {
@@ -30,6 +40,7 @@ impl CallOutput {
         CallOutput {
             execution,
             restart_required: false,
+            credentials_masked: 0,
         }
     }
 

@@ -22,13 +22,18 @@ pub struct Runner {
     pub discovery: Arc<Executor>,
     /// Restart detection after mutations.
     pub restart: RestartWatch,
+    /// Mask credentials in results (off with `--no-mask-credentials`).
+    pub mask_credentials: bool,
 }
 
 /// Every worker result enters the server here, before anything reads it.
-/// Whatever must hold for all results the server hands on (masking, say)
-/// belongs in this function.
-pub fn received(result: ExecutionResult) -> ExecutionResult {
-    result
+/// Whatever must hold for all results the server hands on belongs in this
+/// function: credentials in `stdout`, `stderr` and `parsed_json` are masked
+/// here (when `mask` is set, the default), so nothing later can send them.
+/// Returns the result and how many credentials were masked.
+pub fn received(mut result: ExecutionResult, mask: bool) -> (ExecutionResult, u32) {
+    let masked = if mask { result.mask_credentials() } else { 0 };
+    (result, masked)
 }
 
 impl Runner {
@@ -62,7 +67,7 @@ impl Runner {
             }
         };
         let result = match result {
-            Ok(r) => received(r),
+            Ok(r) => received(r, self.mask_credentials),
             Err(e) => {
                 tracing::warn!("{}: not run: {e}", plan.what);
                 return Outcome::NotRun {
@@ -72,9 +77,11 @@ impl Runner {
             }
         };
         match plan.reader {
-            Reader::CompletionAnswer => super::completion::read(&result),
+            Reader::CompletionAnswer => super::completion::read(&result.0),
             Reader::Execution => {
+                let (result, masked) = result;
                 let mut output = CallOutput::new(result);
+                output.credentials_masked = masked;
                 output.restart_required =
                     if !plan.read_only() && output.execution.exit_code == Some(0) {
                         self.restart.after_mutation().await

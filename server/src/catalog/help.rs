@@ -248,6 +248,67 @@ pub fn expand_text(text: &str, prog: &str) -> String {
     }
 }
 
+/// Abbreviations whose period does not end a sentence (compared without
+/// case and without their final period): conda's help writes `(i.e.
+/// prefix)`, `(e.g. linux-64)`, `i.e., ^<regex>$`.
+pub const ABBREVIATIONS: &[&str] = &[
+    "i.e", "e.g", "etc", "vs", "cf", "approx", "incl", "eg", "ie", "resp",
+];
+
+/// Splits collapsed text into sentences, each keeping its final
+/// punctuation. A sentence ends at `.`, `!` or `?` followed by a space, but
+/// never inside parentheses or brackets and never after an abbreviation
+/// ([`ABBREVIATIONS`], or any word with an inner period such as `e.g`), so
+/// `Full path to environment location (i.e. prefix).` is one sentence.
+pub fn sentences(text: &str) -> Vec<String> {
+    let flat = collapse_whitespace(text);
+    let mut out = Vec::new();
+    let mut depth: i32 = 0;
+    let mut start = 0;
+    let bytes = flat.as_bytes();
+    for (i, ch) in flat.char_indices() {
+        match ch {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth = (depth - 1).max(0),
+            '.' | '!' | '?' if depth == 0 && bytes.get(i + 1) == Some(&b' ') => {
+                let word = flat[start..i]
+                    .rsplit(|c: char| c.is_whitespace() || c == '(')
+                    .next()
+                    .unwrap_or("");
+                if ch == '.' && is_abbreviation(word) {
+                    continue;
+                }
+                out.push(flat[start..=i].trim().to_owned());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    let rest = flat[start..].trim();
+    if !rest.is_empty() {
+        out.push(rest.to_owned());
+    }
+    out
+}
+
+/// Whether the last word of `text` is an abbreviation (`e.g.`, `i.e`):
+/// text cut there would end in a cut abbreviation.
+pub fn ends_in_abbreviation(text: &str) -> bool {
+    let word = text
+        .rsplit(|c: char| c.is_whitespace() || c == '(')
+        .next()
+        .unwrap_or("");
+    is_abbreviation(word.trim_end_matches(['.', ',']))
+}
+
+/// Whether `word` (the text before a period) is an abbreviation rather than
+/// the end of a sentence.
+fn is_abbreviation(word: &str) -> bool {
+    let lower = word.to_ascii_lowercase();
+    ABBREVIATIONS.contains(&lower.as_str())
+        || (lower.contains('.') && lower.chars().filter(|c| c.is_alphabetic()).count() <= 4)
+}
+
 /// The tool summary: the first paragraph (text up to the first blank line)
 /// of the description, whitespace collapsed, skipping paragraphs that are
 /// examples (`Example:`, `Examples:`, ...); falls back to `fallback` (the
@@ -358,6 +419,35 @@ mod tests {
             expand_help(Some("  a\n  b\t c  "), &p).as_deref(),
             Some("a b c")
         );
+    }
+
+    #[test]
+    fn sentences_keep_abbreviations_and_parentheses() {
+        assert_eq!(
+            sentences("Full path to environment location (i.e. prefix). More."),
+            vec!["Full path to environment location (i.e. prefix).", "More."]
+        );
+        assert_eq!(
+            sentences("Allow clobbering (i.e. overwriting) of paths. Next one"),
+            vec!["Allow clobbering (i.e. overwriting) of paths.", "Next one"]
+        );
+        assert_eq!(
+            sentences("Only full names, i.e., ^<regex>$. --full-name NAME is identical."),
+            vec![
+                "Only full names, i.e., ^<regex>$.",
+                "--full-name NAME is identical."
+            ]
+        );
+        assert_eq!(
+            sentences("Platforms (e.g. linux-64, osx-arm64). Repeat it, e.g. twice. Done!"),
+            vec![
+                "Platforms (e.g. linux-64, osx-arm64).",
+                "Repeat it, e.g. twice.",
+                "Done!"
+            ]
+        );
+        assert_eq!(sentences("  "), Vec::<String>::new());
+        assert_eq!(sentences("No period"), vec!["No period"]);
     }
 
     #[test]

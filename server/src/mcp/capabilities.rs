@@ -38,6 +38,12 @@ pub struct Capabilities<'a> {
     pub policy: PolicySummary,
     /// `portable` or `full`.
     pub schema_profile: &'static str,
+    /// `typed` or `compact` (`--tool-mode`).
+    pub tool_mode: &'static str,
+    /// The full JSON Schema of the result every execution tool returns
+    /// (`structuredContent`), with field descriptions: `tools/list`
+    /// advertises only `{"type":"object"}` for it.
+    pub result_schema: serde_json::Value,
 }
 
 /// The startup policy, as flags.
@@ -67,8 +73,21 @@ pub struct CommandSummary<'a> {
     pub aliases: &'a [String],
     /// How it is exposed (`tool`, `root`, `parent`, `shell_only`, `raw_only`).
     pub exposure: &'a Exposure,
-    /// The generated tool's name, when it is one.
+    /// The generated tool's name, when this server serves it.
     pub tool: Option<String>,
+    /// For a command that is a tool: `read_only`, `mutation` or `exec`, its
+    /// broadest behaviour.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy: Option<&'static str>,
+    /// For a served tool: what the startup policy lets its calls do
+    /// (`runs`: `always`, `read_only_calls`, `dry_run_only` or `never`, with
+    /// the startup options the rest `needs`), the same fact its description
+    /// begins with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runnable: Option<crate::policy::Runnable>,
+    /// True for a tool left out by `--tools`/`--exclude-tools`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub filtered_out: bool,
 }
 
 /// Serializes the resource (pretty JSON).
@@ -78,20 +97,23 @@ pub fn render(
     tools: &super::tools::ToolSet,
     policy: PolicySummary,
     profile: crate::schema::Profile,
+    mode: super::tools::ToolMode,
 ) -> String {
     let commands = catalog
         .commands
         .iter()
         .enumerate()
-        .map(|(i, c)| CommandSummary {
-            path: &c.path,
-            aliases: &c.aliases,
-            exposure: &c.exposure,
-            tool: tools
-                .generated
-                .iter()
-                .find(|t| t.cmd == i)
-                .map(|t| t.name.clone()),
+        .map(|(i, c)| {
+            let served = tools.generated.iter().find(|t| t.cmd == i);
+            CommandSummary {
+                path: &c.path,
+                aliases: &c.aliases,
+                exposure: &c.exposure,
+                tool: served.map(|t| t.name.clone()),
+                policy: c.is_tool().then(|| crate::policy::policy_class(catalog, i)),
+                runnable: served.map(|t| t.runnable.clone()),
+                filtered_out: c.is_tool() && served.is_none(),
+            }
         })
         .collect();
     let doc = Capabilities {
@@ -111,6 +133,13 @@ pub fn render(
             crate::schema::Profile::Portable => "portable",
             crate::schema::Profile::Full => "full",
         },
+        tool_mode: match mode {
+            super::tools::ToolMode::Typed => "typed",
+            super::tools::ToolMode::Compact => "compact",
+        },
+        result_schema: serde_json::Value::Object(
+            super::tools::full_output_schema().as_ref().clone(),
+        ),
     };
     serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "{}".into())
 }

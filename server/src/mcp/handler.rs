@@ -42,6 +42,8 @@ pub struct State {
     pub tools: ToolSet,
     /// The startup policy.
     pub policy: Policy,
+    /// The schema profile (`conda_describe` answers in it).
+    pub profile: crate::schema::Profile,
     /// Limits of every call.
     pub limits: Limits,
     /// The executors (exec and discovery lanes) and the restart watch.
@@ -94,6 +96,15 @@ impl CondaMcp {
             Route::CliCommand => {
                 call::completion::plan(&st.catalog, st.tools.cli_command.is_some(), st.limits, args)
             }
+            Route::Compact(tool) => call::compact::plan(
+                &st.catalog,
+                &st.policy,
+                st.limits,
+                &st.tools,
+                st.profile,
+                tool,
+                args,
+            ),
         }
     }
 

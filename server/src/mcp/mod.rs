@@ -3,10 +3,13 @@
 //! the stateless 2026-07-28 lifecycle opened by `server/discover`).
 //!
 //! * [`stdio`]: the stdio transport (one JSON-RPC message per line; answers
-//!   malformed lines itself);
+//!   malformed lines itself), and [`request_log`], its one log line per
+//!   request;
 //! * [`handler`]: the [`rmcp::ServerHandler`];
 //! * [`tools`]: the tool set built once at startup (generated tools,
-//!   `conda_execute`, `conda_cli_command`);
+//!   `conda_execute`, `conda_cli_command`), narrowed by [`filter`]
+//!   (`--tools`, `--exclude-tools`); [`compact`]: the three tools of
+//!   `--tool-mode compact`;
 //! * [`execute`]: the raw tool's input and checks;
 //! * [`cli_command`]: the `conda_cli_command` tool's definition (one command
 //!   of the conda-completion plugin's manifest);
@@ -18,9 +21,12 @@
 
 pub mod capabilities;
 pub mod cli_command;
+pub mod compact;
 pub mod execute;
+pub mod filter;
 pub mod handler;
 pub mod progress;
+pub mod request_log;
 pub mod restart;
 pub mod results;
 pub mod startup;
@@ -53,15 +59,27 @@ pub struct Limits {
 
 /// The `initialize` / `server/discover` answer: conda-mcp and its version,
 /// tools and resources, and instructions that state once what many tools
-/// share (the help of common options, the result fields).
-pub fn server_config(shared: &crate::schema::SharedHelp) -> ServerConfig {
-    let mut instructions = String::from(
-        "Typed tools for the installed conda: one tool per conda command (conda_<command>), \
-         arguments as in the conda CLI with dashes as underscores. The policy is fixed at startup; \
-         a refused call names the startup option it needs. Every call returns exit_code, stdout, \
-         stderr, duration_ms, parsed_json (stdout as JSON when it is one document), timed_out, \
-         cancelled, stdout_truncated, stderr_truncated, restart_required. \
-         conda://capabilities describes the catalog and the policy.",
+/// share (the help of common options, one meaning per name; the result
+/// fields).
+pub fn server_config(shared: &crate::schema::SharedHelp, mode: tools::ToolMode) -> ServerConfig {
+    let mut instructions = String::from(match mode {
+        tools::ToolMode::Typed => {
+            "Typed tools for the installed conda: one tool per conda command (conda_<command>), \
+             arguments as in the conda CLI with dashes as underscores."
+        }
+        tools::ToolMode::Compact => {
+            "Tools for the installed conda: conda_commands lists the commands, conda_describe \
+             gives one command's arguments (as in the conda CLI with dashes as underscores), \
+             conda_call runs it."
+        }
+    });
+    instructions.push_str(
+        " A boolean whose conda flag has a --no- form passes that form when false. \
+         The policy is fixed at startup; a tool it limits says so first in its description, \
+         and a refused call names the startup option it needs. Every call returns exit_code, \
+         stdout, stderr, duration_ms, parsed_json (stdout as JSON when it is one document), \
+         timed_out, cancelled, stdout_truncated, stderr_truncated, restart_required. \
+         conda://capabilities describes the catalog, the policy and the full result schema.",
     );
     if !shared.entries.is_empty() {
         instructions.push_str(" Options shared by many tools: ");
@@ -85,6 +103,10 @@ pub fn server_config(shared: &crate::schema::SharedHelp) -> ServerConfig {
 pub async fn run(cli: Cli) -> ExitCode {
     let started = match startup::start(&cli).await {
         Ok(s) => s,
+        Err(startup::StartupError::Usage(e)) => {
+            tracing::error!("{e}");
+            return ExitCode::from(2);
+        }
         Err(e) => {
             tracing::error!("{e}");
             return ExitCode::FAILURE;
@@ -105,7 +127,10 @@ pub async fn run(cli: Cli) -> ExitCode {
             tokio::join!(exec.shutdown(), lane.shutdown());
         });
     }
-    let outcome = match server.serve(stdio::stdio(eof)).await {
+    let outcome = match server
+        .serve(stdio::stdio(eof, stdio::line_limit(cli.stdin_limit_bytes)))
+        .await
+    {
         Ok(running) => running
             .waiting()
             .await

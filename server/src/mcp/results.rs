@@ -58,6 +58,7 @@ impl Results {
             Outcome::InvalidArguments { tool, errors } => invalid_arguments(&tool, &errors),
             Outcome::Refused(refusal) => refused(&refusal),
             Outcome::NotRun { what, reason } => not_run(&what, &reason),
+            Outcome::Answered { value, .. } => CallToolResult::structured(value),
             Outcome::Ran {
                 what,
                 ran: Ran::Execution(output),
@@ -151,6 +152,12 @@ pub fn summary(what: &str, output: &CallOutput) -> String {
     if r.stdout_truncated || r.stderr_truncated {
         s.push_str(" (output truncated)");
     }
+    if output.credentials_masked > 0 {
+        s.push_str(&format!(
+            " ({} credential(s) masked in the output)",
+            output.credentials_masked
+        ));
+    }
     if output.restart_required {
         s.push_str("; restart the server to see the change in conda or its plugins");
     }
@@ -173,11 +180,14 @@ fn refused(refusal: &Refusal) -> CallToolResult {
     ))])
 }
 
-/// A call that could not run (worker unavailable or died, ...).
+/// A call that could not run (worker unavailable or died, ...). The
+/// reason may quote what the worker or conda said, so it goes through the
+/// credential mask (always: it is the server's text, not conda's output).
 fn not_run(what: &str, reason: &impl std::fmt::Display) -> CallToolResult {
-    CallToolResult::error(vec![Content::text(format!(
-        "{what} could not be run: {reason}"
-    ))])
+    let text = format!("{what} could not be run: {reason}");
+    CallToolResult::error(vec![Content::text(
+        conda_mcp_shared::mask::mask(&text).into_owned(),
+    )])
 }
 
 fn internal_error(msg: &str) -> CallToolResult {

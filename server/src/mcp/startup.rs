@@ -19,6 +19,10 @@ pub enum StartupError {
     /// Discovery failed.
     #[error("discovery failed: {0}")]
     Discovery(String),
+    /// A startup option does not fit the conda found (a `--tools` entry
+    /// that matches no tool): a usage error, exit status 2.
+    #[error("{0}")]
+    Usage(String),
     /// A generated schema is broken.
     #[error(transparent)]
     Schema(#[from] crate::schema::SchemaError),
@@ -52,11 +56,17 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
     let discovered = discover(cli).await?;
     let catalog = Arc::new(discovered.discovery.catalog.clone());
     let policy = policy_of(cli);
+    let filter = cli.tool_filter();
+    filter
+        .check(&super::tools::universe(&catalog))
+        .map_err(StartupError::Usage)?;
     let tools = ToolSet::build(
         &catalog,
-        ToolOptions {
+        &ToolOptions {
             profile: cli.schema_profile,
-            allow_exec: cli.allow_exec,
+            policy,
+            filter,
+            mode: cli.tool_mode,
         },
     )?;
     let capabilities: Arc<str> = capabilities::render(
@@ -68,6 +78,7 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
             allow_exec: policy.allow_exec,
         },
         cli.schema_profile,
+        cli.tool_mode,
     )
     .into();
     tracing::info!(
@@ -76,18 +87,20 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
         tools = tools.listed.len(),
         "conda-mcp ready"
     );
-    let info = server_config(&tools.shared_help);
+    let info = server_config(&tools.shared_help, cli.tool_mode);
     let results = Results::new().map_err(StartupError::Other)?;
     Ok(Started {
         state: State {
             catalog,
             tools,
             policy,
+            profile: cli.schema_profile,
             limits: cli.limits(),
             runner: Runner {
                 exec: discovered.exec,
                 discovery: discovered.discovery_lane.clone(),
                 restart: RestartWatch::new(discovered.options, &discovered.discovery),
+                mask_credentials: !cli.no_mask_credentials,
             },
             capabilities,
             results,

@@ -6,8 +6,14 @@
 //! 2.0 says: a line that is not JSON gets `-32700 Parse error` (id null), a
 //! JSON value that is not a valid message gets `-32600 Invalid Request`
 //! (with its id when the id is readable). Neither echoes what was sent. A
-//! line longer than [`MAX_LINE_BYTES`] is discarded the same way, without
-//! being held in memory.
+//! line longer than the line limit ([`line_limit`]) is discarded the same
+//! way: at most the limit is held in memory while it is read, the rest is
+//! read and dropped, so a 100 MB line costs a few MiB, not 100 MB. JSON
+//! nested deeper than 128 levels (serde_json's recursion limit) is a parse
+//! error, so no request can overflow the stack.
+//!
+//! Every request and its answer pass through the request log
+//! ([`super::request_log`]): one line per request, without its arguments.
 //!
 //! It also tells the server when stdin reaches EOF (the host went away), so
 //! that running calls are killed at once instead of being waited for.
@@ -23,9 +29,24 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWrite
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-/// Longest accepted line (one JSON-RPC message): 64 MiB, far above any
-/// call this server takes (stdin of a call is limited to 1 MiB by default).
+use super::request_log::RequestLog;
+
+/// Upper bound of the line limit: 64 MiB.
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+/// Lower bound of the line limit: 4 MiB, far above any call without stdin.
+pub const MIN_LINE_BYTES: usize = 4 * 1024 * 1024;
+
+/// The longest line (one JSON-RPC message) the server reads, for a
+/// `--stdin-limit-bytes` of `stdin_limit`: room for that much stdin with
+/// every byte JSON-escaped as `\u00XX` (6 bytes each) plus 1 MiB for the
+/// rest of the call, within [`MIN_LINE_BYTES`]..=[`MAX_LINE_BYTES`]. The
+/// default stdin limit (1 MiB) gives 7 MiB.
+pub fn line_limit(stdin_limit: u64) -> usize {
+    let wanted = stdin_limit.saturating_mul(6).saturating_add(1024 * 1024);
+    usize::try_from(wanted)
+        .unwrap_or(usize::MAX)
+        .clamp(MIN_LINE_BYTES, MAX_LINE_BYTES)
+}
 
 type Writer = Arc<Mutex<Pin<Box<dyn AsyncWrite + Send>>>>;
 
@@ -34,38 +55,46 @@ pub type OutSink = Pin<Box<dyn Sink<TxJsonRpcMessage<RoleServer>, Error = std::i
 /// The incoming half: decoded messages until EOF.
 pub type InStream = Pin<Box<dyn Stream<Item = RxJsonRpcMessage<RoleServer>> + Send>>;
 
-/// The server's stdio transport; `eof` is cancelled when stdin ends.
-pub fn stdio(eof: CancellationToken) -> (OutSink, InStream) {
+/// The server's stdio transport; `eof` is cancelled when stdin ends; lines
+/// longer than `max_line` bytes are refused ([`line_limit`]).
+pub fn stdio(eof: CancellationToken, max_line: usize) -> (OutSink, InStream) {
     let (reader, writer) = rmcp::transport::io::stdio_pipes();
-    transport(reader, writer, eof)
+    transport(reader, writer, eof, max_line)
 }
 
 /// The transport over any reader and writer (tests use pipes).
-pub fn transport<R, W>(reader: R, writer: W, eof: CancellationToken) -> (OutSink, InStream)
+pub fn transport<R, W>(
+    reader: R,
+    writer: W,
+    eof: CancellationToken,
+    max_line: usize,
+) -> (OutSink, InStream)
 where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + 'static,
 {
     let writer: Writer = Arc::new(Mutex::new(Box::pin(writer)));
+    let log = Arc::new(RequestLog::default());
     let sink = futures::sink::unfold(
-        writer.clone(),
-        |w: Writer, msg: TxJsonRpcMessage<RoleServer>| async move {
+        (writer.clone(), log.clone()),
+        |(w, log): (Writer, Arc<RequestLog>), msg: TxJsonRpcMessage<RoleServer>| async move {
             let mut line = serde_json::to_vec(&msg).map_err(std::io::Error::other)?;
             line.push(b'\n');
+            log.sent(&msg);
             write_line(&w, &line).await?;
-            Ok::<_, std::io::Error>(w)
+            Ok::<_, std::io::Error>((w, log))
         },
     );
-    let state = (BufReader::new(reader), writer, eof);
-    let stream = futures::stream::unfold(state, |(mut reader, writer, eof)| async move {
+    let state = (BufReader::new(reader), writer, eof, log);
+    let stream = futures::stream::unfold(state, move |(mut reader, writer, eof, log)| async move {
         loop {
-            match read_line(&mut reader, MAX_LINE_BYTES).await {
+            match read_line(&mut reader, max_line).await {
                 Ok(Line::Eof) | Err(_) => {
                     eof.cancel();
                     return None;
                 }
                 Ok(Line::TooLong) => {
-                    tracing::warn!("a line of over {MAX_LINE_BYTES} bytes on stdin was discarded");
+                    tracing::warn!("a line of over {max_line} bytes on stdin was discarded");
                     reply_error(
                         &writer,
                         Value::Null,
@@ -79,7 +108,10 @@ where
                         continue;
                     }
                     match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(&bytes) {
-                        Ok(msg) => return Some((msg, (reader, writer, eof))),
+                        Ok(msg) => {
+                            log.received(&msg);
+                            return Some((msg, (reader, writer, eof, log)));
+                        }
                         Err(_) => reject(&writer, &bytes).await,
                     }
                 }
@@ -99,7 +131,7 @@ async fn reject(writer: &Writer, bytes: &[u8]) {
                 writer,
                 Value::Null,
                 -32700,
-                "Parse error: the message is not valid JSON",
+                "Parse error: the message is not valid JSON (or nests deeper than 128 levels)",
             )
             .await;
         }
@@ -198,7 +230,7 @@ mod tests {
         let (mut client_out, server_in) = tokio::io::duplex(1 << 20);
         let (server_out, mut client_in) = tokio::io::duplex(1 << 20);
         let eof = CancellationToken::new();
-        let (_sink, mut stream) = transport(server_in, server_out, eof.clone());
+        let (_sink, mut stream) = transport(server_in, server_out, eof.clone(), 1 << 16);
         client_out.write_all(input).await.expect("write");
         drop(client_out);
         let mut methods = Vec::new();
@@ -261,5 +293,225 @@ mod tests {
         assert!(matches!(read_line(&mut reader, 4).await, Ok(Line::TooLong)));
         assert!(matches!(read_line(&mut reader, 4).await, Ok(Line::Text(t)) if t == b"ok"));
         assert!(matches!(read_line(&mut reader, 4).await, Ok(Line::Eof)));
+    }
+
+    /// What one fuzzed line is, and so what it must produce.
+    #[derive(Debug, Clone)]
+    enum Fuzz {
+        /// A valid `ping` request: passed to the server exactly once.
+        Request(u32),
+        /// Not JSON (starts with `#`), holding the marker: one -32700.
+        Garbage(Vec<u8>),
+        /// Invalid UTF-8 inside a JSON string: one -32700.
+        InvalidUtf8(u32),
+        /// A request whose params nest deeper than 128 levels: one -32700.
+        Deep(u32, usize),
+        /// A number too large for a double: one -32700.
+        HugeNumber(u32),
+        /// A valid JSON value that is not a message, with an id: one -32600
+        /// carrying that id.
+        NotAMessage(u32),
+        /// An undecodable notification: no answer.
+        BadNotification,
+        /// A line over the limit: one -32700.
+        Overlong(usize),
+        /// Arbitrary bytes: at most one answer.
+        Arbitrary(Vec<u8>),
+    }
+
+    const MARKER: &str = "zq7marker";
+    const FUZZ_MAX_LINE: usize = 4096;
+
+    fn fuzz_line() -> impl proptest::strategy::Strategy<Value = Fuzz> {
+        use proptest::prelude::*;
+        prop_oneof![
+            any::<u32>().prop_map(Fuzz::Request),
+            proptest::collection::vec(
+                any::<u8>().prop_filter("no newline", |b| *b != b'\n'),
+                0..64
+            )
+            .prop_map(Fuzz::Garbage),
+            any::<u32>().prop_map(Fuzz::InvalidUtf8),
+            (any::<u32>(), 129usize..3000).prop_map(|(i, d)| Fuzz::Deep(i, d)),
+            any::<u32>().prop_map(Fuzz::HugeNumber),
+            any::<u32>().prop_map(Fuzz::NotAMessage),
+            Just(Fuzz::BadNotification),
+            (FUZZ_MAX_LINE + 1..3 * FUZZ_MAX_LINE).prop_map(Fuzz::Overlong),
+            proptest::collection::vec(
+                any::<u8>().prop_filter("no newline", |b| *b != b'\n'),
+                0..128
+            )
+            .prop_map(Fuzz::Arbitrary),
+        ]
+    }
+
+    fn bytes_of(line: &Fuzz, n: usize) -> Vec<u8> {
+        let id = |i: u32| format!("f{n}-{i}");
+        match line {
+            Fuzz::Request(i) => {
+                format!(r#"{{"jsonrpc":"2.0","id":"{}","method":"ping"}}"#, id(*i)).into_bytes()
+            }
+            Fuzz::Garbage(b) => {
+                let mut v = format!("#{MARKER}").into_bytes();
+                v.extend_from_slice(b);
+                v
+            }
+            Fuzz::InvalidUtf8(i) => {
+                let mut v = format!(
+                    r#"{{"jsonrpc":"2.0","id":"{}","method":"ping","params":{{"{MARKER}":""#,
+                    id(*i)
+                )
+                .into_bytes();
+                v.extend_from_slice(b"\xff\xfe\"}}");
+                v
+            }
+            Fuzz::Deep(i, d) => format!(
+                r#"{{"jsonrpc":"2.0","id":"{}","method":"ping","params":{{"{MARKER}":{}{}}}}}"#,
+                id(*i),
+                "[".repeat(*d),
+                "]".repeat(*d)
+            )
+            .into_bytes(),
+            Fuzz::HugeNumber(i) => format!(
+                r#"{{"jsonrpc":"2.0","id":"{}","method":"ping","params":{{"{MARKER}":1e999999}}}}"#,
+                id(*i)
+            )
+            .into_bytes(),
+            Fuzz::NotAMessage(i) => {
+                format!(r#"{{"id":"{}","{MARKER}":[1,2]}}"#, id(*i)).into_bytes()
+            }
+            Fuzz::BadNotification => {
+                format!(r#"{{"jsonrpc":"2.0","method":"notifications/x","params":"{MARKER}"}}"#)
+                    .into_bytes()
+            }
+            Fuzz::Overlong(len) => {
+                let mut v = format!(r#"{{"{MARKER}":""#).into_bytes();
+                v.resize(*len, b'a');
+                v
+            }
+            Fuzz::Arbitrary(b) => b.clone(),
+        }
+    }
+
+    /// Fuzz cases per property: `CONDA_MCP_FUZZ_CASES` (a long run), else
+    /// `default`.
+    fn fuzz_cases(default: u32) -> u32 {
+        std::env::var("CONDA_MCP_FUZZ_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    }
+
+    /// Random lines, written in random chunks: the reader never panics,
+    /// passes every valid request exactly once and in order, answers every
+    /// other line as its kind requires (at most once), and echoes nothing.
+    #[test]
+    fn fuzzed_lines_get_one_answer_each_and_nothing_is_echoed() {
+        use proptest::prelude::*;
+        use proptest::test_runner::{Config, TestRunner};
+        let cases = fuzz_cases(256);
+        let mut runner = TestRunner::new(Config {
+            cases,
+            ..Config::default()
+        });
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let run = std::cell::Cell::new(0usize);
+        let strategy = (
+            proptest::collection::vec(fuzz_line(), 1..24),
+            proptest::collection::vec(1usize..5000, 1..8),
+        );
+        runner
+            .run(&strategy, |(lines, chunks)| {
+                run.set(run.get() + 1);
+                let n = run.get();
+                let mut input = Vec::new();
+                for l in &lines {
+                    input.extend_from_slice(&bytes_of(l, n));
+                    input.push(b'\n');
+                }
+                let (passed, replies) = rt.block_on(async {
+                    let (mut client_out, server_in) = tokio::io::duplex(1 << 16);
+                    let (server_out, mut client_in) = tokio::io::duplex(1 << 22);
+                    let eof = CancellationToken::new();
+                    let (sink, mut stream) =
+                        transport(server_in, server_out, eof.clone(), FUZZ_MAX_LINE);
+                    let writer = tokio::spawn(async move {
+                        let mut rest = &input[..];
+                        let mut i = 0;
+                        while !rest.is_empty() {
+                            let take = chunks[i % chunks.len()].min(rest.len());
+                            client_out.write_all(&rest[..take]).await.expect("write");
+                            rest = &rest[take..];
+                            i += 1;
+                        }
+                    });
+                    let mut passed = Vec::new();
+                    while let Some(msg) = stream.next().await {
+                        let v = serde_json::to_value(&msg).expect("json");
+                        passed.push(v["id"].as_str().unwrap_or("").to_owned());
+                    }
+                    writer.await.expect("writer");
+                    drop(sink);
+                    drop(stream);
+                    let mut out = Vec::new();
+                    client_in.read_to_end(&mut out).await.expect("read replies");
+                    (passed, out)
+                });
+                let replies = String::from_utf8(replies).expect("replies are UTF-8");
+                prop_assert!(!replies.contains(MARKER), "echoed: {replies}");
+                let replies: Vec<Value> = replies
+                    .lines()
+                    .map(|l| serde_json::from_str(l).expect("each reply is JSON"))
+                    .collect();
+                let id = |i: &u32| json!(format!("f{n}-{i}"));
+                let wanted: Vec<String> = lines
+                    .iter()
+                    .filter_map(|l| match l {
+                        Fuzz::Request(i) => Some(format!("f{n}-{i}")),
+                        _ => None,
+                    })
+                    .collect();
+                prop_assert_eq!(passed, wanted);
+                let mut expected: Vec<(i64, Value)> = Vec::new();
+                let mut arbitrary = 0;
+                for l in &lines {
+                    match l {
+                        Fuzz::Request(_) | Fuzz::BadNotification => {}
+                        Fuzz::Garbage(_)
+                        | Fuzz::InvalidUtf8(_)
+                        | Fuzz::Deep(..)
+                        | Fuzz::HugeNumber(_)
+                        | Fuzz::Overlong(_) => expected.push((-32700, Value::Null)),
+                        Fuzz::NotAMessage(i) => expected.push((-32600, id(i))),
+                        Fuzz::Arbitrary(_) => arbitrary += 1,
+                    }
+                }
+                let got: Vec<(i64, Value)> = replies
+                    .iter()
+                    .map(|r| (r["error"]["code"].as_i64().unwrap_or(0), r["id"].clone()))
+                    .collect();
+                // Arbitrary lines may add at most one answer each; the
+                // predictable ones come in order among them.
+                prop_assert!(
+                    got.len() >= expected.len() && got.len() <= expected.len() + arbitrary,
+                    "{} replies for {} expected + {} arbitrary",
+                    got.len(),
+                    expected.len(),
+                    arbitrary
+                );
+                let mut it = got.iter();
+                for e in &expected {
+                    prop_assert!(it.any(|g| g == e), "missing {:?} in {:?}", e, got);
+                }
+                Ok(())
+            })
+            .expect("property holds");
+        eprintln!(
+            "fuzz stdio reader: {} cases (CONDA_MCP_FUZZ_CASES sets the count)",
+            run.get()
+        );
     }
 }

@@ -14,6 +14,7 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::Value;
 
 use crate::catalog::{Catalog, CommandIdx, Passthrough};
+use crate::policy::Policy;
 use crate::schema::describe::{self, ToolEffects};
 use crate::schema::{
     ArgumentValidator, Profile, SchemaError, SharedHelp, check_schema_document, input_schema_with,
@@ -21,6 +22,7 @@ use crate::schema::{
 };
 
 use super::execute;
+use super::filter::{Candidate, ToolFilter};
 
 /// A property help text shared by at least this many tools is stated once
 /// in the server instructions instead of in every schema.
@@ -41,6 +43,10 @@ pub struct GeneratedTool {
     pub cmd: CommandIdx,
     /// Validator of the FULL input schema.
     pub validator: ArgumentValidator,
+    /// Its description as listed (policy sentence first, when there is one).
+    pub description: String,
+    /// What the startup policy lets its calls do.
+    pub runnable: crate::policy::Runnable,
 }
 
 /// What a tool name routes to.
@@ -50,14 +56,19 @@ pub enum Route {
     Generated(usize),
     /// `conda_execute`.
     Execute,
-    /// `conda_cli_command` (routed only once it is listed).
+    /// `conda_cli_command` (routed only when it is listed).
     CliCommand,
+    /// `conda_commands`, `conda_describe` or `conda_call`
+    /// (`--tool-mode compact`).
+    Compact(super::compact::CompactTool),
 }
 
 /// All tools of the server.
 #[derive(Debug)]
 pub struct ToolSet {
-    /// Generated tools, in catalog order.
+    /// Generated tools the filter lets through, in catalog order (listed
+    /// and routed by name in the typed mode; reached through `conda_call`
+    /// in the compact mode).
     pub generated: Vec<GeneratedTool>,
     /// What `tools/list` returns, in order: generated tools, then the
     /// server's own.
@@ -74,21 +85,38 @@ pub struct ToolSet {
     routes: HashMap<String, Route>,
 }
 
+/// `--tool-mode`: how the catalog is offered as tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ToolMode {
+    /// One typed tool per conda command (`conda_install`, ...).
+    #[default]
+    Typed,
+    /// Three tools over the same catalog: `conda_commands` (list),
+    /// `conda_describe` (one command's input schema) and `conda_call` (run
+    /// one command with its arguments), for hosts with a small tool budget.
+    Compact,
+}
+
 /// What the tool set is built from.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Default)]
 pub struct ToolOptions {
     /// Input-schema profile to advertise.
     pub profile: Profile,
-    /// Whether `conda_execute` is listed (`--allow-exec`).
-    pub allow_exec: bool,
+    /// The startup policy: `conda_execute` is listed with `--allow-exec`,
+    /// and a tool the policy limits says so first in its description.
+    pub policy: Policy,
+    /// `--tools` / `--exclude-tools`.
+    pub filter: ToolFilter,
+    /// `--tool-mode`.
+    pub mode: ToolMode,
 }
 
 impl ToolSet {
-    /// Builds every tool of `catalog`.
+    /// Builds every tool of `catalog` that `options.filter` lets through.
     ///
     /// Errors: a [`SchemaError`] when a schema is not a valid JSON Schema
     /// 2020-12 document (a bug, reported at startup).
-    pub fn build(catalog: &Catalog, options: ToolOptions) -> Result<Self, SchemaError> {
+    pub fn build(catalog: &Catalog, options: &ToolOptions) -> Result<Self, SchemaError> {
         let cmds: Vec<CommandIdx> = catalog.tools().map(|(i, _)| i).collect();
         let paths: Vec<Vec<String>> = cmds
             .iter()
@@ -97,11 +125,15 @@ impl ToolSet {
         let names = tool_names(&paths);
         let output_schema = output_schema();
         let shared_help = SharedHelp::of(catalog, SHARED_HELP_MIN_TOOLS);
+        let compact = options.mode == ToolMode::Compact;
         let mut generated = Vec::with_capacity(cmds.len());
         let mut listed = Vec::with_capacity(cmds.len() + 2);
         let mut routes = HashMap::new();
         for (&cmd, name) in cmds.iter().zip(names) {
             let command = &catalog.commands[cmd];
+            if !options.filter.allows(&name, &command_paths(catalog, cmd)) {
+                continue;
+            }
             let advertised = input_schema_with(catalog, cmd, options.profile, &shared_help);
             check_schema_document(&name, &advertised)?;
             let full = if options.profile == Profile::Full {
@@ -110,26 +142,46 @@ impl ToolSet {
                 input_schema_with(catalog, cmd, Profile::Full, &shared_help)
             };
             let validator = ArgumentValidator::new(&name, &full)?;
-            let effects = effects(catalog, cmd);
-            let tool = Tool::new_with_raw(
+            let runnable = crate::policy::runnable(catalog, cmd, &options.policy);
+            let description = describe::description(command, effects(catalog, cmd));
+            let description = match runnable.sentence() {
+                Some(first) => format!("{first} {description}"),
+                None => description,
+            };
+            let mut tool = Tool::new_with_raw(
                 name.clone(),
-                Some(describe::description(command, effects).into()),
+                Some(description.clone().into()),
                 Arc::new(as_object(advertised)),
             )
             .with_title(describe::title(command))
-            .with_annotations(describe::annotations(effects))
-            .with_raw_output_schema(output_schema.clone())
-            .with_meta(describe::meta(command));
-            routes.insert(name.clone(), Route::Generated(generated.len()));
+            .with_raw_output_schema(output_schema.clone());
+            let annotations = describe::annotations(effects(catalog, cmd));
+            if annotations != ToolAnnotations::new() {
+                tool = tool.with_annotations(annotations);
+            }
+            if let Some(meta) = describe::meta(command) {
+                tool = tool.with_meta(meta);
+            }
+            if !compact {
+                routes.insert(name.clone(), Route::Generated(generated.len()));
+                listed.push(tool);
+            }
             generated.push(GeneratedTool {
                 name,
                 cmd,
                 validator,
+                description,
+                runnable,
             });
-            listed.push(tool);
+        }
+        if compact {
+            for (which, tool) in super::compact::tools(options.profile) {
+                routes.insert(tool.name.to_string(), Route::Compact(which));
+                listed.push(tool);
+            }
         }
         let mut execute_validator = None;
-        if options.allow_exec {
+        if options.policy.allow_exec && options.filter.allows(EXECUTE_TOOL, &[]) {
             let schema = execute::input_schema();
             execute_validator = Some(ArgumentValidator::new(
                 EXECUTE_TOOL,
@@ -149,7 +201,9 @@ impl ToolSet {
             );
             routes.insert(EXECUTE_TOOL.to_owned(), Route::Execute);
         }
-        let cli_command = if routes.contains_key(CLI_COMMAND_TOOL) {
+        let cli_command = if routes.contains_key(CLI_COMMAND_TOOL)
+            || !options.filter.allows(CLI_COMMAND_TOOL, &[])
+        {
             None
         } else {
             let schema = crate::completion::input_schema();
@@ -184,6 +238,58 @@ impl ToolSet {
     pub fn generated_names(&self) -> Vec<String> {
         self.generated.iter().map(|t| t.name.clone()).collect()
     }
+
+    /// The generated tool of a command, given as a tool name
+    /// (`conda_env_create`) or a command path (`env create`, aliases
+    /// included), when this server serves it.
+    pub fn find_command(&self, catalog: &Catalog, command: &str) -> Option<usize> {
+        let command = command.split_whitespace().collect::<Vec<_>>().join(" ");
+        self.generated
+            .iter()
+            .position(|t| t.name == command || command_paths(catalog, t.cmd).contains(&command))
+    }
+}
+
+/// Every tool a catalog could give this server, whatever the policy, mode
+/// and filter: what `--tools`/`--exclude-tools` entries are checked against.
+pub fn universe(catalog: &Catalog) -> Vec<Candidate> {
+    let cmds: Vec<CommandIdx> = catalog.tools().map(|(i, _)| i).collect();
+    let paths: Vec<Vec<String>> = cmds
+        .iter()
+        .map(|&i| catalog.commands[i].subpath().to_vec())
+        .collect();
+    let mut out: Vec<Candidate> = cmds
+        .iter()
+        .zip(tool_names(&paths))
+        .map(|(&cmd, name)| Candidate {
+            name,
+            paths: command_paths(catalog, cmd),
+        })
+        .collect();
+    for name in [EXECUTE_TOOL, CLI_COMMAND_TOOL] {
+        out.push(Candidate {
+            name: name.to_owned(),
+            paths: Vec::new(),
+        });
+    }
+    out
+}
+
+/// A command's paths as filters and `conda_call` accept them: the
+/// canonical one (`env create`) and one per alias of its last element
+/// (`uninstall` for `remove`).
+pub fn command_paths(catalog: &Catalog, cmd: CommandIdx) -> Vec<String> {
+    let command = &catalog.commands[cmd];
+    let sub = command.subpath();
+    let mut out = vec![sub.join(" ")];
+    if let Some((_, parent)) = sub.split_last() {
+        for alias in &command.aliases {
+            let mut p = parent.to_vec();
+            p.push(alias.clone());
+            out.push(p.join(" "));
+        }
+    }
+    out
 }
 
 /// The tool's broadest behaviour, from the policy's annotations.
@@ -198,16 +304,17 @@ pub fn effects(catalog: &Catalog, cmd: CommandIdx) -> ToolEffects {
     }
 }
 
-/// The output schema of every tool: the [`crate::call::CallOutput`]
-/// schema (schemars, 2020-12, serialize contract), without descriptions,
-/// `format` and `$schema`: it is repeated in every tool of `tools/list`,
-/// and the field meanings are documented once (README, server
-/// instructions).
+/// The advertised output schema of every execution tool (generated tools,
+/// `conda_execute`, `conda_call`): `{"type":"object"}`. The result has the
+/// same fields for every tool, and a copy of its full schema in each of
+/// 35+ tools was a quarter of `tools/list`; the fields are named in the
+/// server instructions and the full schema (with descriptions) is in
+/// `conda://capabilities` (`result_schema`). Results are still checked
+/// against [`full_output_schema`] before they are sent.
 pub fn output_schema() -> Arc<JsonObject> {
-    let full = rmcp::handler::server::common::schema_for_output::<crate::call::CallOutput>();
-    let mut v = Value::Object(full.as_ref().clone());
-    strip_annotations(&mut v);
-    Arc::new(as_object(v))
+    let mut m = JsonObject::new();
+    m.insert("type".into(), Value::String("object".into()));
+    Arc::new(m)
 }
 
 /// The complete output schema (with `required` and
@@ -215,32 +322,6 @@ pub fn output_schema() -> Arc<JsonObject> {
 /// they are sent.
 pub fn full_output_schema() -> Arc<JsonObject> {
     rmcp::handler::server::common::schema_for_output::<crate::call::CallOutput>()
-}
-
-fn strip_annotations(v: &mut Value) {
-    if let Value::Object(m) = v {
-        for k in ["description", "format", "$schema", "title"] {
-            m.remove(k);
-        }
-        if let Some(Value::Object(props)) = m.get_mut("properties") {
-            for p in props.values_mut() {
-                strip_annotations(p);
-            }
-        }
-        // `required`/`additionalProperties` stay in the schema results are
-        // checked against ([`full_output_schema`]); the advertised copy is
-        // repeated in every tool, so it carries the shape only.
-        m.remove("required");
-        m.remove("additionalProperties");
-        // Integer minimums are implied by the serialize contract.
-        if let Some(Value::Object(props)) = m.get_mut("properties") {
-            for p in props.values_mut() {
-                if let Value::Object(pm) = p {
-                    pm.remove("minimum");
-                }
-            }
-        }
-    }
 }
 
 fn as_object(v: Value) -> JsonObject {
@@ -255,8 +336,12 @@ mod tests {
     use super::*;
 
     fn real() -> Option<Catalog> {
-        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../shared/fixtures/conda-26-parser.json");
+        let p = std::env::var_os("CONDA_MCP_REAL_DUMP")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| {
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../../shared/fixtures/conda-26-parser.json")
+            });
         let bytes = std::fs::read(p).ok()?;
         crate::catalog::build(&crate::dump::Dump::from_json(&bytes).ok()?).ok()
     }
@@ -271,9 +356,13 @@ mod tests {
             for allow_exec in [false, true] {
                 let set = ToolSet::build(
                     &cat,
-                    ToolOptions {
+                    &ToolOptions {
                         profile,
-                        allow_exec,
+                        policy: Policy {
+                            allow_write: allow_exec,
+                            allow_exec,
+                        },
+                        ..ToolOptions::default()
                     },
                 )
                 .expect("builds");
@@ -290,8 +379,8 @@ mod tests {
                     "{profile:?} allow_exec={allow_exec}: {} tools, {bytes} bytes",
                     listed.len()
                 );
-                if profile == Profile::Portable && !allow_exec {
-                    assert!(bytes <= 50 * 1024, "tools/list is {bytes} bytes");
+                if profile == Profile::Portable {
+                    assert!(bytes <= 45_000, "tools/list is {bytes} bytes");
                 }
             }
         }

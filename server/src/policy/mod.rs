@@ -24,7 +24,7 @@ pub mod table;
 
 /// Why argparse rejects an argv: part of [`Outcome::Rejected`].
 pub use crate::argparse::Rejection;
-pub use annotations::{ToolAnnotationsHint, annotations};
+pub use annotations::{Runnable, ToolAnnotationsHint, annotations, policy_class, runnable};
 pub use classify::{Classification, Outcome, Reason, classify, classify_resolved, evaluate};
 
 use std::fmt;

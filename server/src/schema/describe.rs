@@ -36,18 +36,21 @@ pub const RUNS_SUBPROCESS: &str = "Runs an arbitrary subprocess command.";
 /// parser's first paragraph while they fit (at least one).
 pub const SUMMARY_CHARS: usize = 160;
 
-/// Whole sentences of `text` while the total stays within `max` characters
-/// (the first one always), whitespace collapsed.
+/// Whole sentences of `text` ([`crate::catalog::help::sentences`]: an
+/// abbreviation such as `e.g.` ends none) while the total stays within
+/// `max` characters (the first one always), whitespace collapsed.
 pub fn first_sentences(text: &str, max: usize) -> String {
-    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut out = String::new();
-    for sentence in flat.split_inclusive(". ") {
-        if !out.is_empty() && out.len() + sentence.len() > max {
+    for sentence in crate::catalog::help::sentences(text) {
+        if !out.is_empty() && out.len() + 1 + sentence.len() > max {
             break;
         }
-        out.push_str(sentence);
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&sentence);
     }
-    out.trim_end().to_owned()
+    out
 }
 
 /// `conda <path>`, e.g. `conda env create`.
@@ -103,14 +106,14 @@ pub fn annotations(effects: ToolEffects) -> ToolAnnotations {
     a
 }
 
-/// `_meta` of a tool: `conda-mcp/path` (canonical path without `conda`) and
-/// `conda-mcp/aliases` (aliases of its last element, e.g. `uninstall`;
-/// left out when there are none).
-pub fn meta(command: &Command) -> MetaObject {
-    let mut m = MetaObject::new();
-    m.0.insert("conda-mcp/path".into(), json!(command.subpath()));
-    if !command.aliases.is_empty() {
-        m.0.insert("conda-mcp/aliases".into(), json!(command.aliases));
+/// `_meta` of a tool: `conda-mcp/aliases` (aliases of its last element,
+/// e.g. `uninstall`), or `None` when there are none. The canonical path is
+/// the title without `conda ` (and is in `conda://capabilities`).
+pub fn meta(command: &Command) -> Option<MetaObject> {
+    if command.aliases.is_empty() {
+        return None;
     }
-    m
+    let mut m = MetaObject::new();
+    m.0.insert("conda-mcp/aliases".into(), json!(command.aliases));
+    Some(m)
 }

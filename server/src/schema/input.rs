@@ -41,34 +41,101 @@ pub fn input_schema(catalog: &Catalog, cmd: CommandIdx, profile: Profile) -> Val
 }
 
 /// Longest help text kept in a property description (first sentence, cut at
-/// a word): `tools/list` of a real conda must stay under 50 KB.
+/// a word): `tools/list` of a real conda must stay small (see the README's
+/// size targets).
 pub const HELP_CHARS: usize = 48;
 
-/// Property help texts shared by many tools (`json`, `verbosity`, `name`,
-/// ...): left out of each schema and stated once in the server's
-/// instructions instead. Keys are `(property name, short help)`.
+/// Longest help text kept for a positional or one of the
+/// [`CORE_PROPERTIES`]: the arguments a model reaches for first get their
+/// whole first sentence where it is not too long.
+pub const CORE_HELP_CHARS: usize = 120;
+
+/// The arguments most calls use: described in place in every schema that
+/// has them (never only in the server instructions, which several hosts do
+/// not show the model).
+pub const CORE_PROPERTIES: &[&str] = &["packages", "name", "prefix", "json", "yes", "dry_run"];
+
+/// Short descriptions of [`CORE_PROPERTIES`] where conda's help is long
+/// and means the same in every command: `(name, argparse kind, text)`. A
+/// property of that name with another kind (`clean`'s boolean `packages`)
+/// keeps conda's help.
+const CORE_TEXTS: &[(&str, CoreKind, &str)] = &[
+    ("name", CoreKind::Value, "Environment name."),
+    ("prefix", CoreKind::Value, "Full path of the environment."),
+    (
+        "packages",
+        CoreKind::Value,
+        "Package specs (MatchSpec), e.g. numpy or \"numpy>=1.26\".",
+    ),
+    ("yes", CoreKind::Flag, "Do not ask for confirmation."),
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CoreKind {
+    /// A store/append/extend action: takes values.
+    Value,
+    /// A store_true flag.
+    Flag,
+}
+
+/// The server's short text for a core property, when one applies.
+fn core_text(command: &Command, prop: &Property) -> Option<&'static str> {
+    let PropertySource::Action { arg } = &prop.source else {
+        return None;
+    };
+    let kind = match command.arguments[*arg].kind {
+        ArgKind::Store | ArgKind::Append | ArgKind::Extend => CoreKind::Value,
+        ArgKind::StoreTrue => CoreKind::Flag,
+        _ => return None,
+    };
+    CORE_TEXTS
+        .iter()
+        .find(|(n, k, _)| *n == prop.name && *k == kind)
+        .map(|(_, _, t)| *t)
+}
+
+/// Property help texts shared by many tools (`verbosity`, `channel`, ...):
+/// left out of each schema and stated once in the server's instructions
+/// instead. One text per property name, so a name has one meaning there; a
+/// tool whose property of that name means something else describes it in
+/// place. The [`CORE_PROPERTIES`] and positionals are never shared.
 #[derive(Debug, Clone, Default)]
 pub struct SharedHelp {
-    /// `(property name, short help)` pairs left out of the schemas.
+    /// `(property name, short help)` pairs left out of the schemas, at most
+    /// one per name.
     pub entries: std::collections::BTreeSet<(String, String)>,
 }
 
 impl SharedHelp {
-    /// The pairs that occur in at least `min_tools` tools of the catalog.
+    /// For each property name, its most frequent short help, when at least
+    /// `min_tools` tools of the catalog share it (ties: the first text in
+    /// sort order).
     pub fn of(catalog: &Catalog, min_tools: usize) -> Self {
         let mut counts: std::collections::BTreeMap<(String, String), usize> = Default::default();
         for (_, c) in catalog.tools() {
             for p in &c.properties {
+                if CORE_PROPERTIES.contains(&p.name.as_str()) || is_positional(c, p) {
+                    continue;
+                }
                 *counts
                     .entry((p.name.clone(), short_help(command_help(c, p).as_str())))
                     .or_default() += 1;
             }
         }
+        let mut best: std::collections::BTreeMap<String, (usize, String)> = Default::default();
+        for ((name, help), n) in counts {
+            if n < min_tools || help.is_empty() {
+                continue;
+            }
+            let slot = best.entry(name).or_insert((0, String::new()));
+            if n > slot.0 {
+                *slot = (n, help);
+            }
+        }
         Self {
-            entries: counts
+            entries: best
                 .into_iter()
-                .filter(|(k, n)| *n >= min_tools && !k.1.is_empty())
-                .map(|(k, _)| k)
+                .map(|(name, (_, help))| (name, help))
                 .collect(),
         }
     }
@@ -83,8 +150,15 @@ impl SharedHelp {
     }
 }
 
+/// Whether a property is an argparse positional.
+fn is_positional(command: &Command, prop: &Property) -> bool {
+    matches!(&prop.source, PropertySource::Action { arg } if command.arguments[*arg].is_positional())
+}
+
 /// The help part of a property's description: the catalog's text, except
-/// for merged flag groups, whose values are the flags' names.
+/// for merged flag groups, whose values are the flags' names, and for a
+/// positional without help (conda hides `search`'s `match_spec`), which is
+/// described by the command's usage and summary.
 fn command_help(command: &Command, prop: &Property) -> String {
     match &prop.source {
         PropertySource::FlagEnum { choices } => {
@@ -94,26 +168,75 @@ fn command_help(command: &Command, prop: &Property) -> String {
                 .collect();
             format!("Passes the flag of that name ({})", flags.join(", "))
         }
+        PropertySource::Action { arg }
+            if prop.description.is_empty() && command.arguments[*arg].is_positional() =>
+        {
+            positional_help(command, &command.arguments[*arg])
+        }
         _ => prop.description.clone(),
     }
 }
 
-/// The first sentence of `text`, whitespace collapsed, cut at a word to at
-/// most [`HELP_CHARS`] characters (then ending in `…`).
-pub fn short_help(text: &str) -> String {
-    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut first = match flat.find(". ") {
-        Some(i) => flat[..i].to_owned(),
-        None => flat.trim_end_matches('.').to_owned(),
+/// `` `conda search [match_spec]`: Search for packages … `` — the usage of a
+/// positional (argparse's metavar, else its dest, bracketed as argparse
+/// prints an optional one) and the first sentence of the command's summary.
+fn positional_help(command: &Command, a: &Argument) -> String {
+    let meta = a
+        .metavar
+        .as_ref()
+        .and_then(|m| m.first().cloned())
+        .unwrap_or_else(|| a.dest.clone());
+    let usage = match a.nargs {
+        Nargs::Optional => format!("[{meta}]"),
+        Nargs::ZeroOrMore => format!("[{meta} ...]"),
+        Nargs::OneOrMore => format!("{meta} [{meta} ...]"),
+        _ => meta,
     };
+    let summary = crate::catalog::help::sentences(&command.summary)
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    if summary.is_empty() {
+        format!("`{} {usage}`", command.display_path())
+    } else {
+        format!("`{} {usage}`: {summary}", command.display_path())
+    }
+}
+
+/// The first sentence of `text` ([`crate::catalog::help::sentences`]:
+/// abbreviations such as `i.e.` and parentheses end none), without its
+/// final period, cut at a word to at most [`HELP_CHARS`] characters (then
+/// ending in `…`, never on an abbreviation or inside parentheses).
+pub fn short_help(text: &str) -> String {
+    short_help_within(text, HELP_CHARS)
+}
+
+/// [`short_help`] with a limit of `max` characters.
+pub fn short_help_within(text: &str, max: usize) -> String {
+    let mut first = crate::catalog::help::sentences(text)
+        .into_iter()
+        .next()
+        .unwrap_or_default();
     first = first.trim_end_matches('.').to_owned();
-    if first.chars().count() > HELP_CHARS {
-        let cut: String = first.chars().take(HELP_CHARS - 1).collect();
-        let cut = match cut.rfind(' ') {
-            Some(i) if i > HELP_CHARS / 2 => cut[..i].to_owned(),
+    if first.chars().count() > max {
+        let cut: String = first.chars().take(max - 1).collect();
+        let mut cut = match cut.rfind(' ') {
+            Some(i) if i > max / 2 => cut[..i].to_owned(),
             _ => cut,
         };
-        first = format!("{}…", cut.trim_end_matches([',', ';', ':', ' ']));
+        // Never end inside an open parenthesis or on an abbreviation.
+        if let Some(open) = cut.rfind('(')
+            && !cut[open..].contains(')')
+            && open > 10
+        {
+            cut.truncate(open);
+        }
+        while let Some(i) = cut.trim_end().rfind(' ')
+            && crate::catalog::help::ends_in_abbreviation(cut.trim_end())
+        {
+            cut.truncate(i);
+        }
+        first = format!("{}…", cut.trim_end_matches([',', ';', ':', ' ', '(']));
     }
     first
 }
@@ -131,8 +254,15 @@ pub fn input_schema_with(
     let mut required = Vec::new();
     for prop in &command.properties {
         let mut schema = property_schema(command, prop, profile);
-        let help = short_help(&command_help(command, prop));
-        let mut desc = if shared.entries.contains(&(prop.name.clone(), help.clone())) {
+        let core = CORE_PROPERTIES.contains(&prop.name.as_str()) || is_positional(command, prop);
+        let help = if let Some(text) = core_text(command, prop) {
+            text.trim_end_matches('.').to_owned()
+        } else if core {
+            short_help_within(&command_help(command, prop), CORE_HELP_CHARS)
+        } else {
+            short_help(&command_help(command, prop))
+        };
+        let mut desc = if !core && shared.entries.contains(&(prop.name.clone(), help.clone())) {
             String::new()
         } else if help.is_empty() || help.ends_with('…') {
             help
@@ -167,7 +297,9 @@ pub fn input_schema_with(
 }
 
 /// A short note on how a value maps to argv where JSON alone cannot say it
-/// (store_false, BooleanOptionalAction, the bare form of `?`/`*` options).
+/// (store_false, the bare form of `?`/`*` options). A
+/// BooleanOptionalAction needs none: `false` passes its `--no-` form, as
+/// the server instructions say once.
 fn usage_hint(command: &Command, prop: &Property) -> Option<String> {
     let PropertySource::Action { arg } = &prop.source else {
         return None;
@@ -176,10 +308,6 @@ fn usage_hint(command: &Command, prop: &Property) -> Option<String> {
     let flag = a.preferred_option()?;
     match (a.kind, a.nargs) {
         (ArgKind::StoreFalse, _) => Some(format!("false passes {flag}.")),
-        (ArgKind::BooleanOptional, _) => {
-            let no = a.option_strings.iter().find(|o| o.starts_with("--no-"))?;
-            Some(format!("true passes {flag}, false {no}."))
-        }
         (ArgKind::Store | ArgKind::Append, Nargs::Optional) if bare_allowed(a) => {
             Some(format!("\"\" passes bare {flag}."))
         }

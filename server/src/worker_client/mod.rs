@@ -64,14 +64,14 @@ pub struct Job {
 }
 
 impl Job {
-    /// A job with the default limits (900 s, 1 MiB per
-    /// stream, 1 MiB stdin), no stdin, no cwd, a label made of the program
-    /// and the first two argv items, and a fresh cancellation token.
+    /// A job with the default limits (900 s, 1 MiB per stream, 1 MiB
+    /// stdin), no stdin, no cwd, a label naming the program and the number
+    /// of arguments (never their values: they are what the caller
+    /// submitted), and a fresh cancellation token.
     pub fn new(program: Program, argv: Vec<String>) -> Self {
         use conda_mcp_shared::limits::*;
-        let head: Vec<&str> = argv.iter().take(2).map(String::as_str).collect();
         let label = match program {
-            Program::Conda => format!("conda {}", head.join(" ")),
+            Program::Conda => format!("conda ({} arguments)", argv.len()),
             Program::Python => "python helper".to_string(),
         };
         Job {
@@ -82,7 +82,7 @@ impl Job {
             timeout: DEFAULT_TIMEOUT,
             output_limit_bytes: DEFAULT_OUTPUT_LIMIT_BYTES,
             stdin_limit_bytes: DEFAULT_STDIN_LIMIT_BYTES,
-            label: label.trim_end().to_string(),
+            label,
             cancel: CancellationToken::new(),
         }
     }

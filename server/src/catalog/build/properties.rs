@@ -47,15 +47,12 @@ fn flag_value(a: &Argument) -> String {
         .unwrap_or_else(|| a.dest.clone())
 }
 
+/// The action's help as argparse prints it; empty without one (the schema
+/// layer then describes a positional by its usage and the command's
+/// summary, and leaves an option undescribed rather than repeating its
+/// name).
 fn describe_action(a: &Argument) -> String {
-    let mut text = a.help.clone().unwrap_or_default();
-    if text.is_empty() {
-        text = match a.preferred_option() {
-            Some(o) => format!("`{o}`"),
-            None => a.dest.clone(),
-        };
-    }
-    text
+    a.help.clone().unwrap_or_default()
 }
 
 struct Pending {

@@ -1,0 +1,70 @@
+//! `--tool-mode compact` (see `mcp::compact` for the tools): `conda_commands`
+//! and `conda_describe` are answered from the catalog without running
+//! anything; `conda_call` resolves its command to the generated tool and
+//! plans it with [`super::generated::plan`] — the very validation,
+//! compilation and authorization the typed tool goes through — with the
+//! JSON paths of argument errors moved under `/arguments`.
+
+use serde_json::Value;
+
+use crate::catalog::Catalog;
+use crate::mcp::Limits;
+use crate::mcp::compact::{self, CompactTool};
+use crate::mcp::tools::ToolSet;
+use crate::policy::Policy;
+use crate::schema::Profile;
+
+use super::outcome::Outcome;
+use super::plan::Plan;
+
+/// The plan of a call to one of the compact tools, or its answer.
+///
+/// Errors: [`Outcome::Answered`] for `conda_commands` and `conda_describe`;
+/// [`Outcome::InvalidArguments`] for an unknown command (at `/command`) or
+/// arguments the command's schema refuses (under `/arguments`);
+/// [`Outcome::Refused`] as for the typed tool.
+pub fn plan(
+    catalog: &Catalog,
+    policy: &Policy,
+    limits: Limits,
+    tools: &ToolSet,
+    profile: Profile,
+    which: CompactTool,
+    args: &Value,
+) -> Result<Plan, Outcome> {
+    let name = match which {
+        CompactTool::Commands => {
+            return Err(Outcome::Answered {
+                tool: compact::COMMANDS_TOOL.to_owned(),
+                value: compact::commands(catalog, tools),
+            });
+        }
+        CompactTool::Describe => compact::DESCRIBE_TOOL,
+        CompactTool::Call => compact::CALL_TOOL,
+    };
+    let request =
+        compact::request(catalog, tools, args).map_err(|e| Outcome::InvalidArguments {
+            tool: name.to_owned(),
+            errors: vec![e],
+        })?;
+    if which == CompactTool::Describe {
+        return Err(Outcome::Answered {
+            tool: name.to_owned(),
+            value: compact::describe(catalog, tools, request.tool, profile),
+        });
+    }
+    super::generated::plan(
+        catalog,
+        policy,
+        limits,
+        &tools.generated[request.tool],
+        &request.arguments,
+    )
+    .map_err(|outcome| match outcome {
+        Outcome::InvalidArguments { tool, errors } => Outcome::InvalidArguments {
+            tool,
+            errors: errors.into_iter().map(compact::under_arguments).collect(),
+        },
+        other => other,
+    })
+}

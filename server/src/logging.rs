@@ -1,0 +1,54 @@
+//! The server's log: one line per event on stderr (stdout carries only MCP
+//! frames), as text or JSON, level from `RUST_LOG` (default `info`).
+//!
+//! Two rules keep submitted values and credentials out of it:
+//!
+//! * every line goes through the credential mask
+//!   ([`conda_mcp_shared::mask::MaskedStderr`]), whatever logged it;
+//! * the MCP library's own events and spans (targets `rmcp` and `rmcp::…`)
+//!   are dropped at every level, whatever `RUST_LOG` says: at `info` it logs
+//!   whole notifications and the client's info, at `debug` whole requests
+//!   and results (tool arguments, conda's output). The server writes its own
+//!   line per request instead (`mcp::request_log`: method, tool, id,
+//!   duration, outcome; never arguments or results).
+
+use conda_mcp_shared::mask::MaskedStderr;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+
+use crate::cli::LogFormatArg;
+
+/// Whether a tracing target belongs to the MCP library (`rmcp`), whose
+/// events never reach the log.
+pub fn is_mcp_library(target: &str) -> bool {
+    target == "rmcp" || target.starts_with("rmcp::")
+}
+
+/// Installs the global subscriber (once; later calls change nothing).
+pub fn init(format: LogFormatArg) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let not_mcp_library =
+        tracing_subscriber::filter::filter_fn(|meta| !is_mcp_library(meta.target()));
+    let builder = tracing_subscriber::fmt()
+        .with_writer(|| MaskedStderr)
+        .with_ansi(false)
+        .with_env_filter(filter);
+    let _ = match format {
+        LogFormatArg::Text => builder.finish().with(not_mcp_library).try_init(),
+        LogFormatArg::Json => builder.json().finish().with(not_mcp_library).try_init(),
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_rmcp_targets_are_the_library() {
+        assert!(is_mcp_library("rmcp"));
+        assert!(is_mcp_library("rmcp::service"));
+        assert!(!is_mcp_library("rmcpx"));
+        assert!(!is_mcp_library("conda_mcp_server::mcp::request_log"));
+    }
+}

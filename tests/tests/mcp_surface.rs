@@ -1,0 +1,476 @@
+//! The tool surface a host carries: what the policy lets a tool do, said
+//! first in its description and in `conda://capabilities`; `--tools` /
+//! `--exclude-tools`; `--tool-mode compact`; the size of `tools/list`; and
+//! descriptions a model can use. Black-box, through rmcp's client against
+//! the built server and the stand-in conda.
+
+use std::collections::BTreeSet;
+
+use conda_mcp_tests::mcp::{Era, Server, result_text, rpc_error, server_command};
+use conda_mcp_tests::paths;
+use conda_mcp_tests::standin::StandinPrefix;
+use rmcp::model::Tool;
+use serde_json::{Value, json};
+
+const INVALID_PARAMS: i32 = -32602;
+
+fn description(tools: &[Tool], name: &str) -> String {
+    tools
+        .iter()
+        .find(|t| t.name == name)
+        .unwrap_or_else(|| panic!("{name} is listed"))
+        .description
+        .as_deref()
+        .unwrap_or("")
+        .to_owned()
+}
+
+fn names(tools: &[Tool]) -> BTreeSet<String> {
+    tools.iter().map(|t| t.name.to_string()).collect()
+}
+
+async fn capabilities(server: &Server) -> Value {
+    let (text, _) = server
+        .read_text("conda://capabilities")
+        .await
+        .expect("capabilities");
+    serde_json::from_str(&text).expect("capabilities JSON")
+}
+
+fn command<'a>(caps: &'a Value, path: &[&str]) -> &'a Value {
+    caps["catalog"]["commands"]
+        .as_array()
+        .expect("commands")
+        .iter()
+        .find(|c| c["path"] == json!(path))
+        .unwrap_or_else(|| panic!("{path:?} in capabilities"))
+}
+
+#[tokio::test]
+async fn a_tool_the_policy_limits_says_so_first_and_capabilities_agree() {
+    let standin = StandinPrefix::standard();
+
+    // Read-only: conda_run needs --allow-exec, the greedy plugin command
+    // (unknown to the policy table: a mutation that passes argv on) needs
+    // both; both stay listed.
+    let server = Server::start(&standin.conda_exe, &[], Era::Initialize).await;
+    let tools = server.tools().await;
+    let run = description(&tools, "conda_run");
+    assert!(
+        run.starts_with("Cannot run on this server (needs --allow-exec)."),
+        "{run}"
+    );
+    let lint = description(&tools, "conda_lint");
+    assert!(
+        lint.starts_with("Cannot run on this server (needs --allow-write and --allow-exec)."),
+        "{lint}"
+    );
+    let install = description(&tools, "conda_install");
+    assert!(
+        install.starts_with("On this server only dry runs (dry_run: true) run"),
+        "{install}"
+    );
+    let config = description(&tools, "conda_config");
+    assert!(
+        config.starts_with("On this server only its read-only calls run"),
+        "{config}"
+    );
+    let info = description(&tools, "conda_info");
+    assert!(!info.contains("this server"), "{info}");
+    let caps = capabilities(&server).await;
+    let c = command(&caps, &["conda", "run"]);
+    assert_eq!(c["runnable"]["runs"], json!("never"), "{c}");
+    assert_eq!(c["runnable"]["needs"], json!(["--allow-exec"]), "{c}");
+    assert_eq!(c["policy"], json!("exec"), "{c}");
+    let c = command(&caps, &["conda", "lint"]);
+    assert_eq!(c["runnable"]["runs"], json!("never"), "{c}");
+    assert_eq!(
+        c["runnable"]["needs"],
+        json!(["--allow-write", "--allow-exec"]),
+        "{c}"
+    );
+    assert_eq!(
+        command(&caps, &["conda", "install"])["runnable"]["runs"],
+        json!("dry_run_only")
+    );
+    assert_eq!(
+        command(&caps, &["conda", "info"])["runnable"]["runs"],
+        json!("always")
+    );
+    // What the description says is what happens.
+    let r = server
+        .call_ok("conda_run", json!({"executable_call": ["true"]}))
+        .await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(
+        result_text(&r).contains("--allow-exec"),
+        "{}",
+        result_text(&r)
+    );
+    server.close().await;
+
+    // --allow-exec: conda_run's sentence is gone; the plugin still needs
+    // --allow-write.
+    let server = Server::start(&standin.conda_exe, &["--allow-exec"], Era::Initialize).await;
+    let tools = server.tools().await;
+    let run = description(&tools, "conda_run");
+    assert!(!run.contains("this server"), "{run}");
+    assert!(
+        description(&tools, "conda_lint")
+            .starts_with("Cannot run on this server (needs --allow-write)."),
+        "{}",
+        description(&tools, "conda_lint")
+    );
+    let caps = capabilities(&server).await;
+    assert_eq!(
+        command(&caps, &["conda", "run"])["runnable"]["runs"],
+        json!("always")
+    );
+    server.close().await;
+
+    // Both options: no tool carries a policy sentence.
+    let server = Server::start(
+        &standin.conda_exe,
+        &["--allow-exec", "--allow-write"],
+        Era::Initialize,
+    )
+    .await;
+    for t in server.tools().await {
+        let d = t.description.as_deref().unwrap_or("");
+        assert!(!d.contains("on this server"), "{}: {d}", t.name);
+    }
+    server.close().await;
+}
+
+#[tokio::test]
+async fn filters_select_by_name_path_and_glob_for_listing_and_calling() {
+    let standin = StandinPrefix::standard();
+    let server = Server::start(
+        &standin.conda_exe,
+        &[
+            "--allow-exec",
+            "--tools",
+            "conda_info,env *,uninstall,conda_config",
+            "--exclude-tools",
+            "env config vars s*,conda_execute",
+        ],
+        Era::Initialize,
+    )
+    .await;
+    let listed = names(&server.tools().await);
+    let expected: BTreeSet<String> = [
+        "conda_info",
+        "conda_env_create",
+        "conda_env_list",
+        "conda_env_config_vars_list",
+        "conda_env_config_vars_unset",
+        "conda_remove",
+        "conda_config",
+    ]
+    .into_iter()
+    .map(str::to_owned)
+    .collect();
+    assert_eq!(listed, expected);
+    // Excluded or not included: unknown tool, nothing runs.
+    let before = standin.python_starts();
+    for name in [
+        "conda_install",
+        "conda_env_config_vars_set",
+        "conda_execute",
+    ] {
+        let e = server
+            .call(name, json!({}))
+            .await
+            .expect_err("filtered out");
+        assert_eq!(
+            rpc_error(&e).map(|d| d.code.0),
+            Some(INVALID_PARAMS),
+            "{name}"
+        );
+    }
+    assert_eq!(standin.python_starts(), before);
+    let r = server.call_ok("conda_info", json!({})).await;
+    assert_eq!(r.is_error, Some(false), "{}", result_text(&r));
+    let caps = capabilities(&server).await;
+    assert_eq!(
+        command(&caps, &["conda", "install"])["filtered_out"],
+        json!(true)
+    );
+    assert_eq!(
+        command(&caps, &["conda", "info"])["tool"],
+        json!("conda_info")
+    );
+    server.close().await;
+
+    // An entry that matches nothing: exit 2, the entry named, no MCP frame.
+    for (flag, entry) in [
+        ("--tools", "conda_info,conda_instal"),
+        ("--exclude-tools", "env crate"),
+        ("--tools", "nothing*"),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let out = server_command(&standin.conda_exe, &[flag, entry], dir.path())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .await
+            .expect("run conda-mcp");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag} {entry}: {stderr}");
+        assert!(out.stdout.is_empty());
+        let bad = entry.rsplit(',').next().expect("entry");
+        assert!(
+            stderr.contains(&format!("{flag} entry \"{bad}\"")),
+            "{stderr}"
+        );
+    }
+}
+
+/// The compact mode's `conda_call` against the typed tool, on two servers
+/// over one stand-in: same argv (the stand-in prints what argparse parsed),
+/// same policy outcome, same error text.
+#[tokio::test]
+async fn compact_call_matches_the_typed_tool_for_every_tool() {
+    let standin = StandinPrefix::standard();
+    let dump = std::fs::read(&standin.dump_path).expect("dump");
+    let catalog = conda_mcp_server::catalog::build(
+        &conda_mcp_server::dump::Dump::from_json(&dump).expect("dump parses"),
+    )
+    .expect("catalog");
+    for flags in [&[][..], &["--allow-write", "--allow-exec"][..]] {
+        let typed = Server::start(&standin.conda_exe, flags, Era::Initialize).await;
+        let mut compact_flags = flags.to_vec();
+        compact_flags.extend(["--tool-mode", "compact"]);
+        let compact = Server::start(&standin.conda_exe, &compact_flags, Era::Initialize).await;
+        let listed = names(&compact.tools().await);
+        assert!(
+            ["conda_commands", "conda_describe", "conda_call"]
+                .iter()
+                .all(|n| listed.contains(*n)),
+            "{listed:?}"
+        );
+        assert!(!listed.contains("conda_info"), "{listed:?}");
+
+        let commands = compact.call_ok("conda_commands", json!({})).await;
+        let rows = commands.structured_content.expect("structured")["commands"].clone();
+        let rows = rows.as_array().expect("rows").clone();
+        let typed_tools = typed.tools().await;
+        let generated: Vec<&Tool> = typed_tools
+            .iter()
+            .filter(|t| t.name != "conda_execute" && t.name != "conda_cli_command")
+            .collect();
+        assert_eq!(rows.len(), generated.len());
+        for (cmd, _) in catalog.tools() {
+            let path = catalog.commands[cmd].subpath().join(" ");
+            let row = rows
+                .iter()
+                .find(|r| r["command"] == json!(path))
+                .unwrap_or_else(|| panic!("{path} listed by conda_commands"));
+            let tool = row["tool"].as_str().expect("tool").to_owned();
+            assert_eq!(
+                row["description"].as_str(),
+                Some(description(&typed_tools, &tool).as_str()),
+                "{path}"
+            );
+            let args = Value::Object(conda_mcp_tests::roundtrip::minimal_args(&catalog, cmd));
+            let a = typed.call_ok(&tool, args.clone()).await;
+            let b = compact
+                .call_ok("conda_call", json!({"command": path, "arguments": args}))
+                .await;
+            assert_eq!(a.is_error, b.is_error, "{path} {flags:?}");
+            match (&a.structured_content, &b.structured_content) {
+                (Some(x), Some(y)) => {
+                    assert_eq!(x["exit_code"], y["exit_code"], "{path}");
+                    assert_eq!(
+                        x["parsed_json"]["argv"], y["parsed_json"]["argv"],
+                        "{path} {flags:?}"
+                    );
+                    assert_eq!(
+                        x["parsed_json"]["namespace"], y["parsed_json"]["namespace"],
+                        "{path}"
+                    );
+                }
+                (None, None) => assert_eq!(result_text(&a), result_text(&b), "{path}"),
+                _ => panic!("{path}: one result ran, the other did not"),
+            }
+            // The describe schema is the typed tool's input schema.
+            let d = compact
+                .call_ok("conda_describe", json!({"command": tool}))
+                .await;
+            let d = d.structured_content.expect("structured");
+            let typed_schema = &typed_tools
+                .iter()
+                .find(|t| t.name == tool)
+                .expect("typed tool")
+                .input_schema;
+            let props = d["input_schema"]["properties"].as_object().expect("props");
+            assert_eq!(
+                props.keys().collect::<Vec<_>>(),
+                typed_schema["properties"]
+                    .as_object()
+                    .expect("props")
+                    .keys()
+                    .collect::<Vec<_>>(),
+                "{path}"
+            );
+        }
+
+        // Errors: same rule, path under /arguments; unknown command named by
+        // its JSON path only.
+        let a = typed
+            .call_ok("conda_info", json!({"verbosity": "SECRET"}))
+            .await;
+        let b = compact
+            .call_ok(
+                "conda_call",
+                json!({"command": "info", "arguments": {"verbosity": "SECRET"}}),
+            )
+            .await;
+        assert_eq!(b.is_error, Some(true));
+        assert!(
+            result_text(&a).contains("/verbosity"),
+            "{}",
+            result_text(&a)
+        );
+        assert!(
+            result_text(&b).contains("/arguments/verbosity") && !result_text(&b).contains("SECRET"),
+            "{}",
+            result_text(&b)
+        );
+        let r = compact
+            .call_ok("conda_call", json!({"command": "SECRET nope"}))
+            .await;
+        assert_eq!(r.is_error, Some(true));
+        assert!(
+            result_text(&r).contains("/command") && !result_text(&r).contains("SECRET"),
+            "{}",
+            result_text(&r)
+        );
+        // An alias reaches the same command.
+        let r = compact
+            .call_ok(
+                "conda_call",
+                json!({"command": "uninstall", "arguments": {"package_names": ["x"], "name": "e", "dry_run": true}}),
+            )
+            .await;
+        assert_eq!(r.is_error, Some(false), "{}", result_text(&r));
+        assert_eq!(
+            r.structured_content.expect("ran")["parsed_json"]["command"],
+            json!(["remove"])
+        );
+        // A typed tool name is not callable directly in compact mode.
+        let e = compact
+            .call("conda_info", json!({}))
+            .await
+            .expect_err("not listed");
+        assert_eq!(rpc_error(&e).map(|d| d.code.0), Some(INVALID_PARAMS));
+        typed.close().await;
+        compact.close().await;
+    }
+}
+
+/// Size targets and description rules on the recorded real conda 26
+/// parser (served by a stand-in built from it), with every flag on.
+#[tokio::test]
+async fn real_listing_sizes_and_descriptions() {
+    let Some(dump) = paths::real_dump_or_skip("real_listing_sizes_and_descriptions") else {
+        return;
+    };
+    let standin = StandinPrefix::create(&dump).expect("stand-in from the real dump");
+    check_listing(&standin, "conda 26", true).await;
+}
+
+#[tokio::test]
+async fn standin_descriptions() {
+    let standin = StandinPrefix::standard();
+    check_listing(&standin, "standin", false).await;
+}
+
+async fn check_listing(standin: &StandinPrefix, label: &str, size: bool) {
+    let all = ["--allow-write", "--allow-exec"];
+    let server = Server::start(&standin.conda_exe, &all, Era::Initialize).await;
+    let tools = server.tools().await;
+    let bytes = serde_json::to_vec(&tools).expect("json").len();
+    eprintln!(
+        "{label}: tools/list with all flags: {} tools, {bytes} bytes",
+        tools.len()
+    );
+    if size {
+        assert!(bytes <= 45_000, "{label}: tools/list is {bytes} bytes");
+    }
+    let core = ["packages", "name", "prefix", "json", "yes", "dry_run"];
+    for t in &tools {
+        let d = t.description.as_deref().unwrap_or("");
+        assert!(!cut_abbreviation(d), "{}: {d}", t.name);
+        let Some(Value::Object(props)) = t.input_schema.get("properties") else {
+            continue;
+        };
+        for (name, p) in props {
+            let pd = p.get("description").and_then(Value::as_str);
+            if let Some(pd) = pd {
+                assert!(!cut_abbreviation(pd), "{}.{name}: {pd}", t.name);
+                let bare = pd.trim_end_matches('.').trim_matches('`');
+                assert!(
+                    bare != name && bare != format!("--{}", name.replace('_', "-")),
+                    "{}.{name} is described by its own name: {pd}",
+                    t.name
+                );
+            }
+            if core.contains(&name.as_str()) {
+                assert!(
+                    pd.is_some_and(|d| !d.is_empty()),
+                    "{}.{name} undescribed",
+                    t.name
+                );
+            }
+        }
+    }
+    // One meaning per name in the instructions.
+    let instructions = server
+        .client
+        .peer_info()
+        .and_then(|i| i.instructions.clone())
+        .unwrap_or_default();
+    let shared = instructions
+        .split("Options shared by many tools: ")
+        .nth(1)
+        .unwrap_or("");
+    let mut seen = BTreeSet::new();
+    for entry in shared.trim_end_matches('.').split("; ") {
+        if let Some((name, help)) = entry.split_once(": ") {
+            assert!(
+                seen.insert(name.to_owned()),
+                "{label}: {name} twice in instructions"
+            );
+            assert!(!cut_abbreviation(help), "{name}: {help}");
+        }
+    }
+    server.close().await;
+
+    let compact = Server::start(
+        &standin.conda_exe,
+        &["--allow-write", "--allow-exec", "--tool-mode", "compact"],
+        Era::Initialize,
+    )
+    .await;
+    let tools = compact.tools().await;
+    let bytes = serde_json::to_vec(&tools).expect("json").len();
+    eprintln!(
+        "{label}: tools/list compact with all flags: {} tools, {bytes} bytes",
+        tools.len()
+    );
+    assert!(
+        bytes <= 4_000,
+        "{label}: compact tools/list is {bytes} bytes"
+    );
+    compact.close().await;
+}
+
+/// Whether text ends in an abbreviation cut at its period (`(i.e`, `e.g;`)
+/// or in an unclosed parenthesis.
+fn cut_abbreviation(text: &str) -> bool {
+    let t = text.trim_end_matches(['…', ';', '.', ' ']);
+    let last = t.rsplit([' ', '(']).next().unwrap_or("");
+    let opens = text.matches('(').count();
+    let closes = text.matches(')').count();
+    ["i.e", "e.g", "i", "e"].contains(&last.to_ascii_lowercase().as_str()) || opens > closes
+}
