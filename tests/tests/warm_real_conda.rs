@@ -250,6 +250,33 @@ async fn real_conda_fresh_and_warm_agree() {
         root: tempfile::tempdir_in(dir.path()).expect("root"),
     };
     until_warm(&warm.ex).await;
+    // Prime conda's shared package cache, so that neither side's first
+    // `create` is the one that downloads (two fresh runs would differ in
+    // `FETCH` otherwise).
+    let prime = dir.path().join("prime");
+    let prime_argv = [
+        "create",
+        "-p",
+        &prime.display().to_string(),
+        "-c",
+        &channel,
+        "--override-channels",
+        "conda-mcp-hello",
+        "-y",
+        "--json",
+    ]
+    .map(str::to_string)
+    .to_vec();
+    run(
+        &fresh.ex,
+        &Call {
+            argv: prime_argv,
+            cwd: None,
+            stdin: None,
+        },
+        LIMIT,
+    )
+    .await;
     let corpus = corpus();
     assert!(corpus.len() >= 40, "{} calls", corpus.len());
     let mut confirmed_warm = 0;
