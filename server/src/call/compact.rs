@@ -23,6 +23,9 @@ use super::plan::Plan;
 /// [`Outcome::InvalidArguments`] for an unknown command (at `/command`) or
 /// arguments the command's schema refuses (under `/arguments`);
 /// [`Outcome::Refused`] as for the typed tool.
+// The typed tool's own inputs (catalog, policy, limits, settings) plus the
+// compact tool's (tool set, profile, which, arguments).
+#[allow(clippy::too_many_arguments)]
 pub fn plan(
     catalog: &Catalog,
     policy: &Policy,
