@@ -289,7 +289,15 @@ async fn compact_call_matches_the_typed_tool_for_every_tool() {
                         "{path}"
                     );
                 }
-                (None, None) => assert_eq!(result_text(&a), result_text(&b), "{path}"),
+                // conda_call names argument errors under its own
+                // `/arguments`; otherwise the texts are the typed tool's.
+                (None, None) => assert_eq!(
+                    result_text(&a),
+                    result_text(&b)
+                        .replace("at /arguments/", "at /")
+                        .replace("at /arguments", "at /"),
+                    "{path}"
+                ),
                 _ => panic!("{path}: one result ran, the other did not"),
             }
             // The describe schema is the typed tool's input schema.
