@@ -191,6 +191,11 @@ pub fn request(catalog: &Catalog, tools: &ToolSet, args: &Value) -> Result<Reque
 pub fn describe(catalog: &Catalog, tools: &ToolSet, i: usize, profile: Profile) -> Value {
     let t = &tools.generated[i];
     let paths = command_paths(catalog, t.cmd);
+    // The typed tool's schema, server options (`conda_run`'s) included.
+    let mut schema = input_schema(catalog, t.cmd, profile);
+    if crate::typed::is_run(&catalog.commands[t.cmd]) {
+        super::tools::add_server_options(&mut schema);
+    }
     json!({
         "command": paths[0],
         "aliases": &paths[1..],
@@ -198,7 +203,7 @@ pub fn describe(catalog: &Catalog, tools: &ToolSet, i: usize, profile: Profile) 
         "description": t.description,
         "policy": crate::policy::policy_class(catalog, t.cmd),
         "runnable": t.runnable,
-        "input_schema": input_schema(catalog, t.cmd, profile),
+        "input_schema": schema,
     })
 }
 

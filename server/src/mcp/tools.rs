@@ -313,7 +313,7 @@ fn description(command: &crate::catalog::Command, effects: ToolEffects, confirm:
 
 /// Adds `conda_run`'s server options ([`crate::typed::server_option_schemas`])
 /// to its input schema, unless conda itself has a property of that name.
-fn add_server_options(schema: &mut Value) {
+pub(crate) fn add_server_options(schema: &mut Value) {
     if let Some(Value::Object(props)) = schema.get_mut("properties") {
         for (name, s) in crate::typed::server_option_schemas() {
             props.entry(name.to_owned()).or_insert(s);

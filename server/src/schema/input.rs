@@ -67,7 +67,7 @@ const CORE_TEXTS: &[(&str, CoreKind, &str)] = &[
         CoreKind::Value,
         "Package specs (MatchSpec), e.g. numpy or \"numpy>=1.26\".",
     ),
-    ("yes", CoreKind::Flag, "Do not ask for confirmation."),
+    ("yes", CoreKind::Flag, "Confirm: apply the change."),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
