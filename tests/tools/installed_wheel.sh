@@ -14,8 +14,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-work=target/wheel-test
-rm -rf "$work" target/wheels
+target_dir=${CARGO_TARGET_DIR:-target}
+work=$target_dir/wheel-test
+rm -rf "$work" "$target_dir/wheels"
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
 
@@ -29,7 +30,7 @@ if [ "${WHEEL_PROFILE:-dev}" = release ]; then
 else
   "$work/tools/bin/maturin" build --locked
 fi
-wheel=$(ls target/wheels/conda_mcp-*.whl)
+wheel=$(ls "$target_dir"/wheels/conda_mcp-*.whl)
 echo "built $wheel"
 
 echo "== wheel: pip install into a fresh venv"
