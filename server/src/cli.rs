@@ -21,6 +21,7 @@ use std::time::Duration;
 use clap::Parser;
 use conda_mcp_shared::limits::{DEFAULT_OUTPUT_LIMIT_BYTES, DEFAULT_STDIN_LIMIT_BYTES};
 
+use crate::call::document::ResultMode;
 use crate::schema::Profile;
 
 /// The examples section of `--help` (plain text).
@@ -124,6 +125,21 @@ pub struct Cli {
     /// Format of the log lines on stderr (server and worker).
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = LogFormatArg::Text)]
     pub log_format: LogFormatArg,
+
+    /// How results are shaped: default (stdout and parsed_json both
+    /// present, as the reference contract fixes it) or lean (one copy of
+    /// the output, parsed_json from the last complete JSON document, and a
+    /// result budget), for hosts with small tool-output limits.
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = ResultMode::Default)]
+    pub result_mode: ResultMode,
+
+    /// Most bytes of a serialized structured result; over it, parsed_json
+    /// is cut structurally (it stays valid JSON and says what was kept),
+    /// text keeps its head and tail, stderr its tail. Default: 40000 in
+    /// lean mode, unbounded in default mode.
+    #[arg(long, value_name = "BYTES", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u64).range(4096..))]
+    pub max_result_bytes: Option<u64>,
 }
 
 /// `--log-format`: how log lines on stderr are written.
@@ -154,6 +170,11 @@ fn parse_timeout(s: &str) -> Result<Duration, String> {
 }
 
 impl Cli {
+    /// How results are shaped (`--result-mode`, `--max-result-bytes`).
+    pub fn result_settings(&self) -> crate::call::ResultSettings {
+        crate::call::ResultSettings::new(self.result_mode, self.max_result_bytes)
+    }
+
     /// The limits every call runs under.
     pub fn limits(&self) -> crate::mcp::Limits {
         crate::mcp::Limits {

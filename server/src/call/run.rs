@@ -10,10 +10,11 @@ use crate::mcp::restart::RestartWatch;
 use crate::worker_client::{Executor, JobUpdate};
 
 use super::outcome::{NotRun, Outcome, Ran};
-use super::output::CallOutput;
 use super::plan::{Lane, Plan, Reader};
+use super::shape::{self, CallFacts, ResultSettings};
 
-/// The executors and the restart watch every plan runs with.
+/// The executors, the restart watch and the result settings every plan
+/// runs with.
 #[derive(Debug)]
 pub struct Runner {
     /// The exec lane: conda calls, one at a time, in order.
@@ -22,6 +23,9 @@ pub struct Runner {
     pub discovery: Arc<Executor>,
     /// Restart detection after mutations.
     pub restart: RestartWatch,
+    /// How execution results are shaped (`--result-mode`,
+    /// `--max-result-bytes`).
+    pub settings: ResultSettings,
 }
 
 /// Every worker result enters the server here, before anything reads it.
@@ -37,9 +41,11 @@ impl Runner {
     /// `cancel` is the request's cancellation: it cancels the job, which
     /// kills its process tree (or takes it out of the queue). `on_update`
     /// receives the job's updates (queue position, start, output counters).
-    /// After a successful execution that was not read-only, the restart
-    /// watch checks whether conda or its plugins changed; every execution
-    /// output carries the (sticky) `restart_required`.
+    /// An execution's result is shaped into the tool output
+    /// ([`shape::shape`]: `parsed_json`, the typed error, lean mode, the
+    /// budget). After a successful execution that was not read-only, the
+    /// restart watch checks whether conda or its plugins changed; every
+    /// execution output carries the (sticky) `restart_required`.
     pub async fn run(
         &self,
         plan: Plan,
@@ -74,13 +80,22 @@ impl Runner {
         match plan.reader {
             Reader::CompletionAnswer => super::completion::read(&result),
             Reader::Execution => {
-                let mut output = CallOutput::new(result);
-                output.restart_required =
-                    if !plan.read_only() && output.execution.exit_code == Some(0) {
-                        self.restart.after_mutation().await
-                    } else {
-                        self.restart.required()
-                    };
+                let succeeded = result.exit_code == Some(0);
+                let command = plan
+                    .classification
+                    .as_ref()
+                    .map(|c| c.command.clone())
+                    .unwrap_or_default();
+                let facts = CallFacts {
+                    command: &command,
+                    timeout_ms: u64::try_from(plan.limits.timeout.as_millis()).unwrap_or(u64::MAX),
+                };
+                let mut output = shape::shape(result, self.settings, facts);
+                output.restart_required = if !plan.read_only() && succeeded {
+                    self.restart.after_mutation().await
+                } else {
+                    self.restart.required()
+                };
                 Outcome::Ran {
                     what: plan.what,
                     ran: Ran::Execution(Box::new(output)),

@@ -54,15 +54,28 @@ pub struct Limits {
 /// The `initialize` / `server/discover` answer: conda-mcp and its version,
 /// tools and resources, and instructions that state once what many tools
 /// share (the help of common options, the result fields).
-pub fn server_config(shared: &crate::schema::SharedHelp) -> ServerConfig {
+pub fn server_config(
+    shared: &crate::schema::SharedHelp,
+    mode: crate::call::document::ResultMode,
+) -> ServerConfig {
     let mut instructions = String::from(
         "Typed tools for the installed conda: one tool per conda command (conda_<command>), \
          arguments as in the conda CLI with dashes as underscores. The policy is fixed at startup; \
          a refused call names the startup option it needs. Every call returns exit_code, stdout, \
-         stderr, duration_ms, parsed_json (stdout as JSON when it is one document), timed_out, \
-         cancelled, stdout_truncated, stderr_truncated, restart_required. \
+         stderr, duration_ms, parsed_json (conda's JSON answer), timed_out, cancelled, \
+         stdout_truncated, stderr_truncated, restart_required, and on failure error. \
+         Pass json: true wherever a tool has it: conda's answer then arrives as parsed_json. \
+         When a result has isError, read error.code first (error.retryable says whether repeating \
+         the same call can help; error.details has the facts). \
          conda://capabilities describes the catalog and the policy.",
     );
+    if mode == crate::call::document::ResultMode::Lean {
+        instructions.push_str(
+            " Results are lean: when stdout was parsed it is not repeated (stdout_omitted), and a \
+             result over the size budget is cut (cut says what was kept of how many): narrow the \
+             call with the tool's own options as the summary line says, instead of repeating it.",
+        );
+    }
     if !shared.entries.is_empty() {
         instructions.push_str(" Options shared by many tools: ");
         instructions.push_str(&shared.describe());

@@ -75,7 +75,7 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
         tools = tools.listed.len(),
         "conda-mcp ready"
     );
-    let info = server_config(&tools.shared_help);
+    let info = server_config(&tools.shared_help, cli.result_mode);
     let results = Results::new().map_err(StartupError::Other)?;
     Ok(Started {
         state: State {
@@ -87,6 +87,7 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
                 exec: discovered.exec,
                 discovery: discovered.discovery_lane.clone(),
                 restart: RestartWatch::new(discovered.options, &discovered.discovery),
+                settings: cli.result_settings(),
             },
             capabilities,
             results,

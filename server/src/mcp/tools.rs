@@ -198,49 +198,90 @@ pub fn effects(catalog: &Catalog, cmd: CommandIdx) -> ToolEffects {
     }
 }
 
-/// The output schema of every tool: the [`crate::call::CallOutput`]
-/// schema (schemars, 2020-12, serialize contract), without descriptions,
-/// `format` and `$schema`: it is repeated in every tool of `tools/list`,
-/// and the field meanings are documented once (README, server
-/// instructions).
+/// The output schema of every tool as advertised in `tools/list`: the
+/// [`crate::call::CallOutput`] schema (schemars, 2020-12, serialize
+/// contract) with the shape of each field only (no descriptions, `format`,
+/// `$schema`, `required`, nested definitions): it is repeated in every
+/// tool, and the field meanings are documented once (README, server
+/// instructions). `error.code` lists every code; "integer or null" is an
+/// `anyOf` of single types (no type arrays).
 pub fn output_schema() -> Arc<JsonObject> {
-    let full = rmcp::handler::server::common::schema_for_output::<crate::call::CallOutput>();
-    let mut v = Value::Object(full.as_ref().clone());
-    strip_annotations(&mut v);
+    let full = Value::Object(full_output_schema().as_ref().clone());
+    let mut props = serde_json::Map::new();
+    if let Some(Value::Object(fields)) = full.get("properties") {
+        for (name, field) in fields {
+            props.insert(name.clone(), advertised_field(name, field));
+        }
+    }
+    let v = serde_json::json!({"type": "object", "properties": props});
     Arc::new(as_object(v))
 }
 
-/// The complete output schema (with `required` and
-/// `additionalProperties: false`): what results are checked against before
-/// they are sent.
-pub fn full_output_schema() -> Arc<JsonObject> {
-    rmcp::handler::server::common::schema_for_output::<crate::call::CallOutput>()
+/// The advertised shape of one output field.
+fn advertised_field(name: &str, field: &Value) -> Value {
+    use serde_json::json;
+    match name {
+        "error" => {
+            let codes = serde_json::to_value(schemars::schema_for!(crate::call::error::ErrorCode))
+                .map(|s| enum_values(&s))
+                .unwrap_or_default();
+            json!({"type": "object", "properties": {
+                "code": {"type": "string", "enum": codes},
+                "message": {"type": "string"},
+                "retryable": {"type": "boolean"},
+                "details": {"type": "object"},
+            }})
+        }
+        "cut" => json!({"type": "object"}),
+        "stopped_by" => json!({"type": "string", "enum": ["SIGTERM", "SIGKILL"]}),
+        "parsed_json" => json!({}),
+        _ => {
+            let mut f = field.clone();
+            strip_keywords(&mut f);
+            f
+        }
+    }
 }
 
-fn strip_annotations(v: &mut Value) {
+/// Removes what the advertised copy leaves to the documentation:
+/// descriptions, `format`, integer minimums, defaults (also inside `anyOf`).
+fn strip_keywords(v: &mut Value) {
     if let Value::Object(m) = v {
-        for k in ["description", "format", "$schema", "title"] {
+        for k in ["description", "format", "minimum", "default"] {
             m.remove(k);
         }
-        if let Some(Value::Object(props)) = m.get_mut("properties") {
-            for p in props.values_mut() {
-                strip_annotations(p);
-            }
-        }
-        // `required`/`additionalProperties` stay in the schema results are
-        // checked against ([`full_output_schema`]); the advertised copy is
-        // repeated in every tool, so it carries the shape only.
-        m.remove("required");
-        m.remove("additionalProperties");
-        // Integer minimums are implied by the serialize contract.
-        if let Some(Value::Object(props)) = m.get_mut("properties") {
-            for p in props.values_mut() {
-                if let Value::Object(pm) = p {
-                    pm.remove("minimum");
-                }
+        if let Some(Value::Array(branches)) = m.get_mut("anyOf") {
+            for b in branches {
+                strip_keywords(b);
             }
         }
     }
+}
+
+/// The values of a schemars enum schema (`enum`, or `oneOf` of `const`s).
+fn enum_values(schema: &Value) -> Vec<Value> {
+    if let Some(Value::Array(values)) = schema.get("enum") {
+        return values.clone();
+    }
+    schema
+        .get("oneOf")
+        .and_then(Value::as_array)
+        .map(|alts| {
+            alts.iter()
+                .filter_map(|a| a.get("const").cloned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The complete output schema (with `required`, nested definitions and
+/// `additionalProperties: false`): what results are checked against before
+/// they are sent. Written without type arrays, like the advertised one.
+pub fn full_output_schema() -> Arc<JsonObject> {
+    let full = rmcp::handler::server::common::schema_for_output::<crate::call::CallOutput>();
+    let mut v = Value::Object(full.as_ref().clone());
+    crate::schema::without_type_arrays(&mut v);
+    Arc::new(as_object(v))
 }
 
 fn as_object(v: Value) -> JsonObject {
