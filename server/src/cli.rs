@@ -122,6 +122,13 @@ pub struct Cli {
     #[arg(long, value_name = "NAME")]
     pub worker_user: Option<String>,
 
+    /// Run every conda call as a fresh process instead of forking it from
+    /// the spawned worker's warm conda (a pre-imported interpreter; README
+    /// "Warm conda"). A listening worker (`--worker-socket`) takes the same
+    /// flag on its own command line.
+    #[arg(long)]
+    pub no_warm_conda: bool,
+
     /// Format of the log lines on stderr (server and worker).
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = LogFormatArg::Text)]
     pub log_format: LogFormatArg,

@@ -122,6 +122,16 @@ pub struct ControlRule {
     /// A mutation: remove the dist-info of this distribution.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remove_plugin: Option<String>,
+    /// Set these environment variables in the conda process (as a command
+    /// that changes its own environment would).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub setenv: Option<std::collections::BTreeMap<String, String>>,
+    /// Change the conda process's working directory (as `conda run --cwd`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chdir: Option<String>,
+    /// After printing, send this signal to itself (a crash).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kill_self: Option<i32>,
 }
 
 impl ControlRule {
@@ -279,6 +289,15 @@ impl StandinPrefix {
     /// this prefix so far (lines of `standin-starts.log`).
     pub fn python_starts(&self) -> usize {
         std::fs::read_to_string(self.prefix.join("standin-starts.log"))
+            .map(|t| t.lines().count())
+            .unwrap_or(0)
+    }
+
+    /// How many conda commands the stand-in ran in this prefix so far, in
+    /// fresh processes or forked from a warm conda (lines of
+    /// `standin-runs.log`).
+    pub fn conda_runs(&self) -> usize {
+        std::fs::read_to_string(self.prefix.join("standin-runs.log"))
             .map(|t| t.lines().count())
             .unwrap_or(0)
     }

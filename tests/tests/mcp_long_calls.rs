@@ -145,7 +145,7 @@ async fn cancelling_a_running_call_kills_its_tree_sends_no_response_and_the_next
 async fn a_cancelled_queued_call_never_runs() {
     let prefix = sleepy(&["info"], 4.0);
     let mut c = RawClient::start(&prefix.conda_exe, &[]).await;
-    let starts_before = prefix.python_starts();
+    let starts_before = prefix.conda_runs();
     c.call_tool("running", "conda_info", json!({}), None).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     c.call_tool("queued", "conda_env_list", json!({}), None)
@@ -160,7 +160,7 @@ async fn a_cancelled_queued_call_never_runs() {
         "a response was sent for a cancelled call: {later:?}"
     );
     assert_eq!(
-        prefix.python_starts(),
+        prefix.conda_runs(),
         starts_before + 1,
         "only the running call started a conda process"
     );
@@ -173,7 +173,7 @@ async fn restart_required_flips_only_when_a_mutation_changes_the_plugin_set() {
     let mut c = RawClient::start(&prefix.conda_exe, &["--allow-write"]).await;
 
     // A mutation that changes nothing: false, and no discovery Python.
-    let before = prefix.python_starts();
+    let before = prefix.conda_runs();
     c.call_tool(
         "plain",
         "conda_install",
@@ -185,7 +185,7 @@ async fn restart_required_flips_only_when_a_mutation_changes_the_plugin_set() {
     assert_eq!(structured(&plain)["exit_code"], json!(0), "{plain}");
     assert_eq!(structured(&plain)["restart_required"], json!(false));
     assert_eq!(
-        prefix.python_starts(),
+        prefix.conda_runs(),
         before + 1,
         "only the stand-in conda itself started Python (no rediscovery)"
     );

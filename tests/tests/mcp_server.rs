@@ -60,7 +60,7 @@ async fn both_eras_serve_tools_calls_refusals_and_the_capabilities_resource() {
         }
 
         // A read-only call runs the stand-in and returns its output.
-        let before = standin.python_starts();
+        let before = standin.conda_runs();
         let r = server.call_ok("conda_info", json!({"json": true})).await;
         assert_eq!(r.is_error, Some(false), "{era:?}: {}", result_text(&r));
         let s = r.structured_content.clone().expect("structuredContent");
@@ -73,13 +73,13 @@ async fn both_eras_serve_tools_calls_refusals_and_the_capabilities_resource() {
             result_text(&r)
         );
         assert_eq!(
-            standin.python_starts(),
+            standin.conda_runs(),
             before + 1,
             "one conda process per call"
         );
 
         // A refused call names the missing startup option and runs nothing.
-        let before = standin.python_starts();
+        let before = standin.conda_runs();
         let r = server
             .call_ok(
                 "conda_install",
@@ -91,7 +91,7 @@ async fn both_eras_serve_tools_calls_refusals_and_the_capabilities_resource() {
         assert!(text.contains("--allow-write"), "{text}");
         assert!(!text.contains("SECRET"), "{text}");
         assert_eq!(
-            standin.python_starts(),
+            standin.conda_runs(),
             before,
             "a refused call starts no process"
         );
@@ -182,7 +182,7 @@ async fn invalid_arguments_are_refused_before_any_process_starts() {
         ("conda_remove", json!({"all": true}), "/"),
         ("conda_install", json!({"channel": "SECRET"}), "/channel"),
     ];
-    let before = standin.python_starts();
+    let before = standin.conda_runs();
     for (tool, args, path) in cases {
         let r = server.call_ok(tool, args.clone()).await;
         let text = result_text(&r);
@@ -194,7 +194,7 @@ async fn invalid_arguments_are_refused_before_any_process_starts() {
         assert!(!text.contains("SECRET"), "{tool} {args}: {text}");
     }
     assert_eq!(
-        standin.python_starts(),
+        standin.conda_runs(),
         before,
         "no process started for invalid calls"
     );
@@ -243,7 +243,7 @@ async fn conda_execute_is_listed_and_checked_only_with_allow_exec() {
         json!(dir.path().canonicalize().expect("c"))
     );
 
-    let before = standin.python_starts();
+    let before = standin.conda_runs();
     for (args, path) in [
         (json!({"argv": ["info"], "SECRET": 1}), "/"),
         (
@@ -272,7 +272,7 @@ async fn conda_execute_is_listed_and_checked_only_with_allow_exec() {
         "{}",
         result_text(&r)
     );
-    assert_eq!(standin.python_starts(), before, "nothing ran");
+    assert_eq!(standin.conda_runs(), before, "nothing ran");
     server.close().await;
 }
 

@@ -117,6 +117,11 @@ pub struct Common {
     /// Most stdin bytes a job may supply; larger limits are clamped.
     #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024)]
     pub max_stdin_bytes: u64,
+    /// Run every conda job as a fresh process: no warm conda (a
+    /// pre-imported interpreter that conda jobs are forked from; README
+    /// "Warm conda").
+    #[arg(long)]
+    pub no_warm_conda: bool,
 }
 
 impl Common {

@@ -150,16 +150,22 @@ pub async fn run(
         );
     }
     let start = Instant::now();
-    let mut child = match programs.spawn(&req) {
-        Ok(c) => c,
+    let launched = match programs.launch(&req).await {
+        Ok(l) => l,
         Err(e) => return refuse(&req, e),
     };
-    let pid = child.id().unwrap_or(0);
-    tracing::info!(job = req.job, label = %req.label, program = %program, args = %args, pid, "job started");
+    let crate::spawn::Launched {
+        pid,
+        warm,
+        stdin,
+        stdout,
+        stderr,
+        process: mut child,
+    } = launched;
+    tracing::info!(job = req.job, label = %req.label, program = %program, args = %args, pid, warm, "job started");
     let _ = events.send(JobEvent::Started { pid }).await;
 
-    let inner = child.inner();
-    let stdin_task = match (inner.stdin.take(), req.stdin) {
+    let stdin_task = match (stdin, req.stdin) {
         (Some(mut pipe), Some(bytes)) => Some(tokio::spawn(async move {
             // A child that never reads gets EPIPE once it exits; either way
             // the write ends with the job, it never blocks the worker.
@@ -171,13 +177,10 @@ pub async fn run(
     let limit = usize::try_from(eff.output_limit).unwrap_or(usize::MAX);
     let out: SharedCapture = Default::default();
     let err: SharedCapture = Default::default();
-    let mut readers = Vec::new();
-    if let Some(p) = inner.stdout.take() {
-        readers.push(tokio::spawn(capture::drain(p, out.clone(), limit, true)));
-    }
-    if let Some(p) = inner.stderr.take() {
-        readers.push(tokio::spawn(capture::drain(p, err.clone(), limit, false)));
-    }
+    let mut readers = vec![
+        tokio::spawn(capture::drain(stdout, out.clone(), limit, true)),
+        tokio::spawn(capture::drain(stderr, err.clone(), limit, false)),
+    ];
 
     let deadline = tokio::time::Instant::from_std(start) + eff.timeout;
     let mut ticker = tokio::time::interval_at(
@@ -188,7 +191,7 @@ pub async fn run(
     let mut stopped_by = None;
     let ended = loop {
         tokio::select! {
-            s = child.inner().wait() => { status = s.ok(); break Ended::Exited; }
+            s = child.wait() => { status = s; break Ended::Exited; }
             _ = tokio::time::sleep_until(deadline) => break Ended::TimedOut,
             _ = stop.cancel.cancelled() => break Ended::Cancelled,
             _ = stop.abort.cancelled() => break Ended::Aborted,
@@ -223,7 +226,7 @@ pub async fn run(
         .await
         .is_ok();
     reap::signal_group(pid, Signal::SIGKILL);
-    let descendants_killed = reap::kill_all_descendants().await;
+    let descendants_killed = reap::kill_all_descendants(&programs.spared()).await;
     if !drained {
         let _ = tokio::time::timeout(
             Duration::from_secs(1),
@@ -237,6 +240,9 @@ pub async fn run(
     if let Some(t) = stdin_task {
         t.abort();
     }
+    // The zygote goes back to its slot before it may be replaced.
+    drop(child);
+    programs.after_job(req.program);
 
     let (o, e) = (
         std::mem::take(&mut *capture::lock(&out)),
@@ -277,6 +283,7 @@ pub async fn run(
         cancelled = result.cancelled,
         aborted = ended == Ended::Aborted,
         descendants_killed,
+        warm,
         "job finished"
     );
     JobEvent::Finished(result)
@@ -286,7 +293,7 @@ pub async fn run(
 /// (at once when `grace` is zero or `abort` fires meanwhile). Returns the
 /// leader's status once reaped, and the signal that ended it.
 async fn terminate(
-    child: &mut command_group::AsyncGroupChild,
+    child: &mut crate::spawn::Process,
     pgid: u32,
     grace: Duration,
     abort: &CancellationToken,
@@ -294,7 +301,7 @@ async fn terminate(
     if !grace.is_zero() {
         reap::signal_group(pgid, Signal::SIGTERM);
         tokio::select! {
-            s = child.inner().wait() => return (s.ok(), StopSignal::Term),
+            s = child.wait() => return (s, StopSignal::Term),
             _ = tokio::time::sleep(grace) => {}
             _ = abort.cancelled() => {}
         }
@@ -302,10 +309,10 @@ async fn terminate(
     reap::signal_group(pgid, Signal::SIGKILL);
     // SIGKILL cannot be ignored; the cap only guards against a process
     // stuck in uninterruptible sleep.
-    let status = tokio::time::timeout(Duration::from_secs(10), child.inner().wait())
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
         .await
         .ok()
-        .and_then(Result::ok);
+        .flatten();
     (status, StopSignal::Kill)
 }
 

@@ -5,9 +5,10 @@
 //! [`connection`] (handshake and the job loop of one server connection),
 //! [`serve`] (listening mode), [`spawn`] (process group, stdio, environment),
 //! [`capture`] (bounded draining of output), [`limit`] (UTF-8 cut and the
-//! `parsed_json` rule), [`job`] (one job: timeout, cancel, drain grace),
+//! lossy flags), [`job`] (one job: timeout, cancel, drain grace),
 //! [`reap`] (child subreaper: kill and reap every descendant),
-//! [`privdrop`] (`--user`).
+//! [`privdrop`] (`--user`), [`warm`] (the warm conda: conda jobs forked from
+//! a pre-imported interpreter).
 //!
 //! Started by the server (spawned mode) the worker *connects* to the socket
 //! the server listens on; see [`cli`].
@@ -22,6 +23,7 @@ mod privdrop;
 mod reap;
 mod serve;
 mod spawn;
+mod warm;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -66,12 +68,21 @@ fn context(
     env_overrides: Vec<(std::ffi::OsString, std::ffi::OsString)>,
 ) -> Result<Arc<WorkerCtx>, String> {
     let conda = common.conda_exe.clone().ok_or("--conda-exe is required")?;
+    let mut programs = Programs {
+        conda,
+        python: common.python.clone(),
+        env_overrides,
+        warm: None,
+    };
+    if common.no_warm_conda {
+        tracing::info!("warm conda off (--no-warm-conda): conda calls run as fresh processes");
+    } else {
+        // Runs as the worker's user (after --user took effect); starts at
+        // the first conda job.
+        programs.warm = warm::Warm::new(&programs.conda, programs.child_env());
+    }
     Ok(Arc::new(WorkerCtx {
-        programs: Programs {
-            conda,
-            python: common.python.clone(),
-            env_overrides,
-        },
+        programs,
         limits: common.limits(),
     }))
 }

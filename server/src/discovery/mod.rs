@@ -302,9 +302,11 @@ async fn python_from_conda_info(
     target: &Target,
 ) -> Result<PathBuf, DiscoveryError> {
     const WHAT: &str = "`conda info --json`";
+    // A one-call worker: a warm conda would start only to be thrown away.
     let cfg = WorkerConfig {
         conda_exe: target.path.clone(),
         python: None,
+        warm_conda: false,
         ..opts.worker.clone()
     };
     let executor = Executor::new(cfg);
@@ -334,6 +336,7 @@ async fn run_helper(
     let cfg = WorkerConfig {
         conda_exe: target.path.clone(),
         python: Some(python.to_path_buf()),
+        warm_conda: false,
         ..opts.worker.clone()
     };
     let executor = Executor::new(cfg);

@@ -36,6 +36,7 @@ pub fn worker_config(cli: &Cli, conda_exe: PathBuf) -> WorkerConfig {
     cfg.python = cli.python.clone();
     cfg.socket = cli.worker_socket.clone();
     cfg.user = cli.worker_user.clone();
+    cfg.warm_conda = !cli.no_warm_conda;
     cfg.log_format = match cli.log_format {
         LogFormatArg::Text => LogFormat::Text,
         LogFormatArg::Json => LogFormat::Json,

@@ -28,6 +28,9 @@ pub struct WorkerConfig {
     /// Run the spawned worker (and so conda) as this user and its primary
     /// group (`--worker-user`); needs the server to run as root.
     pub user: Option<String>,
+    /// Whether the spawned worker may fork conda jobs from a warm conda
+    /// (`false` passes `--no-warm-conda`; README "Warm conda").
+    pub warm_conda: bool,
 }
 
 impl WorkerConfig {
@@ -41,6 +44,7 @@ impl WorkerConfig {
             log_format: LogFormat::Text,
             socket: None,
             user: None,
+            warm_conda: true,
         }
     }
 

@@ -101,6 +101,9 @@ impl Connection {
         if let Some(user) = &cfg.user {
             cmd.arg("--user").arg(user);
         }
+        if !cfg.warm_conda {
+            cmd.arg("--no-warm-conda");
+        }
         cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())

@@ -1,0 +1,400 @@
+//! The warm conda on the stand-in conda: a differential test (fresh process
+//! against a child forked from the warm conda, byte for byte), containment,
+//! fallback and recovery, and no state carried from one call to the next.
+//!
+//! Which path a call took is read from the stand-in's own logs: a fresh
+//! process imports the stand-in `conda` package (one more line in
+//! `standin-starts.log`), a warm call does not; both run its `main` (one line
+//! in `standin-runs.log`).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use conda_mcp_server::worker_client::Executor;
+use conda_mcp_tests::exec::{alive, gone_within};
+use conda_mcp_tests::standin::{ControlRule, PluginSpec, StandinPrefix};
+use conda_mcp_tests::warm::{Call, executor, observable, run};
+use serde_json::Value;
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// Runs `call`; returns the result and whether it was warm (no Python
+/// start).
+async fn run_counted(
+    ex: &Executor,
+    p: &StandinPrefix,
+    call: &Call,
+) -> (conda_mcp_server::worker_client::ExecutionResult, bool) {
+    let starts = p.python_starts();
+    let runs = p.conda_runs();
+    let r = run(ex, call, LIMIT).await.result;
+    let warm = p.python_starts() == starts;
+    assert!(p.conda_runs() > runs, "the call ran conda");
+    (r, warm)
+}
+
+/// Calls `conda info` until one runs warm (the first calls run fresh while
+/// the zygote starts); panics after 60 s.
+async fn until_warm(ex: &Executor, p: &StandinPrefix) {
+    let end = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, warm) = run_counted(ex, p, &Call::new(&["info"])).await;
+        if warm {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < end,
+            "the warm conda never became ready"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The stand-in's JSON line with the pids (which differ between any two
+/// fresh runs) removed; other output unchanged.
+fn normalise(stdout: &str) -> String {
+    stdout
+        .lines()
+        .map(|line| match serde_json::from_str::<Value>(line) {
+            Ok(Value::Object(mut m)) => {
+                m.remove("pid");
+                m.remove("grandchild_pid");
+                Value::Object(m).to_string()
+            }
+            _ => line.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn corpus(dir_a: &std::path::Path, dir_b: &std::path::Path) -> Vec<Call> {
+    let plain: &[&[&str]] = &[
+        &["info"],
+        &["info", "--json"],
+        &["info", "-a"],
+        &["--version"],
+        &["--help"],
+        &["info", "--help"],
+        &["list"],
+        &["list", "--json"],
+        &["list", "-n", "base", "--json"],
+        &["list", "--explicit"],
+        &["env", "list"],
+        &["env", "list", "--json"],
+        &["config", "--show"],
+        &["config", "--show", "--json"],
+        &["config", "--show-sources"],
+        &["config", "--get", "channels"],
+        &["config", "--set", "channel_priority", "strict"],
+        &["config", "--add", "channels", "conda-forge"],
+        &["search", "numpy"],
+        &["search", "--json", "lab-greet"],
+        &["search", "numpy>=1.20", "--info"],
+        &["install", "-n", "x", "numpy", "--dry-run", "--json"],
+        &["install", "-n", "x", "numpy", "-y"],
+        &["install", "-p", "/tmp/nowhere", "lab-greet", "--json"],
+        &["update", "-n", "x", "--all", "--dry-run"],
+        &["remove", "-n", "x", "numpy", "-y"],
+        &["remove", "-n", "missing-env", "--all", "--json"],
+        &["env", "export", "-n", "x"],
+        &["env", "create", "-f", "environment.yml", "--dry-run"],
+        &["run", "-n", "base", "python", "-c", "print(1)"],
+        &["clean", "--all", "--dry-run"],
+        &["compare", "-n", "x", "environment.yml"],
+        &["plugins"],
+        // Failures: unknown command, unknown option, missing value, bad choice.
+        &["no-such-command"],
+        &["install", "--no-such-flag"],
+        &["list", "-n"],
+        &["config", "--show", "--json", "--verbose", "--no-such"],
+        &["search", "--platform"],
+        &[],
+        // Unusual argv: non-ASCII, empty string, spaces, a leading dash.
+        &["search", "pâquet-ü"],
+        &["search", ""],
+        &["search", "a b c"],
+        &["run", "-n", "base", "--", "-x"],
+    ];
+    let mut calls: Vec<Call> = plain.iter().map(|a| Call::new(a)).collect();
+    // Working directories that differ per call.
+    calls.push(Call::new(&["info"]).in_dir(dir_a));
+    calls.push(Call::new(&["info", "--json"]).in_dir(dir_b));
+    calls.push(Call::new(&["env", "list"]).in_dir(dir_a));
+    // stdin.
+    calls.push(Call::new(&["install", "-n", "x", "numpy"]).with_stdin(b"y\n"));
+    calls
+}
+
+/// The rules under which the corpus runs: varied exit codes, output on
+/// stderr, stdin read back, a crash by signal.
+fn corpus_rules() -> Vec<ControlRule> {
+    let mut remove = ControlRule::for_commands(&["remove"]);
+    remove.exit_code = Some(1);
+    remove.stderr_bytes = Some(300);
+    let mut install = ControlRule::for_commands(&["install"]);
+    install.read_stdin = Some(true);
+    let mut update = ControlRule::for_commands(&["update"]);
+    update.kill_self = Some(11);
+    let mut search = ControlRule::for_commands(&["search"]);
+    search.exit_code = Some(3);
+    vec![remove, install, update, search]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fresh_and_warm_agree_byte_for_byte() {
+    let p = StandinPrefix::standard();
+    p.set_control(&corpus_rules()).expect("rules");
+    let dirs = (
+        tempfile::tempdir().expect("dir"),
+        tempfile::tempdir().expect("dir"),
+    );
+    let corpus = corpus(dirs.0.path(), dirs.1.path());
+    assert!(corpus.len() >= 40, "{} calls", corpus.len());
+
+    let fresh = executor(&p.conda_exe, false);
+    let warm = executor(&p.conda_exe, true);
+    until_warm(&warm, &p).await;
+    let mut warm_calls = 0;
+    for call in &corpus {
+        let (f, f_warm) = run_counted(&fresh, &p, call).await;
+        let (w, w_warm) = run_counted(&warm, &p, call).await;
+        assert!(!f_warm, "--no-warm-conda ran {call:?} warm");
+        warm_calls += usize::from(w_warm);
+        let (fo, wo) = (observable(&f), observable(&w));
+        assert_eq!(fo.0, wo.0, "exit status of {call:?}");
+        assert_eq!(normalise(&fo.1), normalise(&wo.1), "stdout of {call:?}");
+        assert_eq!(fo.2, wo.2, "stderr of {call:?}");
+        assert_eq!(
+            (f.stdout_truncated, f.stderr_truncated),
+            (w.stdout_truncated, w.stderr_truncated)
+        );
+    }
+    assert_eq!(warm_calls, corpus.len(), "every call ran warm");
+    fresh.shutdown().await;
+    warm.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn condarc_edits_and_new_plugins_are_seen_by_the_next_call() {
+    let p = StandinPrefix::standard();
+    let ex = executor(&p.conda_exe, true);
+    until_warm(&ex, &p).await;
+    let rc = p.prefix.join(".condarc");
+
+    // A .condarc edited between two warm calls.
+    std::fs::write(&rc, "channels: [one]\n").expect("rc");
+    let (r, warm) = run_counted(&ex, &p, &Call::new(&["config", "--show"])).await;
+    assert!(warm);
+    let v: Value = serde_json::from_str(r.stdout.trim()).expect("json");
+    assert_eq!(v["condarc"], "channels: [one]\n");
+    std::fs::write(&rc, "channels: [two]\n").expect("rc");
+    let (r, warm) = run_counted(&ex, &p, &Call::new(&["config", "--show"])).await;
+    assert!(warm);
+    let v: Value = serde_json::from_str(r.stdout.trim()).expect("json");
+    assert_eq!(v["condarc"], "channels: [two]\n");
+
+    // A plugin installed by a call: the zygote's plugin manager is stale,
+    // so it is replaced and no later call sees the old plugin list.
+    let (r, _) = run_counted(&ex, &p, &Call::new(&["info", "--json"])).await;
+    let before: Value = serde_json::from_str(r.stdout.trim()).expect("json");
+    let mut add = ControlRule::for_commands(&["install"]);
+    add.add_plugin = Some(PluginSpec {
+        distribution: "conda-warm-probe".into(),
+        version: "1.0".into(),
+        name: "warm-probe".into(),
+        value: "conda_warm_probe.plugin".into(),
+    });
+    p.set_control(&[add]).expect("rules");
+    let (r, _) = run_counted(&ex, &p, &Call::new(&["install", "-n", "x", "numpy"])).await;
+    assert_eq!(r.exit_code, Some(0), "{}", r.stderr);
+    p.clear_control().expect("rules");
+    let expected = "warm-probe=conda_warm_probe.plugin";
+    for _ in 0..3 {
+        let (r, _) = run_counted(&ex, &p, &Call::new(&["info", "--json"])).await;
+        let v: Value = serde_json::from_str(r.stdout.trim()).expect("json");
+        let plugins = v["plugins"].as_array().expect("plugins");
+        assert!(
+            plugins.iter().any(|x| x == expected),
+            "{plugins:?} (before: {})",
+            before["plugins"]
+        );
+    }
+    until_warm(&ex, &p).await;
+    let (r, warm) = run_counted(&ex, &p, &Call::new(&["info", "--json"])).await;
+    assert!(warm, "a new warm conda took over");
+    let v: Value = serde_json::from_str(r.stdout.trim()).expect("json");
+    assert!(
+        v["plugins"]
+            .as_array()
+            .expect("plugins")
+            .iter()
+            .any(|x| x == expected)
+    );
+    ex.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn environment_and_directory_changes_do_not_leak() {
+    let p = StandinPrefix::standard();
+    let ex = executor(&p.conda_exe, true);
+    until_warm(&ex, &p).await;
+    let (baseline, _) = run_counted(&ex, &p, &Call::new(&["info", "--json"])).await;
+    let base: Value = serde_json::from_str(baseline.stdout.trim()).expect("json");
+
+    let elsewhere = tempfile::tempdir().expect("dir");
+    let mut leak = ControlRule::for_commands(&["run"]);
+    leak.setenv = Some(BTreeMap::from([("LEAKED_BY_RUN".into(), "1".into())]));
+    leak.chdir = Some(elsewhere.path().display().to_string());
+    p.set_control(&[leak]).expect("rules");
+    let (r, warm) = run_counted(
+        &ex,
+        &p,
+        &Call::new(&["run", "--cwd", "/", "-n", "base", "true"]),
+    )
+    .await;
+    assert!(warm);
+    let v: Value = serde_json::from_str(r.stdout.trim()).expect("json");
+    assert!(
+        v["env"]
+            .as_array()
+            .expect("env")
+            .iter()
+            .any(|n| n == "LEAKED_BY_RUN")
+    );
+    p.clear_control().expect("rules");
+
+    let (after, warm) = run_counted(&ex, &p, &Call::new(&["info", "--json"])).await;
+    assert!(warm);
+    let after: Value = serde_json::from_str(after.stdout.trim()).expect("json");
+    assert_eq!(after["env"], base["env"], "no variable carried over");
+    assert_eq!(after["cwd"], base["cwd"], "no directory carried over");
+    ex.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timeout_and_cancel_kill_the_forked_childs_whole_tree() {
+    let p = StandinPrefix::standard();
+    let ex = executor(&p.conda_exe, true);
+    until_warm(&ex, &p).await;
+    let mut rule = ControlRule::for_commands(&["install"]);
+    rule.spawn_grandchild = Some(true);
+    rule.grandchild_setsid = Some(true);
+    rule.sleep_seconds = Some(120.0);
+    rule.ignore_sigterm = Some(true);
+    p.set_control(&[rule]).expect("rules");
+
+    // Timeout.
+    let starts = p.python_starts();
+    let t0 = std::time::Instant::now();
+    let r = run(
+        &ex,
+        &Call::new(&["install", "-n", "x", "numpy"]),
+        Duration::from_secs(3),
+    )
+    .await
+    .result;
+    assert!(r.timed_out, "{r:?}");
+    assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
+    assert_eq!(
+        p.python_starts(),
+        starts,
+        "a warm call (the grandchild Python does not import conda)"
+    );
+    let grandchildren = p.grandchild_pids();
+    assert_eq!(grandchildren.len(), 1);
+    for pid in &grandchildren {
+        assert!(
+            gone_within(*pid, Duration::from_secs(3)).await,
+            "setsid grandchild {pid} survived"
+        );
+    }
+
+    // Cancel.
+    let mut job = conda_mcp_server::worker_client::Job::new(
+        conda_mcp_server::worker_client::Program::Conda,
+        vec!["install".into(), "-n".into(), "x".into(), "numpy".into()],
+    );
+    job.timeout = LIMIT;
+    let cancel = job.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        cancel.cancel();
+    });
+    let r = ex.run(job, |_| {}).await;
+    let cancelled = match r {
+        Ok(r) => r.cancelled,
+        Err(e) => matches!(e, conda_mcp_server::worker_client::ExecError::Cancelled),
+    };
+    assert!(cancelled);
+    let grandchildren = p.grandchild_pids();
+    assert_eq!(grandchildren.len(), 2);
+    for pid in &grandchildren {
+        assert!(
+            gone_within(*pid, Duration::from_secs(3)).await,
+            "grandchild {pid} survived"
+        );
+    }
+
+    // The zygote survived both, and a crash of a child.
+    p.clear_control().expect("rules");
+    let (_, warm) = run_counted(&ex, &p, &Call::new(&["info"])).await;
+    assert!(warm, "the zygote survived the killed children");
+    let mut crash = ControlRule::for_commands(&["config"]);
+    crash.kill_self = Some(11);
+    p.set_control(&[crash]).expect("rules");
+    let (r, warm) = run_counted(&ex, &p, &Call::new(&["config", "--show"])).await;
+    assert!(warm);
+    assert_eq!(r.exit_code, Some(-11));
+    let (_, warm) = run_counted(&ex, &p, &Call::new(&["info"])).await;
+    assert!(warm, "the zygote survived a crashing child");
+    ex.shutdown().await;
+}
+
+/// The zygote's pid: the stand-in logs each import of `conda` with the
+/// importing process's argv; the zygote's is the conda script alone.
+fn zygote_pids(p: &StandinPrefix) -> Vec<u32> {
+    let log = std::fs::read_to_string(p.prefix.join("standin-starts.log")).unwrap_or_default();
+    let me = serde_json::to_string(&vec![p.conda_exe.display().to_string()]).expect("json");
+    log.lines()
+        .filter_map(|l| l.split_once(' '))
+        .filter(|(_, argv)| *argv == me)
+        .filter_map(|(pid, _)| pid.parse().ok())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_zygote_means_one_fresh_call_then_warm_again() {
+    let p = StandinPrefix::standard();
+    let ex = executor(&p.conda_exe, true);
+    until_warm(&ex, &p).await;
+    let zygotes = zygote_pids(&p);
+    assert_eq!(zygotes.len(), 1, "{zygotes:?}");
+    let z = zygotes[0];
+    assert!(alive(z));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(z as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("kill the zygote");
+    assert!(gone_within(z, Duration::from_secs(5)).await);
+
+    let (r, warm) = run_counted(&ex, &p, &Call::new(&["info", "--json"])).await;
+    assert_eq!(r.exit_code, Some(0));
+    assert!(!warm, "the call after the zygote died ran fresh");
+    until_warm(&ex, &p).await;
+    assert_eq!(zygote_pids(&p).len(), 2, "a new zygote");
+    ex.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_warm_conda_runs_every_call_fresh() {
+    let p = StandinPrefix::standard();
+    let ex = executor(&p.conda_exe, false);
+    for _ in 0..4 {
+        let (r, warm) = run_counted(&ex, &p, &Call::new(&["info"])).await;
+        assert_eq!(r.exit_code, Some(0));
+        assert!(!warm);
+    }
+    assert!(zygote_pids(&p).is_empty(), "no zygote was started");
+    ex.shutdown().await;
+}

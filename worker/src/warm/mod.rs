@@ -1,0 +1,421 @@
+//! Warm conda: conda jobs forked from a long-lived, pre-imported
+//! interpreter (a "zygote") instead of a fresh process.
+//!
+//! A fresh conda spends most of a short call starting Python and importing
+//! conda. The zygote is one process of the target's own interpreter (the one
+//! on conda's `#!` line), started by the worker with the child environment
+//! ([`crate::spawn::Programs::child_env`]), that imports conda's entry point
+//! and loads conda's plugins and then never runs a command. For each job it
+//! forks a child that puts itself in its own process group, takes the job's
+//! stdin/stdout/stderr (pipes the worker created, passed over the socket with
+//! `SCM_RIGHTS`), changes to the job's directory, and runs conda's own
+//! script as `__main__` with the job's argv; the interpreter then exits as a
+//! fresh one does (atexit handlers, flushing) with conda's status. Each call
+//! is a fresh fork of a zygote that never ran a command, so nothing one call
+//! does (conda's context, its caches, `os.environ`, the working directory,
+//! loggers, threads) reaches the next. See README.md "Warm conda".
+//!
+//! The child does not run conda until the worker has checked the pid the
+//! zygote reported (a child of the zygote) and written the go byte, so a job
+//! is never run twice: when anything fails before that, the child exits
+//! without running conda and the job runs fresh.
+//!
+//! Fallback, never a failure: when conda is not a Python entry-point script,
+//! the zygote is not ready yet (the first call after startup), is busy
+//! (another connection's job), failed to start, died, or answered wrongly,
+//! the job runs as a fresh process and the reason is logged once. A zygote
+//! whose import locations changed ([`stamp`]) — conda or a plugin was
+//! installed, upgraded or removed, by a call or by anyone — is replaced
+//! before the next call; that call runs fresh while the new one starts.
+
+mod shebang;
+mod stamp;
+mod zygote;
+
+use std::collections::HashSet;
+use std::ffi::OsString;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use std::process::ExitStatus;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tokio::net::unix::pipe;
+use tokio::sync::OwnedMutexGuard;
+
+use self::zygote::{ChildFds, Recipe, Zygote};
+
+/// Consecutive failed starts after which the warm conda stays off.
+pub const MAX_START_FAILURES: u32 = 3;
+
+/// The warm conda of one worker.
+#[derive(Debug)]
+pub struct Warm {
+    recipe: Mutex<Recipe>,
+    slot: Arc<tokio::sync::Mutex<Slot>>,
+    /// Pids the post-job sweep must leave alone (the zygote and its
+    /// subtree): see [`Warm::spared`].
+    spared: Arc<Mutex<HashSet<i32>>>,
+    logged: Mutex<HashSet<String>>,
+}
+
+#[derive(Debug, Default)]
+struct Slot {
+    zygote: Option<Zygote>,
+    starting: Option<tokio::task::JoinHandle<Result<Zygote, String>>>,
+    failures: u32,
+}
+
+/// A conda job running in a child of the zygote.
+#[derive(Debug)]
+pub struct Launched {
+    /// The child's pid, also its process group id.
+    pub pid: u32,
+    /// The write end of the child's stdin pipe (when the job has stdin).
+    pub stdin: Option<pipe::Sender>,
+    /// The read end of the child's stdout.
+    pub stdout: pipe::Receiver,
+    /// The read end of the child's stderr.
+    pub stderr: pipe::Receiver,
+    /// Waits for the child's status.
+    pub job: WarmJob,
+}
+
+/// The zygote, lent to one job until its status arrives.
+#[derive(Debug)]
+pub struct WarmJob {
+    slot: OwnedMutexGuard<Slot>,
+    pid: i32,
+    child: OwnedFd,
+    done: Option<Option<ExitStatus>>,
+    spared: Arc<Mutex<HashSet<i32>>>,
+}
+
+impl Warm {
+    /// The warm conda for `conda`, or `None` (logged) when `conda` is not a
+    /// Python entry-point script. Nothing starts until [`Warm::prepare`].
+    pub fn new(conda: &Path, env: Vec<(OsString, OsString)>) -> Option<Arc<Warm>> {
+        match shebang::python_of(conda) {
+            Ok(python) => Some(Arc::new(Warm {
+                recipe: Mutex::new(Recipe {
+                    conda: conda.to_path_buf(),
+                    python,
+                    env,
+                }),
+                slot: Default::default(),
+                spared: Default::default(),
+                logged: Default::default(),
+            })),
+            Err(reason) => {
+                tracing::info!(reason = %reason, "warm conda off: conda calls run as fresh processes");
+                None
+            }
+        }
+    }
+
+    /// The interpreter the zygote runs.
+    pub fn python(&self) -> PathBuf {
+        lock(&self.recipe).python.clone()
+    }
+
+    /// Pids whose subtrees the post-job sweep must spare: the zygote (ready
+    /// or starting). Its job children are reaped by the zygote before a job
+    /// ends, so nothing of a job is ever under it at sweep time.
+    pub fn spared(&self) -> Vec<i32> {
+        lock(&self.spared).iter().copied().collect()
+    }
+
+    fn log_once(&self, reason: &str) {
+        if lock(&self.logged).insert(reason.to_string()) {
+            tracing::warn!(reason = %reason, "warm conda unavailable: this call runs as a fresh process (logged once per reason)");
+        }
+    }
+
+    /// Starts a zygote in the background unless one is ready or starting,
+    /// and replaces a ready one whose import locations changed or that
+    /// died. Never waits.
+    pub fn prepare(&self) {
+        if let Ok(mut slot) = self.slot.clone().try_lock_owned() {
+            self.tend(&mut slot);
+        }
+    }
+
+    /// Collects a finished start, drops a dead or stale zygote, and starts
+    /// a new one when none is ready or starting.
+    fn tend(&self, slot: &mut Slot) {
+        if slot.starting.as_ref().is_some_and(|h| h.is_finished())
+            && let Some(handle) = slot.starting.take()
+        {
+            match futures::FutureExt::now_or_never(handle) {
+                Some(Ok(Ok(z))) => {
+                    tracing::info!(pid = z.pid, python = %self.python().display(), "warm conda ready");
+                    slot.failures = 0;
+                    slot.zygote = Some(z);
+                }
+                Some(Ok(Err(reason))) => {
+                    slot.failures += 1;
+                    self.log_once(&format!("the warm conda did not start: {reason}"));
+                }
+                _ => slot.failures += 1,
+            }
+        }
+        if let Some(z) = &slot.zygote {
+            let why = if !z.alive() {
+                Some("the warm conda exited; starting a new one")
+            } else if z.stamp.changed() {
+                Some(
+                    "conda's import locations changed (conda or a plugin was installed, upgraded or removed); replacing the warm conda",
+                )
+            } else if z.env != lock(&self.recipe).env {
+                Some("the child environment changed; replacing the warm conda")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                tracing::info!(pid = z.pid, "{why}");
+                if let Some(z) = slot.zygote.take() {
+                    self.retire(z);
+                }
+            }
+        }
+        if slot.zygote.is_none() && slot.starting.is_none() {
+            if slot.failures >= MAX_START_FAILURES {
+                self.log_once(&format!(
+                    "the warm conda failed to start {MAX_START_FAILURES} times in a row; it stays off"
+                ));
+                return;
+            }
+            let recipe = lock(&self.recipe).clone();
+            match zygote::start(&recipe) {
+                Ok(starting) => {
+                    let pid = starting.pid;
+                    lock(&self.spared).insert(pid);
+                    let spared = self.spared.clone();
+                    slot.starting = Some(tokio::spawn(async move {
+                        let r = starting.ready(&recipe).await;
+                        if r.is_err() {
+                            lock(&spared).remove(&pid);
+                        }
+                        r
+                    }));
+                    tracing::info!(pid, "warm conda starting");
+                }
+                Err(reason) => {
+                    slot.failures += 1;
+                    self.log_once(&format!("the warm conda did not start: {reason}"));
+                }
+            }
+        }
+    }
+
+    /// Kills and reaps a zygote in the background.
+    fn retire(&self, z: Zygote) {
+        let spared = self.spared.clone();
+        tokio::spawn(async move {
+            let pid = z.pid;
+            z.kill().await;
+            lock(&spared).remove(&pid);
+        });
+    }
+
+    /// Runs a conda job in a child of the zygote, with environment `env`
+    /// (a zygote started with another environment is replaced first).
+    /// `Err` means it did not run (nothing of conda started) and must run
+    /// fresh; the reason was logged when it is worth logging.
+    pub async fn launch(
+        &self,
+        argv: &[String],
+        cwd: Option<&Path>,
+        has_stdin: bool,
+        env: &[(OsString, OsString)],
+    ) -> Result<Launched, ()> {
+        let Ok(mut slot) = self.slot.clone().try_lock_owned() else {
+            return Err(()); // another connection's job holds the zygote
+        };
+        {
+            let mut recipe = lock(&self.recipe);
+            if recipe.env != env {
+                recipe.env = env.to_vec();
+            }
+        }
+        self.tend(&mut slot);
+        let Some(z) = slot.zygote.as_ref() else {
+            return Err(()); // starting (the first call) or off (logged)
+        };
+        if !zygote::fits(argv, cwd) {
+            self.log_once(&format!(
+                "a call's arguments exceed {} bytes",
+                zygote::MAX_REQUEST
+            ));
+            return Err(());
+        }
+        let (fds, mine) = match job_pipes(has_stdin) {
+            Ok(p) => p,
+            Err(e) => {
+                self.log_once(&format!("creating the job's pipes failed: {e}"));
+                return Err(());
+            }
+        };
+        let pid = match z.fork(argv, cwd, fds).await {
+            Ok(pid) => pid,
+            Err(reason) => {
+                // The go pipe closes with `mine`: a child, if any, exits
+                // without running conda.
+                drop(mine);
+                self.log_once(&format!("the warm conda answered wrongly: {reason}"));
+                if let Some(z) = slot.zygote.take() {
+                    self.retire(z);
+                }
+                self.tend(&mut slot);
+                return Err(());
+            }
+        };
+        let child = rustix::process::Pid::from_raw(pid).and_then(|p| {
+            rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok()
+        });
+        let Some(child) = child else {
+            drop(mine);
+            self.log_once("the warm conda's child vanished before it ran");
+            if let Some(z) = slot.zygote.take() {
+                self.retire(z);
+            }
+            return Err(());
+        };
+        let JobPipes {
+            stdin,
+            stdout,
+            stderr,
+            go,
+        } = mine;
+        if nix::unistd::write(go.as_fd(), b"1") != Ok(1) {
+            // The child exits without running conda; its status would be
+            // taken for the next job's answer, so this zygote is done.
+            self.log_once("the warm conda's child did not take the go byte");
+            if let Some(z) = slot.zygote.take() {
+                self.retire(z);
+            }
+            return Err(());
+        }
+        drop(go);
+        Ok(Launched {
+            pid: pid as u32,
+            stdin,
+            stdout,
+            stderr,
+            job: WarmJob {
+                slot,
+                pid,
+                child,
+                done: None,
+                spared: self.spared.clone(),
+            },
+        })
+    }
+}
+
+impl WarmJob {
+    /// The child's status, once it exited (cancel-safe: call it again after
+    /// a `select!` dropped it). From the zygote; if the zygote died
+    /// meanwhile, from the child itself (which was reparented to the worker,
+    /// the subreaper), and `None` when neither is possible.
+    pub async fn wait(&mut self) -> Option<ExitStatus> {
+        if let Some(done) = self.done {
+            return done;
+        }
+        let answer = match self.slot.zygote.as_ref() {
+            Some(z) => z.status().await,
+            None => Err("gone".to_string()),
+        };
+        let status = match answer {
+            Ok(s) => Some(s),
+            Err(reason) => {
+                tracing::warn!(pid = self.pid, reason = %reason, "the warm conda failed during a job; its child is waited for directly");
+                if let Some(z) = self.slot.zygote.take() {
+                    let spared = self.spared.clone();
+                    let pid = z.pid;
+                    tokio::spawn(async move {
+                        z.kill().await;
+                        lock(&spared).remove(&pid);
+                    });
+                }
+                self.orphan_status().await
+            }
+        };
+        self.done = Some(status);
+        status
+    }
+
+    /// Waits for the child through its pidfd and reaps it once it is the
+    /// worker's (reparenting follows the zygote's exit).
+    async fn orphan_status(&self) -> Option<ExitStatus> {
+        use std::os::unix::process::ExitStatusExt;
+        let dup = self.child.try_clone().ok()?;
+        tokio::task::spawn_blocking(move || {
+            for _ in 0..1000 {
+                match rustix::process::waitid(
+                    rustix::process::WaitId::PidFd(dup.as_fd()),
+                    rustix::process::WaitIdOptions::EXITED,
+                ) {
+                    Ok(Some(s)) => {
+                        return s
+                            .exit_status()
+                            .map(|c| ExitStatus::from_raw((c & 0xff) << 8))
+                            .or_else(|| s.terminating_signal().map(ExitStatus::from_raw));
+                    }
+                    // Not (yet) our child: the zygote's exit reparents it.
+                    Err(rustix::io::Errno::CHILD) => {
+                        std::thread::sleep(std::time::Duration::from_millis(1))
+                    }
+                    _ => return None,
+                }
+            }
+            None
+        })
+        .await
+        .ok()
+        .flatten()
+    }
+}
+
+/// The worker's ends of a job's pipes.
+struct JobPipes {
+    stdin: Option<pipe::Sender>,
+    stdout: pipe::Receiver,
+    stderr: pipe::Receiver,
+    go: OwnedFd,
+}
+
+/// Creates the job's pipes (close-on-exec on both ends: the child's copies
+/// are `dup2`ed onto 0, 1 and 2, which clears the flag there).
+fn job_pipes(has_stdin: bool) -> std::io::Result<(ChildFds, JobPipes)> {
+    use nix::fcntl::OFlag;
+    let pipe = || nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(std::io::Error::from);
+    let (stdin, stdin_tx) = if has_stdin {
+        let (r, w) = pipe()?;
+        (r, Some(pipe::Sender::from_owned_fd(w)?))
+    } else {
+        let null = std::fs::File::open("/dev/null")?;
+        (OwnedFd::from(null), None)
+    };
+    let (out_r, out_w) = pipe()?;
+    let (err_r, err_w) = pipe()?;
+    let (go_r, go_w) = pipe()?;
+    Ok((
+        ChildFds {
+            stdin,
+            stdout: out_w,
+            stderr: err_w,
+            go: go_r,
+        },
+        JobPipes {
+            stdin: stdin_tx,
+            stdout: pipe::Receiver::from_owned_fd(out_r)?,
+            stderr: pipe::Receiver::from_owned_fd(err_r)?,
+            go: go_w,
+        },
+    ))
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}

@@ -1,0 +1,207 @@
+"""conda-mcp warm conda ("zygote"), run by conda-mcp-worker as
+
+    <interpreter from conda's #! line> -c <this file> <conda executable>
+
+with the environment and working directory a fresh conda would get, fd 0 the
+control socket (SOCK_SEQPACKET: one datagram per message), fd 1 and fd 2
+pipes read by the worker. It imports conda and loads its plugins, never runs
+a command, then forks one child per job. See worker/src/warm/mod.rs for the
+protocol and README.md "Warm conda" for what is and is not shared.
+
+Messages to the worker are JSON objects, one per datagram:
+  {"hello": sys.path}      before importing conda (the worker stamps these);
+  {"ready": true}          conda imported, plugins loaded, no thread running;
+  {"failed": "reason"}     warming failed, the zygote exits;
+  {"pid": N}               a job's child was forked (N is its pid and pgid);
+  {"status": S}            the child exited with raw wait status S.
+A job request is one datagram {"argv": [...], "cwd": "..." or null} carrying
+four descriptors (SCM_RIGHTS): the child's stdin, stdout, stderr, and the read
+end of a "go" pipe. The child runs conda only after reading one byte from it,
+so a job the worker did not confirm never runs.
+
+This module is the interpreter's __main__ only while it serves. Each child
+replaces __main__ with conda's own script before running it, so a
+multiprocessing "spawn" child (conda's CUDA probe) re-imports conda's script
+as __mp_main__ exactly as it does under a fresh conda; this file has no
+__file__ and is never re-imported.
+"""
+
+import os
+import sys
+
+
+def _send(ctl, **message):
+    import json
+
+    ctl.send(json.dumps(message).encode("utf-8"))
+
+
+def _warm():
+    """Imports what conda's entry point (conda.cli.main.main) imports before
+    its first context initialisation, and loads the plugins (entry points of
+    group "conda"). Modules this conda does not have are skipped."""
+    import importlib
+    import importlib.util
+
+    importlib.import_module("conda.cli.main")
+    for name in (
+        "conda.common.compat",
+        "conda.exception_handler",
+        "conda.base.context",
+        "conda.cli.conda_argparse",
+    ):
+        try:
+            present = importlib.util.find_spec(name) is not None
+        except ModuleNotFoundError:  # its parent package is missing
+            present = False
+        if present:
+            importlib.import_module(name)
+    context = getattr(sys.modules.get("conda.base.context"), "context", None)
+    # conda loads every plugin on its first access of the plugin manager
+    # (cached for the process), also under --no-plugins (then disabled).
+    getattr(context, "plugin_manager", None)
+
+
+def _receive(ctl):
+    import array
+    import socket
+
+    fds = array.array("i")
+    msg, ancdata, flags, _ = ctl.recvmsg(1 << 20, socket.CMSG_SPACE(4 * fds.itemsize))
+    for level, kind, data in ancdata:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(data[: len(data) - (len(data) % fds.itemsize)])
+    return msg, list(fds), flags
+
+
+def _child(ctl, fds, request, conda_exe):
+    """In the forked child: becomes the job's process and runs conda's script
+    as __main__. Never returns: conda's exit (SystemExit) ends the
+    interpreter as it ends a fresh one (atexit handlers, flushing)."""
+    try:
+        os.setpgid(0, 0)
+        ctl.close()
+        stdin, stdout, stderr, go = fds
+        for target, fd in ((0, stdin), (1, stdout), (2, stderr)):
+            os.dup2(fd, target)
+        for fd in (stdin, stdout, stderr):
+            if fd > 2:
+                os.close(fd)
+        if request.get("cwd") is not None:
+            os.chdir(request["cwd"])
+        confirmed = os.read(go, 1) == b"1"
+        os.close(go)
+        with open(conda_exe, "rb") as f:
+            source = f.read()
+    except BaseException:
+        os._exit(127)
+    if not confirmed:
+        os._exit(127)
+
+    import builtins
+    import importlib.machinery
+    import types
+
+    # As the interpreter decodes its command line (file system encoding,
+    # surrogateescape).
+    argv = [os.fsdecode(a.encode("utf-8", "surrogateescape")) for a in request["argv"]]
+    sys.argv[:] = [conda_exe] + argv
+    if hasattr(sys, "orig_argv"):
+        sys.orig_argv[:] = [sys.orig_argv[0], conda_exe] + argv
+    main = types.ModuleType("__main__")
+    main.__dict__.update(
+        __file__=conda_exe,
+        __cached__=None,
+        __loader__=importlib.machinery.SourceFileLoader("__main__", conda_exe),
+        __spec__=None,
+        __package__=None,
+        __builtins__=builtins,
+    )
+    sys.modules["__main__"] = main
+    code = compile(source, conda_exe, "exec", dont_inherit=True)
+    try:
+        exec(code, main.__dict__)
+    except (SystemExit, KeyboardInterrupt):
+        raise
+    except BaseException:
+        # As an uncaught exception ends a fresh interpreter: the traceback
+        # (without this frame), exit status 1.
+        kind, value, tb = sys.exc_info()
+        value = value.with_traceback(tb.tb_next)
+        sys.excepthook(kind, value, tb.tb_next)
+        raise SystemExit(1) from None
+    raise SystemExit(0)
+
+
+def _serve(ctl, conda_exe):
+    import json
+    import socket
+
+    while True:
+        msg, fds, flags = _receive(ctl)
+        if not msg:
+            for fd in fds:
+                os.close(fd)
+            return 0  # the worker closed the socket
+        try:
+            if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC) or len(fds) != 4:
+                raise ValueError("malformed request")
+            request = json.loads(msg)
+            if not isinstance(request.get("argv"), list):
+                raise ValueError("malformed request")
+        except ValueError as exc:
+            for fd in fds:
+                os.close(fd)
+            _send(ctl, failed=str(exc))
+            continue
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            _child(ctl, fds, request, conda_exe)
+        for fd in fds:
+            os.close(fd)
+        try:
+            os.setpgid(pid, pid)
+        except OSError:
+            pass  # the child did it first, or already exited
+        _send(ctl, pid=pid)
+        while True:
+            try:
+                _, status = os.waitpid(pid, 0)
+                break
+            except ChildProcessError:
+                status = 0xFF00  # cannot happen: nobody else reaps it
+                break
+        _send(ctl, status=status)
+
+
+def _main():
+    conda_exe = sys.argv[1]
+    import socket
+
+    ctl = socket.socket(fileno=os.dup(0))
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    # As for `python <conda_exe>`: the script's directory (symbolic links
+    # resolved) first on sys.path, argv[0] the script.
+    sys.path[0] = os.path.dirname(os.path.realpath(conda_exe))
+    sys.argv[:] = [conda_exe]
+    _send(ctl, hello=sys.path)
+    try:
+        _warm()
+    except BaseException as exc:  # noqa: BLE001 - reported, then exit
+        _send(ctl, failed=f"importing conda failed: {type(exc).__name__}: {exc}")
+        return 1
+    import threading
+
+    if threading.active_count() != 1:
+        _send(ctl, failed="a thread is running after importing conda")
+        return 1
+    _send(ctl, ready=True)
+    return _serve(ctl, conda_exe)
+
+
+if __name__ == "__main__":
+    sys.exit(_main())
