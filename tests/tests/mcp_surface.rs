@@ -474,3 +474,156 @@ fn cut_abbreviation(text: &str) -> bool {
     let closes = text.matches(')').count();
     ["i.e", "e.g", "i", "e"].contains(&last.to_ascii_lowercase().as_str()) || opens > closes
 }
+
+/// A client that forwards the server's list-change notifications.
+#[derive(Clone)]
+struct Notified(tokio::sync::mpsc::UnboundedSender<&'static str>);
+
+impl rmcp::ClientHandler for Notified {
+    async fn on_tool_list_changed(&self, _context: rmcp::service::NotificationContext<rmcp::RoleClient>) {
+        let _ = self.0.send("tools/list_changed");
+    }
+
+    async fn on_resource_updated(
+        &self,
+        _params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        let _ = self.0.send("resources/updated");
+    }
+}
+
+/// `--live-tools`: a write call installs a plugin command into the stand-in
+/// prefix → `notifications/tools/list_changed`, the next `tools/list` has
+/// the new tool, calling it works; removing the plugin removes the tool.
+#[tokio::test]
+async fn live_tools_follow_a_plugin_installed_and_removed_by_a_call() {
+    use conda_mcp_tests::standin::{ControlRule, PluginSpec};
+    use rmcp::ServiceExt;
+    let standin = StandinPrefix::standard();
+    standin
+        .set_control(&[
+            ControlRule {
+                add_plugin: Some(PluginSpec {
+                    distribution: "conda-hello".into(),
+                    version: "1.0".into(),
+                    name: "subcommand.hello".into(),
+                    value: "conda_hello.plugin".into(),
+                }),
+                ..ControlRule::for_commands(&["install"])
+            },
+            ControlRule {
+                remove_plugin: Some("conda-hello".into()),
+                ..ControlRule::for_commands(&["remove"])
+            },
+        ])
+        .expect("control");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let stderr_path = dir.path().join("stderr.log");
+    let cmd = server_command(
+        &standin.conda_exe,
+        &["--allow-write", "--allow-exec", "--live-tools"],
+        dir.path(),
+    );
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+        .stderr(std::process::Stdio::from(
+            std::fs::File::create(&stderr_path).expect("log"),
+        ))
+        .spawn()
+        .expect("spawn");
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let client = Notified(tx).serve(transport).await.expect("handshake");
+    let caps = client.peer_info().expect("info").capabilities.clone();
+    assert_eq!(
+        caps.tools.as_ref().and_then(|t| t.list_changed),
+        Some(true),
+        "tools.listChanged"
+    );
+    let list = |c: &rmcp::service::RunningService<rmcp::RoleClient, Notified>| {
+        let peer = c.peer().clone();
+        async move { names(&peer.list_all_tools().await.expect("tools/list")) }
+    };
+    let call = |c: &rmcp::service::RunningService<rmcp::RoleClient, Notified>,
+                name: &str,
+                args: Value| {
+        let peer = c.peer().clone();
+        let mut p = rmcp::model::CallToolRequestParams::new(name.to_owned());
+        if let Value::Object(m) = args {
+            p = p.with_arguments(m);
+        }
+        async move { peer.call_tool(p).await.expect("tools/call") }
+    };
+    assert!(!list(&client).await.contains("conda_hello"));
+    client
+        .peer()
+        .subscribe(rmcp::model::SubscribeRequestParams::new(
+            "conda://capabilities",
+        ))
+        .await
+        .expect("subscribe");
+
+    let r = call(
+        &client,
+        "conda_install",
+        json!({"packages": ["hello"], "name": "e", "yes": true}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{}", result_text(&r));
+    assert_eq!(
+        r.structured_content.expect("result")["restart_required"],
+        json!(true),
+        "set until the new list is served"
+    );
+    let mut got = BTreeSet::new();
+    while got.len() < 2 {
+        let n = tokio::time::timeout(std::time::Duration::from_secs(10), rx.recv())
+            .await
+            .expect("notifications in time")
+            .expect("channel");
+        got.insert(n);
+    }
+    let listed = list(&client).await;
+    assert!(listed.contains("conda_hello"), "{listed:?}");
+    let r = call(&client, "conda_hello", json!({"args": ["x"]})).await;
+    assert_eq!(r.is_error, Some(false), "{}", result_text(&r));
+    let s = r.structured_content.expect("ran");
+    assert_eq!(s["parsed_json"]["command"], json!(["hello"]), "{s}");
+    assert_eq!(s["restart_required"], json!(false), "cleared once listed");
+    let (text, _) = {
+        let r = client
+            .peer()
+            .read_resource(rmcp::model::ReadResourceRequestParams::new(
+                "conda://capabilities",
+            ))
+            .await
+            .expect("read");
+        match r.contents.into_iter().next() {
+            Some(rmcp::model::ResourceContents::TextResourceContents { text, mime_type, .. }) => {
+                (text, mime_type)
+            }
+            other => panic!("{other:?}"),
+        }
+    };
+    let caps: Value = serde_json::from_str(&text).expect("json");
+    assert!(
+        caps["generated_tools"]
+            .as_array()
+            .expect("tools")
+            .contains(&json!("conda_hello")),
+        "capabilities follow"
+    );
+
+    let r = call(
+        &client,
+        "conda_remove",
+        json!({"package_names": ["hello"], "name": "e", "yes": true}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{}", result_text(&r));
+    let n = tokio::time::timeout(std::time::Duration::from_secs(10), rx.recv())
+        .await
+        .expect("notification in time");
+    assert!(n.is_some());
+    assert!(!list(&client).await.contains("conda_hello"));
+    let _ = client.cancel().await;
+}

@@ -10,8 +10,9 @@
 //! notifications, cancellation and queue reporting hook in there.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
-use rmcp::model::ProgressToken;
+use rmcp::model::{ProgressToken, ResourceUpdatedNotificationParam};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
@@ -33,13 +34,46 @@ use crate::catalog::Catalog;
 use crate::policy::{self, Policy};
 use crate::worker_client::{ExecError, Executor, Job, Program};
 
-/// Everything a call needs, fixed at startup.
+/// What the served tools are built from: fixed at startup, or replaced as
+/// a whole when `--live-tools` sees conda or its plugins change. A call
+/// keeps the surface it was routed with until it ends.
 #[derive(Debug)]
-pub struct State {
+pub struct Surface {
     /// The catalog of the target.
     pub catalog: Arc<Catalog>,
     /// The tools.
     pub tools: ToolSet,
+    /// The capabilities resource, serialized once per surface.
+    pub capabilities: Arc<str>,
+}
+
+/// How `--live-tools` rebuilds the surface: the options the tools were
+/// built with and what the capabilities resource names.
+#[derive(Debug, Clone)]
+pub struct LiveTools {
+    /// The tool options of startup.
+    pub options: super::tools::ToolOptions,
+    /// The served conda executable.
+    pub target: std::path::PathBuf,
+}
+
+/// Everything a call needs.
+#[derive(Debug)]
+pub struct State {
+    /// The served surface (catalog, tools, capabilities); see
+    /// [`State::surface`].
+    pub surface: std::sync::RwLock<Arc<Surface>>,
+    /// `--live-tools`: how to rebuild the surface; `None` keeps it fixed
+    /// for the life of the process.
+    pub live: Option<LiveTools>,
+    /// Set when a rebuilt tool list has not been served yet; the next
+    /// `tools/list` clears it and `restart_required` with it.
+    pub list_pending: std::sync::atomic::AtomicBool,
+    /// Whether the client subscribed to `conda://capabilities`.
+    pub capabilities_subscribed: std::sync::atomic::AtomicBool,
+    /// The client, for the notifications of a rebuild (the latest request's
+    /// peer).
+    pub peer: std::sync::Mutex<Option<Peer<RoleServer>>>,
     /// The startup policy.
     pub policy: Policy,
     /// The schema profile (`conda_describe` answers in it).
@@ -48,8 +82,6 @@ pub struct State {
     pub limits: Limits,
     /// The exec lane: conda calls, one at a time, in order.
     pub exec: Arc<Executor>,
-    /// The capabilities resource, serialized once.
-    pub capabilities: Arc<str>,
     /// Output-schema check of results.
     pub results: ResultChecker,
     /// `initialize` / `server/discover` answer.
@@ -60,6 +92,16 @@ pub struct State {
     /// Restart detection after mutations (stamp and fingerprint of what
     /// startup discovered).
     pub restart: RestartWatch,
+}
+
+impl State {
+    /// The surface served now.
+    pub fn surface(&self) -> Arc<Surface> {
+        match self.surface.read() {
+            Ok(s) => s.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
 }
 
 /// The MCP server (cheap to clone).
@@ -92,11 +134,11 @@ impl CondaMcp {
             Route::Generated(i) => self.call_generated(i, args, call, false).await,
             Route::Compact => self.call_compact(name, args, call).await,
             Route::Execute => self.call_execute(args, call).await,
-            Route::CliCommand => match &self.state.tools.cli_command {
+            Route::CliCommand => match &call.surface.tools.cli_command {
                 Some(tool) => {
                     let st = &self.state;
                     tool.call(
-                        &st.catalog,
+                        &call.surface.catalog,
                         &st.discovery_lane,
                         st.limits.timeout,
                         st.limits.output_limit_bytes,
@@ -115,17 +157,18 @@ impl CondaMcp {
     /// [`CondaMcp::call_generated`], exactly as the typed tool would.
     async fn call_compact(&self, name: &str, args: Value, call: CallContext) -> CallToolResult {
         let st = &self.state;
+        let sf = call.surface.clone();
         if name == compact::COMMANDS_TOOL {
-            return CallToolResult::structured(compact::commands(&st.catalog, &st.tools));
+            return CallToolResult::structured(compact::commands(&sf.catalog, &sf.tools));
         }
-        let request = match compact::request(&st.catalog, &st.tools, &args) {
+        let request = match compact::request(&sf.catalog, &sf.tools, &args) {
             Ok(r) => r,
             Err(e) => return results::invalid_arguments(name, &[e]),
         };
         if name == compact::DESCRIBE_TOOL {
             CallToolResult::structured(compact::describe(
-                &st.catalog,
-                &st.tools,
+                &sf.catalog,
+                &sf.tools,
                 request.tool,
                 st.profile,
             ))
@@ -145,7 +188,8 @@ impl CondaMcp {
         compact: bool,
     ) -> CallToolResult {
         let st = &self.state;
-        let tool = &st.tools.generated[i];
+        let sf = call.surface.clone();
+        let tool = &sf.tools.generated[i];
         let relocate = |errors: Vec<crate::schema::ArgumentError>| -> Vec<_> {
             if compact {
                 errors.into_iter().map(compact::under_arguments).collect()
@@ -158,19 +202,19 @@ impl CondaMcp {
         }
         let empty = serde_json::Map::new();
         let argv = match crate::compile::compile(
-            &st.catalog,
+            &sf.catalog,
             tool.cmd,
             args.as_object().unwrap_or(&empty),
         ) {
             Ok(argv) => argv,
             Err(e) => return results::invalid_arguments(&tool.name, &relocate(vec![e])),
         };
-        let classification = policy::classify(&st.catalog, &argv);
+        let classification = policy::classify(&sf.catalog, &argv);
         if let Err(refusal) = st.policy.check(&classification) {
             tracing::info!(tool = %tool.name, "refused: {refusal}");
             return results::refused(&refusal);
         }
-        let what = st.catalog.commands[tool.cmd].display_path();
+        let what = sf.catalog.commands[tool.cmd].display_path();
         let mut job = Job::new(Program::Conda, argv);
         job.timeout = st.limits.timeout;
         job.output_limit_bytes = st.limits.output_limit_bytes;
@@ -182,7 +226,8 @@ impl CondaMcp {
 
     async fn call_execute(&self, args: Value, ctx: CallContext) -> CallToolResult {
         let st = &self.state;
-        let Some(validator) = &st.tools.execute_validator else {
+        let sf = ctx.surface.clone();
+        let Some(validator) = &sf.tools.execute_validator else {
             return results::not_run(
                 EXECUTE_TOOL,
                 &"the server was not started with --allow-exec",
@@ -195,7 +240,7 @@ impl CondaMcp {
             Ok(c) => c,
             Err(e) => return results::invalid_arguments(EXECUTE_TOOL, &[e]),
         };
-        let classification = policy::classify(&st.catalog, &call.argv);
+        let classification = policy::classify(&sf.catalog, &call.argv);
         if let Err(refusal) = st.policy.check_raw(&classification) {
             tracing::info!(tool = EXECUTE_TOOL, "refused: {refusal}");
             return results::refused(&refusal);
@@ -224,16 +269,77 @@ impl CondaMcp {
         match outcome {
             Ok(mut result) => {
                 let restart = &self.state.restart;
-                result.restart_required = if !read_only && result.exit_code == Some(0) {
-                    restart.after_mutation().await
-                } else {
-                    restart.required()
+                let mutated = !read_only && result.exit_code == Some(0);
+                result.restart_required = match &self.state.live {
+                    Some(live) if mutated => {
+                        if let Some(found) = restart.changed().await {
+                            self.rebuild(live, found).await;
+                        }
+                        restart.required()
+                    }
+                    _ if mutated => restart.after_mutation().await,
+                    _ => restart.required(),
                 };
                 self.state.results.to_tool_result(what, &result)
             }
             Err(e) => {
                 tracing::warn!("{what}: not run: {e}");
                 results::not_run(what, &e)
+            }
+        }
+    }
+
+    /// `--live-tools`: builds the tools of a new discovery, serves them
+    /// from the next request on, and tells the client
+    /// (`notifications/tools/list_changed`, `notifications/resources/list_changed`,
+    /// and `notifications/resources/updated` for a subscribed
+    /// `conda://capabilities`). Calls already routed keep the surface they
+    /// were validated with. A surface that cannot be built (a broken schema)
+    /// is logged and the old one stays.
+    async fn rebuild(&self, live: &LiveTools, found: crate::discovery::Discovery) {
+        let catalog = Arc::new(found.catalog);
+        let tools = match ToolSet::build(&catalog, &live.options) {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::error!("the new tools cannot be built; keeping the old ones: {e}");
+                return;
+            }
+        };
+        let capabilities: Arc<str> = capabilities::render(
+            &catalog,
+            &live.target,
+            &tools,
+            capabilities::PolicySummary {
+                allow_write: self.state.policy.allow_write,
+                allow_exec: self.state.policy.allow_exec,
+            },
+            live.options.profile,
+            live.options.mode,
+        )
+        .into();
+        tracing::info!(tools = tools.listed.len(), "serving the rebuilt tools");
+        let surface = Arc::new(Surface {
+            catalog,
+            tools,
+            capabilities,
+        });
+        match self.state.surface.write() {
+            Ok(mut s) => *s = surface,
+            Err(poisoned) => *poisoned.into_inner() = surface,
+        }
+        self.state.list_pending.store(true, Ordering::Relaxed);
+        let peer = self.state.peer.lock().ok().and_then(|p| p.clone());
+        if let Some(peer) = peer {
+            if let Err(e) = peer.notify_tool_list_changed().await {
+                tracing::warn!("cannot send notifications/tools/list_changed: {e}");
+            }
+            let _ = peer.notify_resource_list_changed().await;
+            if self.state.capabilities_subscribed.load(Ordering::Relaxed) {
+                let _ = peer
+                    .notify_resource_updated(ResourceUpdatedNotificationParam::new(
+                        capabilities::URI,
+                    ))
+                    .await;
             }
         }
     }
@@ -281,6 +387,8 @@ pub struct CallContext {
     pub ct: CancellationToken,
     /// Where progress goes, when the request carried a progress token.
     pub progress: Option<(Peer<RoleServer>, ProgressToken)>,
+    /// The surface the call was routed with.
+    pub surface: Arc<Surface>,
 }
 
 fn unknown(what: &str) -> McpError {
@@ -300,6 +408,8 @@ const SERVED_METHODS: &[&str] = &[
     "resources/list",
     "resources/read",
     "resources/templates/list",
+    "resources/subscribe",
+    "resources/unsubscribe",
 ];
 
 impl ServerHandler for CondaMcp {
@@ -333,8 +443,13 @@ impl ServerHandler for CondaMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        let surface = self.state.surface();
+        if self.state.list_pending.swap(false, Ordering::Relaxed) {
+            // The rebuilt list is served: a restart is no longer needed.
+            self.state.restart.clear();
+        }
         Ok(ListToolsResult::with_all_items(
-            self.state.tools.listed.as_ref().clone(),
+            surface.tools.listed.as_ref().clone(),
         ))
     }
 
@@ -343,7 +458,13 @@ impl ServerHandler for CondaMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let Some(route) = self.state.tools.route(&request.name) else {
+        if self.state.live.is_some()
+            && let Ok(mut p) = self.state.peer.lock()
+        {
+            *p = Some(context.peer.clone());
+        }
+        let surface = self.state.surface();
+        let Some(route) = surface.tools.route(&request.name) else {
             return Err(unknown("tool"));
         };
         let name = request.name.to_string();
@@ -355,6 +476,7 @@ impl ServerHandler for CondaMcp {
                 .meta
                 .get_progress_token()
                 .map(|t| (context.peer.clone(), t)),
+            surface,
         };
         let task = tokio::spawn(async move { this.call(&name, route, args, call).await });
         let result = match task.await {
@@ -376,8 +498,41 @@ impl ServerHandler for CondaMcp {
             .with_title("conda-mcp capabilities")
             .with_description("The conda served, its catalog, the generated tools, plugins and discovery fingerprint.")
             .with_mime_type(capabilities::MIME_TYPE)
-            .with_size(self.state.capabilities.len() as u64);
+            .with_size(self.state.surface().capabilities.len() as u64);
         Ok(ListResourcesResult::with_all_items(vec![r]))
+    }
+
+    /// `resources/subscribe` (initialize era): only `conda://capabilities`,
+    /// which changes only with `--live-tools`.
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if request.uri != capabilities::URI {
+            return Err(unknown("resource"));
+        }
+        self.state
+            .capabilities_subscribed
+            .store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// `resources/unsubscribe`.
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if request.uri != capabilities::URI {
+            return Err(unknown("resource"));
+        }
+        self.state
+            .capabilities_subscribed
+            .store(false, Ordering::Relaxed);
+        Ok(())
     }
 
     async fn read_resource(
@@ -392,7 +547,7 @@ impl ServerHandler for CondaMcp {
             ReadResourceResult::new(vec![ResourceContents::TextResourceContents {
                 uri: capabilities::URI.into(),
                 mime_type: Some(capabilities::MIME_TYPE.into()),
-                text: self.state.capabilities.to_string(),
+                text: self.state.surface().capabilities.to_string(),
                 meta: None,
             }])
             .into(),

@@ -59,7 +59,11 @@ pub struct Limits {
 /// tools and resources, and instructions that state once what many tools
 /// share (the help of common options, one meaning per name; the result
 /// fields).
-pub fn server_config(shared: &crate::schema::SharedHelp, mode: tools::ToolMode) -> ServerConfig {
+pub fn server_config(
+    shared: &crate::schema::SharedHelp,
+    mode: tools::ToolMode,
+    live: bool,
+) -> ServerConfig {
     let mut instructions = String::from(match mode {
         tools::ToolMode::Typed => {
             "Typed tools for the installed conda: one tool per conda command (conda_<command>), \
@@ -84,12 +88,27 @@ pub fn server_config(shared: &crate::schema::SharedHelp, mode: tools::ToolMode) 
         instructions.push_str(&shared.describe());
         instructions.push('.');
     }
-    ServerConfig::new(
+    if live {
+        instructions.push_str(
+            " Tools are rebuilt when conda or its plugins change \
+             (notifications/tools/list_changed): list them again then.",
+        );
+    }
+    let capabilities = if live {
+        ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_resources_subscribe()
+            .build()
+    } else {
         ServerCapabilities::builder()
             .enable_tools()
             .enable_resources()
-            .build(),
-    )
+            .build()
+    };
+    ServerConfig::new(capabilities)
     .with_server_info(
         Implementation::new("conda-mcp", env!("CARGO_PKG_VERSION")).with_title("conda-mcp"),
     )

@@ -14,6 +14,11 @@
 //! A moved stamp with an unchanged fingerprint (a package installed into
 //! the base environment, say) only refreshes the stamp, so the next call
 //! pays the cheap check again, not a rediscovery.
+//!
+//! With `--live-tools` the server rebuilds its tools instead
+//! ([`RestartWatch::changed`] hands it the new discovery and moves the
+//! baseline to it); the flag then stays set only until the new tool list
+//! has been served ([`RestartWatch::clear`]).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -28,7 +33,7 @@ pub struct RestartWatch {
     /// interpreter pinned to what startup found).
     options: DiscoveryOptions,
     /// The fingerprint the tools were generated from.
-    fingerprint: String,
+    fingerprint: std::sync::Mutex<String>,
     /// The stamp of the last discovery (startup or a later check).
     stamp: Mutex<Stamp>,
     /// Sticky flag.
@@ -45,7 +50,7 @@ impl RestartWatch {
         options.python = Some(found.python.clone());
         Self {
             options,
-            fingerprint: found.fingerprint().to_owned(),
+            fingerprint: std::sync::Mutex::new(found.fingerprint().to_owned()),
             stamp: Mutex::new(found.stamp.clone()),
             required: AtomicBool::new(false),
             rediscoveries: AtomicU64::new(0),
@@ -80,7 +85,7 @@ impl RestartWatch {
         match discovery::discover(&self.options).await {
             Ok(found) => {
                 *stamp = found.stamp.clone();
-                if found.fingerprint() != self.fingerprint {
+                if !self.same_fingerprint(found.fingerprint()) {
                     tracing::warn!(
                         conda_version = %found.catalog.conda_version,
                         "conda or its plugins changed: restart the server to see the new tools"
@@ -91,5 +96,55 @@ impl RestartWatch {
             Err(e) => tracing::warn!("rediscovery after a mutation failed: {e}"),
         }
         self.required()
+    }
+
+    /// Whether `fingerprint` is the one the served tools were built from.
+    fn same_fingerprint(&self, fingerprint: &str) -> bool {
+        self.fingerprint
+            .lock()
+            .map(|f| *f == fingerprint)
+            .unwrap_or(false)
+    }
+
+    /// For `--live-tools`: called after a successful non-read-only call.
+    /// When conda or its plugins changed, returns the new discovery, makes
+    /// its fingerprint the baseline and sets the flag (until
+    /// [`RestartWatch::clear`]); `None` when nothing changed or the
+    /// rediscovery failed (logged; the next mutation checks again).
+    pub async fn changed(&self) -> Option<discovery::Discovery> {
+        let mut stamp = self.stamp.lock().await;
+        if !stamp.changed() {
+            return None;
+        }
+        self.rediscoveries.fetch_add(1, Ordering::Relaxed);
+        tracing::info!(
+            "the target's package folders changed; rerunning discovery to compare plugins"
+        );
+        match discovery::discover(&self.options).await {
+            Ok(found) => {
+                *stamp = found.stamp.clone();
+                if self.same_fingerprint(found.fingerprint()) {
+                    return None;
+                }
+                if let Ok(mut f) = self.fingerprint.lock() {
+                    *f = found.fingerprint().to_owned();
+                }
+                tracing::info!(
+                    conda_version = %found.catalog.conda_version,
+                    "conda or its plugins changed: rebuilding the tools"
+                );
+                self.required.store(true, Ordering::Relaxed);
+                Some(found)
+            }
+            Err(e) => {
+                tracing::warn!("rediscovery after a mutation failed: {e}");
+                None
+            }
+        }
+    }
+
+    /// Clears the flag (`--live-tools`: the new tool list was served).
+    pub fn clear(&self) {
+        self.required.store(false, Ordering::Relaxed);
     }
 }

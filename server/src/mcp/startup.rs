@@ -7,6 +7,7 @@ use super::capabilities::{self, PolicySummary};
 use super::restart::RestartWatch;
 use super::results::ResultChecker;
 use super::tools::{ToolOptions, ToolSet};
+use super::handler::{LiveTools, Surface};
 use super::{Started, State, policy_of, server_config};
 use crate::cli::{Cli, LogFormatArg};
 use crate::discovery::DiscoveryOptions;
@@ -58,15 +59,13 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
     filter
         .check(&super::tools::universe(&catalog))
         .map_err(StartupError::Usage)?;
-    let tools = ToolSet::build(
-        &catalog,
-        &ToolOptions {
-            profile: cli.schema_profile,
-            policy,
-            filter,
-            mode: cli.tool_mode,
-        },
-    )?;
+    let options = ToolOptions {
+        profile: cli.schema_profile,
+        policy,
+        filter,
+        mode: cli.tool_mode,
+    };
+    let tools = ToolSet::build(&catalog, &options)?;
     let capabilities: Arc<str> = capabilities::render(
         &catalog,
         &discovered.target,
@@ -85,17 +84,26 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
         tools = tools.listed.len(),
         "conda-mcp ready"
     );
-    let info = server_config(&tools.shared_help, cli.tool_mode);
+    let info = server_config(&tools.shared_help, cli.tool_mode, cli.live_tools);
     let results = ResultChecker::new().map_err(StartupError::Other)?;
     Ok(Started {
         state: State {
-            catalog,
-            tools,
+            surface: std::sync::RwLock::new(Arc::new(Surface {
+                catalog,
+                tools,
+                capabilities,
+            })),
+            live: cli.live_tools.then(|| LiveTools {
+                options,
+                target: discovered.target.clone(),
+            }),
+            list_pending: Default::default(),
+            capabilities_subscribed: Default::default(),
+            peer: Default::default(),
             policy,
             profile: cli.schema_profile,
             limits: cli.limits(),
             exec: discovered.exec,
-            capabilities,
             results,
             info,
             discovery_lane: discovered.discovery_lane.clone(),
