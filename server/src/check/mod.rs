@@ -369,24 +369,15 @@ async fn run_through_worker(
     r: &mut Builder,
 ) -> Result<(), String> {
     r.section("through the worker");
-    let mut probe = Job::new(Program::Python, vec!["-c".into(), INTERPRETER_PROBE.into()]);
-    probe.timeout = timeout;
-    probe.label = "python interpreter probe (check)".into();
-    let t = Instant::now();
-    let res = exec
-        .run(probe, |_| {})
-        .await
-        .map_err(|e| format!("the worker could not run the interpreter: {e}"))?;
-    let ms = t.elapsed().as_millis();
-    if res.exit_code != Some(0) {
-        return Err(format!(
-            "the interpreter does not work: `python -c 'import conda'` {}{}",
-            ended(&res),
-            exception_name(&res.stderr)
-                .map(|n| format!(" ({n})"))
-                .unwrap_or_default()
-        ));
-    }
+    let (res, ms) = timed_run(
+        exec,
+        Job::new(Program::Python, vec!["-c".into(), INTERPRETER_PROBE.into()]),
+        timeout,
+        "python interpreter probe (check)",
+        "the interpreter",
+        "the interpreter does not work: `python -c 'import conda'`",
+    )
+    .await?;
     let mut words = res.stdout.split_whitespace();
     let (py, conda) = (words.next().unwrap_or("?"), words.next().unwrap_or("?"));
     r.item(
@@ -397,24 +388,15 @@ async fn run_through_worker(
         r.item("worker pid", pid);
     }
 
-    let mut info = Job::new(Program::Conda, vec!["info".into(), "--json".into()]);
-    info.timeout = timeout;
-    info.label = "conda info --json (check)".into();
-    let t = Instant::now();
-    let res = exec
-        .run(info, |_| {})
-        .await
-        .map_err(|e| format!("the worker could not run conda: {e}"))?;
-    let ms = t.elapsed().as_millis();
-    if res.exit_code != Some(0) {
-        return Err(format!(
-            "`conda info --json` through the worker {}{}",
-            ended(&res),
-            exception_name(&res.stderr)
-                .map(|n| format!(" ({n})"))
-                .unwrap_or_default()
-        ));
-    }
+    let (res, ms) = timed_run(
+        exec,
+        Job::new(Program::Conda, vec!["info".into(), "--json".into()]),
+        timeout,
+        "conda info --json (check)",
+        "conda",
+        "`conda info --json` through the worker",
+    )
+    .await?;
     let version = res
         .parsed_json
         .as_ref()
@@ -459,6 +441,38 @@ fn profile_name(cli: &Cli) -> &'static str {
 }
 
 /// How a process ended, in words: `exited with status 1`, `timed out`, ...
+/// Runs `job` through the worker under `timeout` and times it (ms).
+///
+/// Errors: "the worker could not run {program}: ..." when it did not run;
+/// "{failure} {how it ended} ({exception class})" when it exited non-zero.
+async fn timed_run(
+    exec: &Executor,
+    mut job: Job,
+    timeout: Duration,
+    label: &str,
+    program: &str,
+    failure: &str,
+) -> Result<(conda_mcp_shared::ExecutionResult, u128), String> {
+    job.timeout = timeout;
+    job.label = label.into();
+    let t = Instant::now();
+    let res = exec
+        .run(job, |_| {})
+        .await
+        .map_err(|e| format!("the worker could not run {program}: {e}"))?;
+    let ms = t.elapsed().as_millis();
+    if res.exit_code != Some(0) {
+        return Err(format!(
+            "{failure} {}{}",
+            ended(&res),
+            exception_name(&res.stderr)
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default()
+        ));
+    }
+    Ok((res, ms))
+}
+
 fn ended(res: &conda_mcp_shared::ExecutionResult) -> String {
     if res.timed_out {
         "timed out".into()
