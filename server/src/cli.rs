@@ -21,6 +21,7 @@ use std::time::Duration;
 use clap::Parser;
 use conda_mcp_shared::limits::{DEFAULT_OUTPUT_LIMIT_BYTES, DEFAULT_STDIN_LIMIT_BYTES};
 
+use crate::call::document::ResultMode;
 use crate::mcp::tools::ToolMode;
 use crate::schema::Profile;
 
@@ -186,6 +187,20 @@ pub struct Cli {
     /// Logs stay masked whatever this says.
     #[arg(long)]
     pub no_mask_credentials: bool,
+    /// How results are shaped: default (stdout and parsed_json both
+    /// present, as the reference contract fixes it) or lean (one copy of
+    /// the output, parsed_json from the last complete JSON document, and a
+    /// result budget), for hosts with small tool-output limits.
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = ResultMode::Default)]
+    pub result_mode: ResultMode,
+
+    /// Most bytes of a serialized structured result; over it, parsed_json
+    /// is cut structurally (it stays valid JSON and says what was kept),
+    /// text keeps its head and tail, stderr its tail. Default: 40000 in
+    /// lean mode, unbounded in default mode.
+    #[arg(long, value_name = "BYTES", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u64).range(4096..))]
+    pub max_result_bytes: Option<u64>,
 }
 
 /// `--log-format`: how log lines on stderr are written.
@@ -232,6 +247,15 @@ impl Cli {
                 .map(|l| l.0.clone())
                 .unwrap_or_default(),
         }
+    }
+
+    /// How results are shaped (`--result-mode`, `--max-result-bytes`,
+    /// `--no-mask-credentials`).
+    pub fn result_settings(&self) -> crate::call::ResultSettings {
+        let mut settings =
+            crate::call::ResultSettings::new(self.result_mode, self.max_result_bytes);
+        settings.mask_credentials = !self.no_mask_credentials;
+        settings
     }
 
     /// The limits every call runs under.

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::result::ExecutionResult;
 
 /// Version of this message set; bump on any change of the types below.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// Identifies the build of both binaries: crate version + protocol version.
 /// Server and worker refuse each other when it differs.

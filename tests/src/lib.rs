@@ -12,6 +12,7 @@ pub mod exec;
 pub mod mcp;
 pub mod paths;
 pub mod rawrpc;
+pub mod results;
 pub mod roundtrip;
 pub mod standin;
 pub mod tiers;

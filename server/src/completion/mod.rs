@@ -286,8 +286,7 @@ pub fn read_answer(
         return Err(AnswerError::Helper("it timed out".into()));
     }
     let Some(doc) = result
-        .parsed_json
-        .as_ref()
+        .stdout_document()
         .filter(|_| result.exit_code == Some(0))
     else {
         let last = result
@@ -302,7 +301,7 @@ pub fn read_answer(
             last.chars().take(300).collect::<String>()
         )));
     };
-    let raw: RawAnswer = serde_json::from_value(doc.clone())
+    let raw: RawAnswer = serde_json::from_value(doc)
         .map_err(|e| AnswerError::Helper(format!("malformed answer: {e}")))?;
     if let Some(i) = raw.unknown_index {
         return Err(invalid(
@@ -317,7 +316,10 @@ pub fn read_answer(
 /// The complete output schema (`CompletionAnswer`, via schemars): what an
 /// answer is checked against before it is sent.
 pub fn output_schema() -> Value {
-    serde_json::to_value(schemars::schema_for!(CompletionAnswer)).unwrap_or(Value::Null)
+    let mut schema =
+        serde_json::to_value(schemars::schema_for!(CompletionAnswer)).unwrap_or(Value::Null);
+    crate::schema::without_type_arrays(&mut schema);
+    schema
 }
 
 /// The output schema as advertised in `tools/list`: the same top-level
@@ -332,13 +334,14 @@ pub fn advertised_output_schema() -> Value {
             "availability": {"type": "string", "enum": ["available", "not_installed", "not_generated", "unavailable"]},
             "requested_path": path,
             "resolved_path": path,
-            "alias_target": {"type": ["array", "null"], "items": {"type": "string"}},
+            "alias_target": {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}]},
             "command": {"type": "object"},
             "runtime_sources": {"type": "object"},
             "manifest": {"type": "object"},
-            "conda_completion_version": {"type": ["string", "null"]},
+            "conda_completion_version": {"anyOf": [{"type": "string"}, {"type": "null"}]},
             "message": {"type": "string"},
-            "hint": {"type": "string"}
+            "hint": {"type": "string"},
+            "error": {"type": "object"}
         },
         "required": ["availability", "requested_path", "resolved_path"]
     })

@@ -94,7 +94,12 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
         tools = tools.listed.len(),
         "conda-mcp ready"
     );
-    let info = server_config(&tools.shared_help, cli.tool_mode, &environment.warnings);
+    let info = server_config(
+        &tools.shared_help,
+        cli.tool_mode,
+        cli.result_mode,
+        &environment.warnings,
+    );
     let results = Results::new().map_err(StartupError::Other)?;
     Ok(Started {
         state: State {
@@ -112,7 +117,7 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
                 exec: discovered.exec,
                 discovery: discovered.discovery_lane.clone(),
                 restart: RestartWatch::new(discovered.options, &discovered.discovery),
-                mask_credentials: !cli.no_mask_credentials,
+                settings: cli.result_settings(),
             },
             capabilities,
             results,
