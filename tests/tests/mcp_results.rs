@@ -404,7 +404,9 @@ async fn typed_errors_from_the_server_and_from_conda() {
             &server,
             &tools,
             "conda_install",
-            json!({"packages": ["x"], "name": "e"}),
+            // yes: true, so it is not a dry run (which a read-only server
+            // may run).
+            json!({"packages": ["x"], "name": "e", "yes": true}),
         )
         .await;
         assert_eq!(e["code"], json!("refused"));

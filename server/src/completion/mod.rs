@@ -230,8 +230,8 @@ pub struct CompletionAnswer {
     pub requested_path: Vec<String>,
     /// The canonical path after alias resolution.
     pub resolved_path: Vec<String>,
-    /// Where an alias pointed, when one was used.
-    #[serde(default)]
+    /// Where an alias pointed, when one was used (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alias_target: Option<Vec<String>>,
     /// The command, when available.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -242,8 +242,8 @@ pub struct CompletionAnswer {
     /// Manifest metadata and freshness.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub manifest: Option<ManifestInfo>,
-    /// Installed conda-completion version.
-    #[serde(default)]
+    /// Installed conda-completion version (absent when unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conda_completion_version: Option<String>,
     /// Why the manifest is not available.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -325,7 +325,8 @@ pub fn output_schema() -> Value {
 /// The output schema as advertised in `tools/list`: the same top-level
 /// contract as [`output_schema`] without descriptions and nested
 /// definitions (they are repeated in no other tool, but `tools/list` must
-/// stay small; the README documents the fields).
+/// stay small; the README documents the fields). Optional fields are
+/// absent rather than null, so no field needs "or null".
 pub fn advertised_output_schema() -> Value {
     let path = json!({"type": "array", "items": {"type": "string"}});
     json!({
@@ -334,11 +335,11 @@ pub fn advertised_output_schema() -> Value {
             "availability": {"type": "string", "enum": ["available", "not_installed", "not_generated", "unavailable"]},
             "requested_path": path,
             "resolved_path": path,
-            "alias_target": {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}]},
+            "alias_target": path,
             "command": {"type": "object"},
             "runtime_sources": {"type": "object"},
             "manifest": {"type": "object"},
-            "conda_completion_version": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+            "conda_completion_version": {"type": "string"},
             "message": {"type": "string"},
             "hint": {"type": "string"},
             "error": {"type": "object"}
