@@ -175,6 +175,13 @@ pub struct Cli {
     #[arg(long, value_name = "MODE", value_enum, default_value_t = ToolMode::Typed)]
     pub tool_mode: ToolMode,
 
+    /// Rebuild the tools when conda or its plugins change (after a call
+    /// that installed, removed or upgraded them) and tell the client with
+    /// notifications/tools/list_changed. Default: the tools are fixed for
+    /// the life of the process and results say restart_required.
+    #[arg(long)]
+    pub live_tools: bool,
+
     /// Format of the log lines on stderr (server and worker).
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = LogFormatArg::Text)]
     pub log_format: LogFormatArg,

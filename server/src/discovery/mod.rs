@@ -27,10 +27,13 @@
 //! [`Discovery::python`]): the server can keep it as its discovery lane, or
 //! drop it (the worker exits when its connection closes) or shut it down.
 //! Not waiting for that worker to exit keeps it off the startup path. The
-//! `conda info` worker of the fallback is shut down before returning. Restart detection after a
-//! mutating call uses [`Discovery::stamp_changed`] (a `stat` and a few
-//! directory listings, no Python) and, when it says yes, compares the
-//! fingerprint of a fresh discovery with [`Discovery::fingerprint`].
+//! `conda info` worker of the fallback is shut down before returning.
+//!
+//! [`restart`] is the restart watch: after a mutating call it re-takes the
+//! stamp (a `stat` and a few directory listings, no Python) and, when it
+//! moved, compares the fingerprint of a fresh discovery with
+//! [`Discovery::fingerprint`]. A change sets `restart_required`, or, with
+//! `--live-tools`, hands the new discovery to the server.
 //!
 //! Every failure is a [`DiscoveryError`] whose message is meant for the
 //! startup diagnostic on stderr; nothing here writes to stdout.
@@ -38,6 +41,7 @@
 pub mod cache;
 pub mod helper;
 pub mod interpreter;
+pub mod restart;
 pub mod stamp;
 pub mod target;
 
