@@ -73,6 +73,30 @@ async fn default_mode_keeps_the_reference_contract() {
             t.name
         );
     }
+    // The full result schema, published once in the capabilities, has none
+    // either, and lists every error code.
+    let (caps, _) = server
+        .read_text("conda://capabilities")
+        .await
+        .expect("capabilities");
+    let caps: Value = serde_json::from_str(&caps).expect("capabilities JSON");
+    let result_schema = &caps["result_schema"];
+    assert!(result_schema.is_object(), "{caps}");
+    assert_eq!(
+        type_arrays(result_schema),
+        Vec::<String>::new(),
+        "result_schema: type arrays"
+    );
+    for code in [
+        "invalid_arguments",
+        "packages_not_found",
+        "crashed_after_success",
+    ] {
+        assert!(
+            result_schema.to_string().contains(&format!("\"{code}\"")),
+            "result_schema lists {code}"
+        );
+    }
     let (r, s) = call(&server, &tools, "conda_info", json!({"json": true})).await;
     let stdout = std::fs::read_to_string(&info).expect("recorded");
     // Both copies, as the reference contract fixes them.
