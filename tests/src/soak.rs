@@ -410,8 +410,15 @@ pub struct Report {
     pub workers_seen: usize,
     /// Cancels sent to queued calls (that were still queued when sent).
     pub queued_cancels: usize,
-    /// Responses received in all.
+    /// Responses received in all (the warm-up calls, `initialize` and
+    /// `ping` included).
     pub responses: usize,
+    /// Soak calls answered exactly once.
+    pub answered_once: usize,
+    /// Soak calls answered more than once (a violation).
+    pub answered_twice: usize,
+    /// Soak calls never answered (each one cancelled, else a violation).
+    pub unanswered: usize,
     /// Notifications (and other messages that are not responses) received.
     pub notifications: usize,
     /// Figures after the warm-up, before the soak.
@@ -475,8 +482,13 @@ impl Report {
         }
         let _ = writeln!(
             s,
-            "responses {}, notifications {}, processes seen in the server's tree {}",
-            self.responses, self.notifications, self.processes_seen
+            "calls answered once {}, twice or more {}, never (cancelled) {}; responses in all {}, notifications {}; processes seen in the server's tree {}",
+            self.answered_once,
+            self.answered_twice,
+            self.unanswered,
+            self.responses,
+            self.notifications,
+            self.processes_seen
         );
         let _ = writeln!(s, "{:<24}{:>10}{:>10}", "figure", "start", "end");
         let rows: [(&str, Figures, Figures); 2] = [
@@ -1157,6 +1169,11 @@ fn check_requests(s: &Session, prefix: &StandinPrefix, report: &mut Report) {
     for id in &s.order {
         let r = &s.requests[id];
         *report.sent.entry(r.kind).or_default() += 1;
+        match r.answers {
+            0 => report.unanswered += 1,
+            1 => report.answered_once += 1,
+            _ => report.answered_twice += 1,
+        }
         let outcome = r.outcome.unwrap_or(Outcome::NoAnswer);
         *report
             .outcomes
