@@ -496,3 +496,332 @@ fn cut_abbreviation(text: &str) -> bool {
     let closes = text.matches(')').count();
     ["i.e", "e.g", "i", "e"].contains(&last.to_ascii_lowercase().as_str()) || opens > closes
 }
+
+/// A client that forwards the server's change notifications (initialize
+/// sessions deliver them to the client handler).
+#[derive(Clone)]
+struct Notified(tokio::sync::mpsc::UnboundedSender<&'static str>);
+
+impl rmcp::ClientHandler for Notified {
+    async fn on_tool_list_changed(
+        &self,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        let _ = self.0.send("tools/list_changed");
+    }
+
+    async fn on_resource_list_changed(
+        &self,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        let _ = self.0.send("resources/list_changed");
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        assert_eq!(params.uri, "conda://capabilities");
+        let _ = self.0.send("resources/updated");
+    }
+}
+
+type NotifiedClient = rmcp::service::RunningService<rmcp::RoleClient, Notified>;
+
+/// The stand-in prefix whose `install` installs the `conda-hello` plugin
+/// (entry point `subcommand.hello`: a greedy plugin command `hello`, as conda
+/// gives a plugin subcommand) and whose `remove` removes it.
+fn plugin_prefix() -> StandinPrefix {
+    use conda_mcp_tests::standin::{ControlRule, PluginSpec};
+    let standin = StandinPrefix::standard();
+    standin
+        .set_control(&[
+            ControlRule {
+                add_plugin: Some(PluginSpec {
+                    distribution: "conda-hello".into(),
+                    version: "1.0".into(),
+                    name: "subcommand.hello".into(),
+                    value: "conda_hello.plugin".into(),
+                }),
+                ..ControlRule::for_commands(&["install"])
+            },
+            ControlRule {
+                remove_plugin: Some("conda-hello".into()),
+                ..ControlRule::for_commands(&["remove"])
+            },
+        ])
+        .expect("control");
+    standin
+}
+
+/// Starts the server on `standin` with `args` and connects a [`Notified`]
+/// client (initialize session); returns it with its notification channel
+/// and the folder holding the server's stderr log.
+async fn notified_server(
+    standin: &StandinPrefix,
+    args: &[&str],
+) -> (
+    NotifiedClient,
+    tokio::sync::mpsc::UnboundedReceiver<&'static str>,
+    tempfile::TempDir,
+) {
+    use rmcp::ServiceExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cmd = server_command(&standin.conda_exe, args, dir.path());
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+        .stderr(std::process::Stdio::from(
+            std::fs::File::create(dir.path().join("stderr.log")).expect("log"),
+        ))
+        .spawn()
+        .expect("spawn");
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let client = Notified(tx).serve(transport).await.expect("handshake");
+    (client, rx, dir)
+}
+
+async fn listed(peer: &rmcp::service::Peer<rmcp::RoleClient>) -> BTreeSet<String> {
+    names(&peer.list_all_tools().await.expect("tools/list"))
+}
+
+async fn call_tool(
+    peer: &rmcp::service::Peer<rmcp::RoleClient>,
+    name: &str,
+    args: Value,
+) -> rmcp::model::CallToolResult {
+    let mut p = rmcp::model::CallToolRequestParams::new(name.to_owned());
+    if let Value::Object(m) = args {
+        p = p.with_arguments(m);
+    }
+    let r = peer.call_tool(p).await.expect("tools/call");
+    assert_eq!(r.is_error, Some(false), "{name}: {}", result_text(&r));
+    r
+}
+
+async fn generated_tools(peer: &rmcp::service::Peer<rmcp::RoleClient>) -> Vec<Value> {
+    let r = peer
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(
+            "conda://capabilities",
+        ))
+        .await
+        .expect("resources/read");
+    let Some(rmcp::model::ResourceContents::TextResourceContents { text, .. }) =
+        r.contents.into_iter().next()
+    else {
+        panic!("a text resource")
+    };
+    let caps: Value = serde_json::from_str(&text).expect("capabilities JSON");
+    caps["generated_tools"].as_array().expect("tools").clone()
+}
+
+/// Waits for `n` notifications (each sent before the result of the call
+/// that caused it, so they are already on their way).
+async fn notifications(
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<&'static str>,
+    n: usize,
+) -> BTreeSet<&'static str> {
+    let mut got = BTreeSet::new();
+    for _ in 0..n {
+        let one = tokio::time::timeout(std::time::Duration::from_secs(10), rx.recv())
+            .await
+            .expect("notifications in time")
+            .expect("channel open");
+        got.insert(one);
+    }
+    got
+}
+
+/// `--live-tools`: a write call installs a plugin command into the stand-in
+/// prefix → `notifications/tools/list_changed` (and the resource
+/// notifications), the next `tools/list` has the new tool, calling it works,
+/// `restart_required` is cleared once the new list was served and
+/// `conda://capabilities` follows; removing the plugin removes the tool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_tools_follow_a_plugin_installed_and_removed_by_a_call() {
+    let standin = plugin_prefix();
+    let (client, mut rx, _dir) =
+        notified_server(&standin, &["--allow-write", "--allow-exec", "--live-tools"]).await;
+    let caps = client.peer_info().expect("info").capabilities.clone();
+    assert_eq!(
+        caps.tools.as_ref().and_then(|t| t.list_changed),
+        Some(true),
+        "tools.listChanged"
+    );
+    assert_eq!(
+        caps.resources.as_ref().and_then(|r| r.subscribe),
+        Some(true),
+        "resources.subscribe"
+    );
+    let peer = client.peer().clone();
+    assert!(!listed(&peer).await.contains("conda_hello"));
+    // resources/subscribe is the initialize era's way (deprecated in rmcp
+    // for the 2026-07-28 lifecycle, which the last test covers).
+    #[allow(deprecated)]
+    let subscribed = peer
+        .subscribe(rmcp::model::SubscribeRequestParams::new(
+            "conda://capabilities",
+        ))
+        .await;
+    subscribed.expect("resources/subscribe");
+
+    let r = call_tool(
+        &peer,
+        "conda_install",
+        json!({"packages": ["hello"], "name": "e", "yes": true}),
+    )
+    .await;
+    assert!(
+        result_text(&r).contains("list the tools again"),
+        "{}",
+        result_text(&r)
+    );
+    let s = r.structured_content.expect("result");
+    assert_eq!(
+        s["restart_required"],
+        json!(true),
+        "set until the new list is served: {s}"
+    );
+    assert_eq!(
+        notifications(&mut rx, 3).await,
+        BTreeSet::from([
+            "tools/list_changed",
+            "resources/list_changed",
+            "resources/updated"
+        ])
+    );
+    let now = listed(&peer).await;
+    assert!(now.contains("conda_hello"), "{now:?}");
+    let r = call_tool(&peer, "conda_hello", json!({"args": ["x"]})).await;
+    let s = r.structured_content.expect("ran");
+    assert_eq!(s["exit_code"], json!(0), "{s}");
+    assert_eq!(s["parsed_json"]["command"], json!(["hello"]), "{s}");
+    assert_eq!(s["restart_required"], json!(false), "cleared once listed");
+    assert!(
+        generated_tools(&peer).await.contains(&json!("conda_hello")),
+        "capabilities follow"
+    );
+
+    let r = call_tool(
+        &peer,
+        "conda_remove",
+        json!({"package_names": ["hello"], "name": "e", "yes": true}),
+    )
+    .await;
+    assert_eq!(
+        r.structured_content.expect("result")["restart_required"],
+        json!(true)
+    );
+    assert!(
+        notifications(&mut rx, 3)
+            .await
+            .contains("tools/list_changed")
+    );
+    let now = listed(&peer).await;
+    assert!(!now.contains("conda_hello"), "{now:?}");
+    assert!(!generated_tools(&peer).await.contains(&json!("conda_hello")));
+    let err = peer
+        .call_tool(rmcp::model::CallToolRequestParams::new("conda_hello"))
+        .await
+        .expect_err("removed tool");
+    assert_eq!(
+        rpc_error(&err).map(|e| e.code.0),
+        Some(INVALID_PARAMS),
+        "{err}"
+    );
+    let _ = client.cancel().await;
+}
+
+/// Without `--live-tools` the same plugin install sends nothing, the tools
+/// and `conda://capabilities` stay as they were, and `restart_required` is
+/// set and stays set (also after a `tools/list`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_live_tools_nothing_is_sent_and_a_restart_is_required() {
+    let standin = plugin_prefix();
+    let (client, mut rx, _dir) = notified_server(&standin, &["--allow-write"]).await;
+    let caps = client.peer_info().expect("info").capabilities.clone();
+    assert_eq!(caps.tools.as_ref().and_then(|t| t.list_changed), None);
+    assert_eq!(caps.resources.as_ref().and_then(|r| r.subscribe), None);
+    let peer = client.peer().clone();
+    let before = listed(&peer).await;
+    let caps_before = generated_tools(&peer).await;
+
+    let r = call_tool(
+        &peer,
+        "conda_install",
+        json!({"packages": ["hello"], "name": "e", "yes": true}),
+    )
+    .await;
+    assert_eq!(
+        r.structured_content.expect("result")["restart_required"],
+        json!(true)
+    );
+    assert_eq!(listed(&peer).await, before, "tools fixed");
+    assert_eq!(
+        generated_tools(&peer).await,
+        caps_before,
+        "capabilities fixed"
+    );
+    let r = call_tool(&peer, "conda_env_list", json!({})).await;
+    assert_eq!(
+        r.structured_content.expect("result")["restart_required"],
+        json!(true),
+        "sticky after tools/list"
+    );
+    // A notification would precede the response of the call that caused it
+    // on the same stream; every response has arrived.
+    assert!(rx.try_recv().is_err(), "no notification");
+    let _ = client.cancel().await;
+}
+
+/// `--live-tools` in the stateless 2026-07-28 lifecycle: the change
+/// notifications go to an open `subscriptions/listen` stream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_tools_notify_a_subscriptions_listen_stream() {
+    let standin = plugin_prefix();
+    let server = Server::start(
+        &standin.conda_exe,
+        &["--allow-write", "--live-tools"],
+        Era::Stateless,
+    )
+    .await;
+    let peer = server.client.peer().clone();
+    let mut filter = rmcp::model::SubscriptionFilter::builder()
+        .tools_list_changed()
+        .resources_list_changed()
+        .build();
+    filter.resource_subscriptions = Some(vec!["conda://capabilities".into()]);
+    let mut stream = peer
+        .listen(filter.clone())
+        .await
+        .expect("subscriptions/listen");
+    assert_eq!(
+        stream.acknowledged(),
+        &filter,
+        "everything asked is accepted"
+    );
+    assert!(!listed(&peer).await.contains("conda_hello"));
+    call_tool(
+        &peer,
+        "conda_install",
+        json!({"packages": ["hello"], "name": "e", "yes": true}),
+    )
+    .await;
+    let mut got = BTreeSet::new();
+    for _ in 0..3 {
+        let n = tokio::time::timeout(std::time::Duration::from_secs(10), stream.next())
+            .await
+            .expect("in time")
+            .expect("stream")
+            .expect("a notification");
+        got.insert(match n {
+            rmcp::model::ServerNotification::ToolListChangedNotification(_) => "tools",
+            rmcp::model::ServerNotification::ResourceListChangedNotification(_) => "resources",
+            rmcp::model::ServerNotification::ResourceUpdatedNotification(_) => "updated",
+            other => panic!("unexpected {other:?}"),
+        });
+    }
+    assert_eq!(got, BTreeSet::from(["tools", "resources", "updated"]));
+    assert!(listed(&peer).await.contains("conda_hello"));
+    drop(stream);
+    server.close().await;
+}

@@ -19,8 +19,10 @@ pub struct CallOutput {
     #[serde(flatten)]
     pub execution: ExecutionResult,
     /// True once a successful mutation changed conda or its plugins (the
-    /// discovery fingerprint): tools are fixed at startup, so the server must
-    /// be restarted to see the change. Once true it stays true.
+    /// discovery fingerprint): by default the tools are fixed at startup, so
+    /// the server must be restarted to see the change, and once true it
+    /// stays true. With `--live-tools` it is true until the rebuilt tool
+    /// list has been served.
     pub restart_required: bool,
     /// The call changed nothing: it was a mutation of a command that has
     /// conda's `yes` option, called without `yes: true`, so the server ran

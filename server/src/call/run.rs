@@ -6,7 +6,7 @@ use tokio_util::sync::CancellationToken;
 
 use conda_mcp_shared::ExecutionResult;
 
-use crate::mcp::restart::RestartWatch;
+use crate::discovery::restart::RestartWatch;
 use crate::worker_client::{Executor, JobUpdate};
 
 use super::outcome::{NotRun, Outcome, Ran};

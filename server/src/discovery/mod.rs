@@ -27,10 +27,13 @@
 //! [`Discovery::python`]): the server can keep it as its discovery lane, or
 //! drop it (the worker exits when its connection closes) or shut it down.
 //! Not waiting for that worker to exit keeps it off the startup path. The
-//! `conda info` worker of the fallback is shut down before returning. Restart detection after a
-//! mutating call uses [`Discovery::stamp_changed`] (a `stat` and a few
-//! directory listings, no Python) and, when it says yes, compares the
-//! fingerprint of a fresh discovery with [`Discovery::fingerprint`].
+//! `conda info` worker of the fallback is shut down before returning.
+//!
+//! [`restart`] is the restart watch: after a mutating call it re-takes the
+//! stamp (a `stat` and a few directory listings, no Python) and, when it
+//! moved, compares the fingerprint of a fresh discovery with
+//! [`Discovery::fingerprint`]. A change sets `restart_required`, or, with
+//! `--live-tools`, hands the new discovery to the server.
 //!
 //! Every failure is a [`DiscoveryError`] whose message is meant for the
 //! startup diagnostic on stderr; nothing here writes to stdout.
@@ -38,6 +41,7 @@
 pub mod cache;
 pub mod helper;
 pub mod interpreter;
+pub mod restart;
 pub mod stamp;
 pub mod target;
 
@@ -50,7 +54,7 @@ pub use target::{Target, TargetError, TargetSource, resolve_target};
 
 use crate::catalog::{self, BuildError, Catalog};
 use crate::dump::Dump;
-use crate::worker_client::{ExecError, Executor, Job, Program, WorkerConfig};
+use crate::worker_client::{ExecError, Executor, Job, Limits, Program, WorkerConfig};
 
 /// What [`discover`] needs to know (from the command line).
 #[derive(Debug, Clone)]
@@ -72,7 +76,7 @@ pub struct DiscoveryOptions {
 
 impl DiscoveryOptions {
     /// Options with the defaults: no flags, the XDG cache, the default
-    /// timeout (900 s, [`conda_mcp_shared::limits::DEFAULT_TIMEOUT`]), a
+    /// timeout (900 s, [`conda_mcp_shared::limits::Limits::DEFAULT`]), a
     /// worker next to the running binary.
     pub fn new() -> Self {
         DiscoveryOptions {
@@ -80,7 +84,7 @@ impl DiscoveryOptions {
             python: None,
             no_cache: false,
             cache_dir: None,
-            timeout: conda_mcp_shared::limits::DEFAULT_TIMEOUT,
+            timeout: conda_mcp_shared::limits::Limits::DEFAULT.timeout,
             worker: WorkerConfig::new(PathBuf::new()),
         }
     }
@@ -311,7 +315,7 @@ async fn python_from_conda_info(
     };
     let executor = Executor::new(cfg);
     let mut job = Job::new(Program::Conda, vec!["info".into(), "--json".into()]);
-    job.timeout = opts.timeout;
+    job.limits.timeout = opts.timeout;
     job.label = "conda info --json (discovery)".into();
     let result = executor.run(job, |_| {}).await;
     executor.shutdown().await;
@@ -342,11 +346,14 @@ async fn run_helper(
     let executor = Executor::new(cfg);
     let mut job = Job::new(Program::Python, helper::helper_argv());
     job.stdin = Some(helper::HELPER_SOURCE.as_bytes().to_vec());
-    job.stdin_limit_bytes = job
-        .stdin_limit_bytes
-        .max(helper::HELPER_SOURCE.len() as u64);
-    job.timeout = opts.timeout;
-    job.output_limit_bytes = helper::HELPER_OUTPUT_LIMIT_BYTES;
+    job.limits = Limits {
+        timeout: opts.timeout,
+        output_limit_bytes: helper::HELPER_OUTPUT_LIMIT_BYTES,
+        stdin_limit_bytes: job
+            .limits
+            .stdin_limit_bytes
+            .max(helper::HELPER_SOURCE.len() as u64),
+    };
     job.label = "discovery helper".into();
     let result = executor.run(job, |_| {}).await;
     let r = match result {

@@ -1,7 +1,9 @@
 //! The `conda://capabilities` resource: what this server serves and why.
 //!
-//! Serialized ONCE at startup and served byte-identical for the life of the
-//! process (tools are fixed at startup too). It holds facts about the
+//! Serialized ONCE per tool set and served byte-identical until the tools
+//! change: for the life of the process by default (the tools are fixed at
+//! startup), and with `--live-tools` again from each new discovery when
+//! conda or its plugins change. It holds facts about the
 //! installation and the catalog, never credentials, request headers or
 //! environment variable values (the names of the variables conda gets are
 //! listed).

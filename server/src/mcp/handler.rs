@@ -10,6 +10,12 @@
 //! [`crate::call`]; this module adds what is MCP's: progress notifications
 //! for the request's progress token, the request's cancellation, and the
 //! conversion of the outcome into a tool result ([`super::results`]).
+//!
+//! The tools, their catalog and the capabilities document are one
+//! [`Surface`]: each request reads the one served when it arrives and keeps
+//! it to its end. With `--live-tools` a call after which the restart watch
+//! saw conda or its plugins change replaces it before its own result is
+//! sent ([`super::live`]).
 
 use std::sync::Arc;
 
@@ -24,35 +30,34 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::Limits;
 use super::capabilities;
+use super::live::{LiveTools, Served, Surface};
 use super::progress::Progress;
 use super::results::Results;
-use super::tools::{Route, ToolSet};
+use super::tools::Route;
 use crate::call::{self, NotRun, Outcome, Plan, Runner};
-use crate::catalog::Catalog;
 use crate::policy::Policy;
 
-/// Everything a call needs, fixed at startup.
+/// Everything a call needs.
 #[derive(Debug)]
 pub struct State {
-    /// The catalog of the target.
-    pub catalog: Arc<Catalog>,
-    /// The tools.
-    pub tools: ToolSet,
+    /// The catalog, tools and capabilities document served now: fixed at
+    /// startup, or replaced as a whole with `--live-tools`.
+    pub surface: Served,
+    /// `--live-tools`: how the surface is rebuilt and whom to tell; `None`
+    /// keeps the surface for the life of the process.
+    pub live: Option<LiveTools>,
     /// The startup policy.
     pub policy: Policy,
     /// The schema profile (`conda_describe` answers in it).
     pub profile: crate::schema::Profile,
     /// Limits of every call.
-    pub limits: Limits,
+    pub limits: conda_mcp_shared::limits::Limits,
     /// What the server decides for typed calls (confirmation by dry run,
     /// `conda_run`'s server options).
     pub typed: crate::typed::Settings,
     /// The executors (exec and discovery lanes) and the restart watch.
     pub runner: Runner,
-    /// The capabilities resource, serialized once.
-    pub capabilities: Arc<str>,
     /// Outcomes as tool results (output-schema checked).
     pub results: Results,
     /// `initialize` / `server/discover` answer.
@@ -78,34 +83,35 @@ impl CondaMcp {
         &self.state
     }
 
-    /// The plan of a call routed to `route`, or its early outcome.
-    fn plan(&self, route: Route, args: &Value) -> Result<Plan, Outcome> {
+    /// The plan of a call routed to `route` on surface `sf`, or its early
+    /// outcome.
+    fn plan(&self, sf: &Surface, route: Route, args: &Value) -> Result<Plan, Outcome> {
         let st = &self.state;
         match route {
             Route::Generated(i) => call::generated::plan(
-                &st.catalog,
+                &sf.catalog,
                 &st.policy,
                 st.limits,
                 st.typed,
-                &st.tools.generated[i],
+                &sf.tools.generated[i],
                 args,
             ),
             Route::Execute => call::raw::plan(
-                &st.catalog,
+                &sf.catalog,
                 &st.policy,
                 st.limits,
-                st.tools.execute_validator.as_ref(),
+                sf.tools.execute_validator.as_ref(),
                 args,
             ),
             Route::CliCommand => {
-                call::completion::plan(&st.catalog, st.tools.cli_command.is_some(), st.limits, args)
+                call::completion::plan(&sf.catalog, sf.tools.cli_command.is_some(), st.limits, args)
             }
             Route::Compact(tool) => call::compact::plan(
-                &st.catalog,
+                &sf.catalog,
                 &st.policy,
                 st.limits,
                 st.typed,
-                &st.tools,
+                &sf.tools,
                 st.profile,
                 tool,
                 args,
@@ -113,13 +119,21 @@ impl CondaMcp {
         }
     }
 
-    /// Plans and runs one call.
+    /// Plans and runs one call on the surface it was routed with; with
+    /// `--live-tools`, serves the tools of a change the call caused before
+    /// its outcome is returned.
     async fn call(&self, route: Route, args: Value, call: CallContext) -> Outcome {
-        let plan = match self.plan(route, &args) {
+        let plan = match self.plan(&call.surface, route, &args) {
             Ok(plan) => plan,
             Err(early) => return early,
         };
-        self.run(plan, call).await
+        let peer = call.peer.clone();
+        let outcome = self.run(plan, call).await;
+        if let Some(live) = &self.state.live {
+            live.apply(&self.state.surface, &self.state.runner.restart, &peer)
+                .await;
+        }
+        outcome
     }
 
     /// Runs one plan and waits for its outcome.
@@ -156,6 +170,10 @@ pub struct CallContext {
     pub ct: CancellationToken,
     /// Where progress goes, when the request carried a progress token.
     pub progress: Option<(Peer<RoleServer>, ProgressToken)>,
+    /// The client (for the notifications of `--live-tools`).
+    pub peer: Peer<RoleServer>,
+    /// The surface the call was routed with.
+    pub surface: Arc<Surface>,
 }
 
 fn unknown(what: &str) -> McpError {
@@ -175,6 +193,9 @@ const SERVED_METHODS: &[&str] = &[
     "resources/list",
     "resources/read",
     "resources/templates/list",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "subscriptions/listen",
 ];
 
 impl ServerHandler for CondaMcp {
@@ -208,8 +229,12 @@ impl ServerHandler for CondaMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        let surface = self.state.surface.get();
+        if let Some(live) = &self.state.live {
+            live.listed(&self.state.runner.restart);
+        }
         Ok(ListToolsResult::with_all_items(
-            self.state.tools.listed.as_ref().clone(),
+            surface.tools.listed.as_ref().clone(),
         ))
     }
 
@@ -218,7 +243,8 @@ impl ServerHandler for CondaMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let Some(route) = self.state.tools.route(&request.name) else {
+        let surface = self.state.surface.get();
+        let Some(route) = surface.tools.route(&request.name) else {
             return Err(unknown("tool"));
         };
         let name = request.name.to_string();
@@ -230,6 +256,8 @@ impl ServerHandler for CondaMcp {
                 .meta
                 .get_progress_token()
                 .map(|t| (context.peer.clone(), t)),
+            peer: context.peer.clone(),
+            surface,
         };
         let task = tokio::spawn(async move { this.call(route, args, call).await });
         let outcome = match task.await {
@@ -254,8 +282,49 @@ impl ServerHandler for CondaMcp {
             .with_title("conda-mcp capabilities")
             .with_description("The conda served, its catalog, the generated tools, plugins and discovery fingerprint.")
             .with_mime_type(capabilities::MIME_TYPE)
-            .with_size(self.state.capabilities.len() as u64);
+            .with_size(self.state.surface.get().capabilities.len() as u64);
         Ok(ListResourcesResult::with_all_items(vec![r]))
+    }
+
+    /// `resources/subscribe` (`initialize` sessions): only
+    /// `conda://capabilities`, which changes only with `--live-tools`.
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscription(&request.uri, true)
+    }
+
+    /// `resources/unsubscribe` (`initialize` sessions).
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscription(&request.uri, false)
+    }
+
+    /// `subscriptions/listen` (2026-07-28): served with `--live-tools` only
+    /// (without it nothing ever changes, and it is "method not found").
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        self.state
+            .live
+            .as_ref()
+            .map(|_| LiveTools::accepted_filter())
+    }
+
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
+        match &self.state.live {
+            Some(live) => live.listen(context).await,
+            None => context.cancelled().await,
+        }
+        Ok(())
     }
 
     async fn read_resource(
@@ -270,10 +339,31 @@ impl ServerHandler for CondaMcp {
             ReadResourceResult::new(vec![ResourceContents::TextResourceContents {
                 uri: capabilities::URI.into(),
                 mime_type: Some(capabilities::MIME_TYPE.into()),
-                text: self.state.capabilities.to_string(),
+                text: self.state.surface.get().capabilities.to_string(),
                 meta: None,
             }])
             .into(),
         )
+    }
+}
+
+impl CondaMcp {
+    /// `resources/subscribe` / `resources/unsubscribe` of `uri`: served
+    /// with `--live-tools` only (without it the capabilities document never
+    /// changes and the method is not found, as the capabilities say); only
+    /// the capabilities resource exists.
+    fn subscription(&self, uri: &str, on: bool) -> Result<(), McpError> {
+        let Some(live) = &self.state.live else {
+            return Err(McpError::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "method not found",
+                None,
+            ));
+        };
+        if uri != capabilities::URI {
+            return Err(unknown("resource"));
+        }
+        live.subscribe_capabilities(on);
+        Ok(())
     }
 }

@@ -13,8 +13,9 @@
 //! * [`execute`]: the raw tool's input and checks;
 //! * [`cli_command`]: the `conda_cli_command` tool's definition (one command
 //!   of the conda-completion plugin's manifest);
+//! * [`live`]: the served [`live::Surface`] (catalog, tools, capabilities)
+//!   and `--live-tools`, which rebuilds it when conda or its plugins change;
 //! * [`progress`]: `notifications/progress` for long calls;
-//! * [`restart`]: the check after a mutation that sets `restart_required`;
 //! * [`results`]: call outcomes as tool results (output-schema checked);
 //! * [`capabilities`]: the `conda://capabilities` resource;
 //! * [`startup`]: target, discovery, workers.
@@ -25,9 +26,9 @@ pub mod compact;
 pub mod execute;
 pub mod filter;
 pub mod handler;
+pub mod live;
 pub mod progress;
 pub mod request_log;
-pub mod restart;
 pub mod results;
 pub mod startup;
 pub mod stdio;
@@ -45,29 +46,21 @@ pub use handler::{CondaMcp, State};
 use crate::cli::Cli;
 use crate::policy::Policy;
 
-/// Limits every call runs under (README.md "Flags": `--timeout`,
-/// `--output-limit-bytes`, `--stdin-limit-bytes`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    /// Time per call; `conda_execute` may only shorten it.
-    pub timeout: Duration,
-    /// Bytes kept per output stream.
-    pub output_limit_bytes: u64,
-    /// Bytes of stdin a call may supply.
-    pub stdin_limit_bytes: u64,
-}
-
 /// The `initialize` / `server/discover` answer: conda-mcp and its version,
 /// tools and resources, and instructions that state once what many tools
 /// share (the help of common options, one meaning per name; the result
 /// fields).
 ///
 /// `warnings` (startup problems a model should know of, e.g. a `CONDARC`
-/// conda will not load) are appended, one sentence each.
+/// conda will not load) are appended, one sentence each. `live`
+/// (`--live-tools`) advertises `tools.listChanged`, `resources.listChanged`
+/// and `resources.subscribe` and says in the instructions that the tools
+/// can change.
 pub fn server_config(
     shared: &crate::schema::SharedHelp,
     mode: tools::ToolMode,
     warnings: &[String],
+    live: bool,
 ) -> ServerConfig {
     let mut instructions = String::from(match mode {
         tools::ToolMode::Typed => {
@@ -94,21 +87,36 @@ pub fn server_config(
         instructions.push_str(&shared.describe());
         instructions.push('.');
     }
+    if live {
+        instructions.push_str(
+            " The tools are rebuilt when conda or its plugins change \
+             (notifications/tools/list_changed): list them again then.",
+        );
+    }
     for w in warnings {
         instructions.push_str(" Warning: ");
         instructions.push_str(w);
         instructions.push('.');
     }
-    ServerConfig::new(
+    let capabilities = if live {
+        ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_resources_subscribe()
+            .build()
+    } else {
         ServerCapabilities::builder()
             .enable_tools()
             .enable_resources()
-            .build(),
-    )
-    .with_server_info(
-        Implementation::new("conda-mcp", env!("CARGO_PKG_VERSION")).with_title("conda-mcp"),
-    )
-    .with_instructions(instructions)
+            .build()
+    };
+    ServerConfig::new(capabilities)
+        .with_server_info(
+            Implementation::new("conda-mcp", env!("CARGO_PKG_VERSION")).with_title("conda-mcp"),
+        )
+        .with_instructions(instructions)
 }
 
 /// Runs the server: startup, MCP on stdio until stdin closes, shutdown.
@@ -134,9 +142,13 @@ pub async fn run(cli: Cli) -> ExitCode {
     let eof = tokio_util::sync::CancellationToken::new();
     {
         let (eof, exec, lane) = (eof.clone(), exec.clone(), discovery_lane.clone());
+        let live = server.state().live.as_ref().map(live::LiveTools::closing);
         tokio::spawn(async move {
             eof.cancelled().await;
             tracing::info!("stdin closed: stopping running calls");
+            if let Some(live) = live {
+                live.cancel();
+            }
             tokio::join!(exec.shutdown(), lane.shutdown());
         });
     }

@@ -21,6 +21,9 @@ use crate::schema::ArgumentError;
 pub struct Results {
     execution: jsonschema::Validator,
     answer: jsonschema::Validator,
+    /// `--live-tools`: a change of conda or its plugins means "list the
+    /// tools again", not "restart the server".
+    live_tools: bool,
 }
 
 impl std::fmt::Debug for Results {
@@ -49,7 +52,15 @@ impl Results {
                 &completion::output_schema(),
                 "conda_cli_command's output schema",
             )?,
+            live_tools: false,
         })
+    }
+
+    /// With `--live-tools` (`live`), the summary line of a result with
+    /// `restart_required` says to list the tools again.
+    pub fn with_live_tools(mut self, live: bool) -> Self {
+        self.live_tools = live;
+        self
     }
 
     /// The tool result of `outcome`.
@@ -84,7 +95,7 @@ impl Results {
             tracing::error!("an execution result does not match the output schema");
             return internal_error("the execution result does not match the tool's output schema");
         }
-        let text = format!("{}\n{}", summary(what, output), structured);
+        let text = format!("{}\n{}", summary(what, output, self.live_tools), structured);
         let mut r = CallToolResult::success(vec![Content::text(text)]);
         r.structured_content = Some(structured);
         r.is_error = Some(output.is_error());
@@ -133,8 +144,9 @@ impl Results {
     }
 }
 
-/// One line: what ran and how it ended.
-pub fn summary(what: &str, output: &CallOutput) -> String {
+/// One line: what ran and how it ended (`live_tools`: the server rebuilds
+/// its tools when conda or its plugins change).
+pub fn summary(what: &str, output: &CallOutput, live_tools: bool) -> String {
     let r = &output.execution;
     let secs = r.duration_ms as f64 / 1000.0;
     let mut s = if r.timed_out {
@@ -159,7 +171,11 @@ pub fn summary(what: &str, output: &CallOutput) -> String {
         ));
     }
     if output.restart_required {
-        s.push_str("; restart the server to see the change in conda or its plugins");
+        s.push_str(if live_tools {
+            "; conda or its plugins changed: list the tools again to see the new ones"
+        } else {
+            "; restart the server to see the change in conda or its plugins"
+        });
     }
     if output.confirmation_required {
         s = format!(

@@ -4,13 +4,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::capabilities::{self, PolicySummary};
-use super::restart::RestartWatch;
+use super::live::{LiveTools, Served, Surface};
 use super::results::Results;
 use super::tools::{ToolOptions, ToolSet};
 use super::{Started, State, policy_of, server_config};
 use crate::call::Runner;
 use crate::cli::{Cli, LogFormatArg};
 use crate::discovery::DiscoveryOptions;
+use crate::discovery::restart::RestartWatch;
 use crate::host_env;
 use crate::worker_client::{Executor, LogFormat, WorkerConfig};
 use conda_mcp_shared::env::FIXED_CWD;
@@ -65,16 +66,14 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
     filter
         .check(&super::tools::universe(&catalog))
         .map_err(StartupError::Usage)?;
-    let tools = ToolSet::build(
-        &catalog,
-        &ToolOptions {
-            profile: cli.schema_profile,
-            policy,
-            filter,
-            mode: cli.tool_mode,
-            confirm: !cli.no_confirm,
-        },
-    )?;
+    let options = ToolOptions {
+        profile: cli.schema_profile,
+        policy,
+        filter,
+        mode: cli.tool_mode,
+        confirm: !cli.no_confirm,
+    };
+    let tools = ToolSet::build(&catalog, &options)?;
     let capabilities: Arc<str> = capabilities::render(
         &catalog,
         &discovered.target,
@@ -84,7 +83,7 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
             allow_exec: policy.allow_exec,
         },
         cli.schema_profile,
-        environment.summary,
+        environment.summary.clone(),
         cli.tool_mode,
     )
     .into();
@@ -94,27 +93,42 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
         tools = tools.listed.len(),
         "conda-mcp ready"
     );
-    let info = server_config(&tools.shared_help, cli.tool_mode, &environment.warnings);
-    let results = Results::new().map_err(StartupError::Other)?;
+    let info = server_config(
+        &tools.shared_help,
+        cli.tool_mode,
+        &environment.warnings,
+        cli.live_tools,
+    );
+    let results = Results::new()
+        .map_err(StartupError::Other)?
+        .with_live_tools(cli.live_tools);
     Ok(Started {
         state: State {
-            catalog,
-            tools,
+            surface: Served::new(Surface {
+                catalog,
+                tools,
+                capabilities,
+            }),
+            live: cli
+                .live_tools
+                .then(|| LiveTools::new(options, discovered.target.clone(), environment.summary)),
             policy,
             profile: cli.schema_profile,
             limits: cli.limits(),
             typed: crate::typed::Settings {
                 confirm: !cli.no_confirm,
-                stdin_limit_bytes: cli.stdin_limit_bytes,
-                timeout: cli.timeout,
+                limits: cli.limits(),
             },
             runner: Runner {
                 exec: discovered.exec,
                 discovery: discovered.discovery_lane.clone(),
-                restart: RestartWatch::new(discovered.options, &discovered.discovery),
+                restart: RestartWatch::new(
+                    discovered.options,
+                    &discovered.discovery,
+                    cli.live_tools,
+                ),
                 mask_credentials: !cli.no_mask_credentials,
             },
-            capabilities,
             results,
             info,
         },
