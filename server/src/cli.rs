@@ -19,7 +19,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use conda_mcp_shared::limits::{DEFAULT_OUTPUT_LIMIT_BYTES, DEFAULT_STDIN_LIMIT_BYTES};
+use conda_mcp_shared::limits::Limits;
 
 use crate::mcp::tools::ToolMode;
 use crate::schema::Profile;
@@ -74,13 +74,13 @@ pub struct Cli {
 
     /// Bytes of stdout and of stderr kept per call (the rest is read and
     /// discarded; cut at a UTF-8 boundary).
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_OUTPUT_LIMIT_BYTES,
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::DEFAULT.output_limit_bytes,
           allow_negative_numbers = true,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub output_limit_bytes: u64,
 
     /// Most bytes of stdin a conda_execute call may supply.
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_STDIN_LIMIT_BYTES,
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::DEFAULT.stdin_limit_bytes,
           allow_negative_numbers = true)]
     pub stdin_limit_bytes: u64,
 
@@ -242,8 +242,8 @@ impl Cli {
     }
 
     /// The limits every call runs under.
-    pub fn limits(&self) -> crate::mcp::Limits {
-        crate::mcp::Limits {
+    pub fn limits(&self) -> Limits {
+        Limits {
             timeout: self.timeout,
             output_limit_bytes: self.output_limit_bytes,
             stdin_limit_bytes: self.stdin_limit_bytes,

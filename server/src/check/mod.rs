@@ -453,7 +453,7 @@ async fn timed_run(
     program: &str,
     failure: &str,
 ) -> Result<(conda_mcp_shared::ExecutionResult, u128), String> {
-    job.timeout = timeout;
+    job.limits.timeout = timeout;
     job.label = label.into();
     let t = Instant::now();
     let res = exec

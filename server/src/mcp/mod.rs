@@ -46,18 +46,6 @@ pub use handler::{CondaMcp, State};
 use crate::cli::Cli;
 use crate::policy::Policy;
 
-/// Limits every call runs under (README.md "Flags": `--timeout`,
-/// `--output-limit-bytes`, `--stdin-limit-bytes`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    /// Time per call; `conda_execute` may only shorten it.
-    pub timeout: Duration,
-    /// Bytes kept per output stream.
-    pub output_limit_bytes: u64,
-    /// Bytes of stdin a call may supply.
-    pub stdin_limit_bytes: u64,
-}
-
 /// The `initialize` / `server/discover` answer: conda-mcp and its version,
 /// tools and resources, and instructions that state once what many tools
 /// share (the help of common options, one meaning per name; the result

@@ -117,8 +117,7 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
             limits: cli.limits(),
             typed: crate::typed::Settings {
                 confirm: !cli.no_confirm,
-                stdin_limit_bytes: cli.stdin_limit_bytes,
-                timeout: cli.timeout,
+                limits: cli.limits(),
             },
             runner: Runner {
                 exec: discovered.exec,
