@@ -30,6 +30,7 @@
 
 use std::time::Duration;
 
+use conda_mcp_shared::limits::Limits;
 use serde_json::{Map, Value};
 
 use crate::catalog::{ArgKind, Catalog, Command, CommandIdx, PropertySource};
@@ -54,10 +55,9 @@ pub struct Settings {
     /// Mutations without `yes: true` run as dry runs (off with
     /// `--no-confirm`).
     pub confirm: bool,
-    /// `--stdin-limit-bytes`.
-    pub stdin_limit_bytes: u64,
-    /// `--timeout`: the ceiling of `timeout_seconds`.
-    pub timeout: Duration,
+    /// The server's limits: `--stdin-limit-bytes` bounds `stdin`,
+    /// `--timeout` is the ceiling of `timeout_seconds`.
+    pub limits: Limits,
 }
 
 /// A typed call ready to run.
@@ -188,12 +188,12 @@ pub fn take_server_options(
     let stdin = match args.remove(STDIN_PROPERTY) {
         None => None,
         Some(Value::String(s)) => {
-            if s.len() as u64 > settings.stdin_limit_bytes {
+            if s.len() as u64 > settings.limits.stdin_limit_bytes {
                 return Err(err(
                     "/stdin",
                     format!(
                         "must be at most {} bytes (--stdin-limit-bytes)",
-                        settings.stdin_limit_bytes
+                        settings.limits.stdin_limit_bytes
                     ),
                 ));
             }
@@ -206,8 +206,8 @@ pub fn take_server_options(
         Some(v) => match v.as_f64() {
             Some(t) if t.is_finite() && t > 0.0 => Some(
                 Duration::try_from_secs_f64(t)
-                    .unwrap_or(settings.timeout)
-                    .min(settings.timeout),
+                    .unwrap_or(settings.limits.timeout)
+                    .min(settings.limits.timeout),
             ),
             _ => {
                 return Err(err(
@@ -250,8 +250,11 @@ mod tests {
     fn settings() -> Settings {
         Settings {
             confirm: true,
-            stdin_limit_bytes: 4,
-            timeout: Duration::from_secs(30),
+            limits: Limits {
+                timeout: Duration::from_secs(30),
+                output_limit_bytes: 1,
+                stdin_limit_bytes: 4,
+            },
         }
     }
 

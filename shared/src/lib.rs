@@ -15,7 +15,9 @@
 //! * [`env`]: the environment and working directory conda gets (the
 //!   allowlist the worker applies);
 //! * [`home`]: the home directory conda runs with (checked at startup);
-//! * [`limits`]: the time, byte and grace defaults (ARCHITECTURE.md "Limits");
+//! * [`limits`]: the limits of a call ([`limits::Limits`]: time, output
+//!   and stdin bytes), their defaults and the kill grace (ARCHITECTURE.md
+//!   "Limits");
 //! * [`fingerprint`]: sha256 helpers used for discovery fingerprints and
 //!   deterministic names.
 

@@ -13,6 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::limits::Limits;
 use crate::result::ExecutionResult;
 
 /// Version of this message set; bump on any change of the types below.
@@ -56,12 +57,10 @@ pub struct RunRequest {
     pub cwd: Option<String>,
     /// Bytes for the child's stdin; `None` = `/dev/null`.
     pub stdin: Option<Vec<u8>>,
-    /// Time limit in milliseconds, counted from spawn.
-    pub timeout_ms: u64,
-    /// Bytes kept per output stream (stdout and stderr each).
-    pub output_limit_bytes: u64,
-    /// Maximum accepted stdin size in bytes.
-    pub stdin_limit_bytes: u64,
+    /// Time limit (whole milliseconds on the wire), bytes kept per output
+    /// stream, most stdin bytes; the worker clamps them to its own
+    /// ceilings.
+    pub limits: Limits,
     /// A short label for the worker's log line (e.g. the command path
     /// `conda env list`); never contains argument values.
     pub label: String,

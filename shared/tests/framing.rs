@@ -1,10 +1,13 @@
 //! Property tests of the frame codec: round trips, garbage never panics,
 //! oversized announcements are refused before reading their payload.
 
+use std::time::Duration;
+
 use conda_mcp_shared::ExecutionResult;
 use conda_mcp_shared::framing::{
     FrameError, MAX_FRAME_BYTES, decode_payload, encode_frame, read_frame, write_frame,
 };
+use conda_mcp_shared::limits::Limits;
 use conda_mcp_shared::protocol::{
     ClientMessage, JobEvent, PROTOCOL_VERSION, Program, RunRequest, WorkerMessage, build_id,
 };
@@ -81,9 +84,11 @@ fn arb_client() -> impl Strategy<Value = ClientMessage> {
                     argv,
                     cwd,
                     stdin,
-                    timeout_ms: t,
-                    output_limit_bytes: o,
-                    stdin_limit_bytes: s,
+                    limits: Limits {
+                        timeout: Duration::from_millis(t),
+                        output_limit_bytes: o,
+                        stdin_limit_bytes: s,
+                    },
                     label,
                 })
             }),
@@ -197,9 +202,11 @@ fn a_vec_claiming_more_than_the_frame_is_refused() {
         argv: vec![],
         cwd: None,
         stdin: None,
-        timeout_ms: 1,
-        output_limit_bytes: 1,
-        stdin_limit_bytes: 1,
+        limits: Limits {
+            timeout: Duration::from_millis(1),
+            output_limit_bytes: 1,
+            stdin_limit_bytes: 1,
+        },
         label: String::new(),
     });
     let good = encode_frame(&msg).expect("encode");
@@ -208,6 +215,57 @@ fn a_vec_claiming_more_than_the_frame_is_refused() {
     bad.push(253); // varint marker for a u64 follows
     bad.extend_from_slice(&(1u64 << 60).to_le_bytes());
     assert!(decode_payload::<ClientMessage>(&bad).is_err());
+}
+
+/// The limits of a `RunRequest` are one nested value in the code and three
+/// `u64` on the wire, exactly where the flat fields `timeout_ms`,
+/// `output_limit_bytes` and `stdin_limit_bytes` of protocol 2 were: the
+/// encoding did not change.
+#[test]
+fn run_request_limits_encode_as_three_flat_integers() {
+    #[derive(serde::Serialize)]
+    enum FlatClientMessage {
+        _Hello,
+        Run {
+            job: u64,
+            program: Program,
+            argv: Vec<String>,
+            cwd: Option<String>,
+            stdin: Option<Vec<u8>>,
+            timeout_ms: u64,
+            output_limit_bytes: u64,
+            stdin_limit_bytes: u64,
+            label: String,
+        },
+    }
+    let nested = ClientMessage::Run(RunRequest {
+        job: 7,
+        program: Program::Python,
+        argv: vec!["-c".into(), "x".into()],
+        cwd: Some("/".into()),
+        stdin: Some(b"in".to_vec()),
+        limits: Limits {
+            timeout: Duration::from_micros(2_500_900),
+            output_limit_bytes: 1 << 20,
+            stdin_limit_bytes: 300,
+        },
+        label: "conda info".into(),
+    });
+    let flat = FlatClientMessage::Run {
+        job: 7,
+        program: Program::Python,
+        argv: vec!["-c".into(), "x".into()],
+        cwd: Some("/".into()),
+        stdin: Some(b"in".to_vec()),
+        timeout_ms: 2500,
+        output_limit_bytes: 1 << 20,
+        stdin_limit_bytes: 300,
+        label: "conda info".into(),
+    };
+    assert_eq!(
+        encode_frame(&nested).expect("encode"),
+        encode_frame(&flat).expect("encode")
+    );
 }
 
 #[test]

@@ -47,7 +47,7 @@ fn main() {
         ex.connect().await.expect("worker");
         let job = || {
             let mut j = Job::new(Program::Conda, Vec::new());
-            j.timeout = Duration::from_secs(30);
+            j.limits.timeout = Duration::from_secs(30);
             j
         };
         // Warm-up of both paths.

@@ -36,14 +36,14 @@ pub fn sh_executor() -> Executor {
 /// A job running `sh -c script` with `timeout`.
 pub fn sh(script: &str, timeout: Duration) -> Job {
     let mut job = Job::new(Program::Conda, vec!["-c".into(), script.into()]);
-    job.timeout = timeout;
+    job.limits.timeout = timeout;
     job
 }
 
 /// A job running `python3 -c code` with `timeout`.
 pub fn py(code: &str, timeout: Duration) -> Job {
     let mut job = Job::new(Program::Python, vec!["-c".into(), code.into()]);
-    job.timeout = timeout;
+    job.limits.timeout = timeout;
     job
 }
 

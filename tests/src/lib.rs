@@ -4,15 +4,18 @@
 //! its batch argparse oracle), the conda-completion plugin in a prefix
 //! ([`completion`]), warm-conda calls ([`warm`]), talking to the server
 //! through a real MCP client ([`mcp`]) or raw JSON-RPC ([`rawrpc`]), the
-//! compiler's round trip ([`roundtrip`]) and the test tiers ([`tiers`]).
+//! compiler's round trip ([`roundtrip`]), the test tiers ([`tiers`]), and
+//! the soak and chaos run ([`soak`], with its `/proc` readers [`procfs`]).
 
 pub mod bins;
 pub mod completion;
 pub mod exec;
 pub mod mcp;
 pub mod paths;
+pub mod procfs;
 pub mod rawrpc;
 pub mod roundtrip;
+pub mod soak;
 pub mod standin;
 pub mod tiers;
 pub mod warm;

@@ -76,7 +76,7 @@ pub async fn run(ex: &Executor, call: &Call, timeout: Duration) -> Ran {
     let mut job = Job::new(Program::Conda, call.argv.clone());
     job.cwd = call.cwd.clone();
     job.stdin = call.stdin.clone();
-    job.timeout = timeout;
+    job.limits.timeout = timeout;
     job.label = "warm test".into();
     let parent = Arc::new(Mutex::new(None));
     let p = parent.clone();

@@ -338,7 +338,7 @@ async fn timeout_and_cancel_kill_the_forked_childs_whole_tree() {
         conda_mcp_server::worker_client::Program::Conda,
         vec!["install".into(), "-n".into(), "x".into(), "numpy".into()],
     );
-    job.timeout = LIMIT;
+    job.limits.timeout = LIMIT;
     let cancel = job.cancel.clone();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_secs(2)).await;

@@ -24,7 +24,7 @@ async fn twenty_megabytes_on_each_stream_keep_the_limit_and_little_memory() {
         "head -c 20000000 /dev/zero | tr '\\0' e >&2 & head -c 20000000 /dev/zero | tr '\\0' o; wait",
         Duration::from_secs(60),
     );
-    job.output_limit_bytes = MIB;
+    job.limits.output_limit_bytes = MIB;
     let (res, _) = run_collect(&ex, job).await;
     let r = res.expect("a result");
     assert_eq!(r.exit_code, Some(0));
@@ -48,7 +48,7 @@ async fn utf8_cut_replacement_and_nul_bytes() {
         r"import sys; sys.stdout.buffer.write(b'abc\xe2\x82\xacdef')",
         Duration::from_secs(20),
     );
-    job.output_limit_bytes = 5;
+    job.limits.output_limit_bytes = 5;
     let r = run_collect(&ex, job).await.0.expect("result");
     assert_eq!(r.stdout, "abc");
     assert!(r.stdout_truncated);
@@ -74,7 +74,7 @@ async fn stdin_is_written_concurrently() {
     // 4 MiB to a child that never reads: it still finishes normally.
     let mut job = sh("sleep 0.2; exit 0", Duration::from_secs(30));
     job.stdin = Some(vec![b'x'; 4 * MIB as usize]);
-    job.stdin_limit_bytes = 8 * MIB;
+    job.limits.stdin_limit_bytes = 8 * MIB;
     let r = run_collect(&ex, job).await.0.expect("result");
     assert_eq!(r.exit_code, Some(0));
     assert!(!r.timed_out);
@@ -82,7 +82,7 @@ async fn stdin_is_written_concurrently() {
     // 1 MiB through cat with a 64 KiB output limit: completes, truncated.
     let mut job = sh("cat", Duration::from_secs(30));
     job.stdin = Some(vec![b'y'; MIB as usize]);
-    job.output_limit_bytes = 64 * 1024;
+    job.limits.output_limit_bytes = 64 * 1024;
     let r = run_collect(&ex, job).await.0.expect("result");
     assert_eq!(r.exit_code, Some(0));
     assert_eq!(r.stdout.len(), 64 * 1024);
@@ -92,7 +92,7 @@ async fn stdin_is_written_concurrently() {
     let before = ex.jobs_started();
     let mut job = sh("cat", Duration::from_secs(30));
     job.stdin = Some(vec![b'z'; 10]);
-    job.stdin_limit_bytes = 5;
+    job.limits.stdin_limit_bytes = 5;
     let err = run_collect(&ex, job).await.0.expect_err("refused");
     assert!(err.to_string().contains("exceeds the limit"), "{err}");
     assert_eq!(ex.jobs_started(), before);

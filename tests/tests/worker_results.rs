@@ -52,7 +52,7 @@ async fn parsed_json_only_for_exactly_one_document() {
     }
     // Truncated JSON is never parsed, even if the prefix happened to parse.
     let mut job = sh(r#"echo '{"a":1}          '"#, Duration::from_secs(10));
-    job.output_limit_bytes = 8;
+    job.limits.output_limit_bytes = 8;
     let r = run_collect(&ex, job).await.0.expect("result");
     assert!(r.stdout_truncated);
     assert_eq!(r.parsed_json, None);

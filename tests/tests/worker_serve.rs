@@ -443,7 +443,7 @@ async fn requests_are_clamped_to_the_workers_limits() {
     );
     let ex = w.executor();
     let mut job = sh("echo 0123456789abcdef; sleep 5", Duration::from_secs(30));
-    job.output_limit_bytes = 1024;
+    job.limits.output_limit_bytes = 1024;
     let t0 = Instant::now();
     let r = run_collect(&ex, job).await.0.expect("result");
     assert!(r.timed_out, "{r:?}");

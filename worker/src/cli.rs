@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use conda_mcp_shared::LogFormat;
+use conda_mcp_shared::limits::Limits;
 
 /// The examples section of `--help` (plain text).
 pub const EXAMPLES: &str = "\
@@ -109,13 +110,13 @@ pub struct Common {
     pub log_format: LogFormat,
     /// Longest time limit a job may have, in seconds; longer requests are
     /// clamped (and the clamp is logged).
-    #[arg(long, value_name = "SECONDS", default_value_t = 7 * 24 * 3600)]
+    #[arg(long, value_name = "SECONDS", default_value_t = Limits::WORKER_CEILINGS.timeout.as_secs())]
     pub max_timeout: u64,
     /// Most bytes kept per output stream; larger requests are clamped.
-    #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024)]
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::WORKER_CEILINGS.output_limit_bytes)]
     pub max_output_bytes: u64,
     /// Most stdin bytes a job may supply; larger limits are clamped.
-    #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024)]
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::WORKER_CEILINGS.stdin_limit_bytes)]
     pub max_stdin_bytes: u64,
     /// Run every conda job as a fresh process: no warm conda (a
     /// pre-imported interpreter that conda jobs are forked from; README
@@ -136,12 +137,13 @@ pub struct Common {
 }
 
 impl Common {
-    /// The limits the worker enforces whatever a server asks.
-    pub fn limits(&self) -> crate::job::WorkerLimits {
-        crate::job::WorkerLimits {
-            max_timeout: Duration::from_secs(self.max_timeout),
-            max_output_bytes: self.max_output_bytes,
-            max_stdin_bytes: self.max_stdin_bytes,
+    /// The limits the worker enforces whatever a server asks: every
+    /// request's limits are clamped to these ([`crate::job::clamp`]).
+    pub fn ceilings(&self) -> Limits {
+        Limits {
+            timeout: Duration::from_secs(self.max_timeout),
+            output_limit_bytes: self.max_output_bytes,
+            stdin_limit_bytes: self.max_stdin_bytes,
         }
     }
 }

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use conda_mcp_shared::framing::{FrameError, read_frame, write_frame};
+use conda_mcp_shared::limits::Limits;
 use conda_mcp_shared::protocol::{
     ClientMessage, JobEvent, JobId, PROTOCOL_VERSION, WorkerMessage, build_id,
 };
@@ -17,7 +18,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::job::{self, Stop, WorkerLimits};
+use crate::job::{self, Stop};
 use crate::spawn::Programs;
 
 /// How long a new connection may take to send its `Hello`.
@@ -28,8 +29,9 @@ pub const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct WorkerCtx {
     /// The programs it may run.
     pub programs: Programs,
-    /// The limits it enforces.
-    pub limits: WorkerLimits,
+    /// The limits it enforces whatever a server asks (its `--max-*`
+    /// flags): every request is clamped to them.
+    pub ceilings: Limits,
 }
 
 /// How a connection ended.
@@ -135,7 +137,7 @@ where
                     let id = req.job;
                     let (ctx2, stop2, tx) = (ctx.clone(), stop.clone(), ev_tx.clone());
                     let handle = tokio::spawn(async move {
-                        job::run(req, &ctx2.programs, &ctx2.limits, stop2, tx).await
+                        job::run(req, &ctx2.programs, &ctx2.ceilings, stop2, tx).await
                     });
                     current = Some((id, stop, handle));
                 }

@@ -18,7 +18,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::time::{Duration, Instant};
 
 use conda_mcp_shared::ExecutionResult;
-use conda_mcp_shared::limits::KILL_GRACE;
+use conda_mcp_shared::limits::{KILL_GRACE, Limits};
 use conda_mcp_shared::protocol::{JobEvent, RunRequest};
 use nix::sys::signal::Signal;
 use tokio::io::AsyncWriteExt;
@@ -36,65 +36,38 @@ pub const DRAIN_GRACE: Duration = Duration::from_millis(200);
 /// Interval of `Output` events.
 pub const OUTPUT_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Limits the worker enforces whatever a server asks (its own flags, so a
-/// listening worker bounds every server that connects).
-#[derive(Debug, Clone, Copy)]
-pub struct WorkerLimits {
-    /// Longest time limit of a job.
-    pub max_timeout: Duration,
-    /// Most bytes kept per output stream.
-    pub max_output_bytes: u64,
-    /// Most stdin bytes per job.
-    pub max_stdin_bytes: u64,
-}
-
-/// A request's limits after clamping to [`WorkerLimits`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Effective {
-    /// Time limit, counted from spawn.
-    pub timeout: Duration,
-    /// Bytes kept per output stream.
-    pub output_limit: u64,
-    /// stdin limit.
-    pub stdin_limit: u64,
-}
-
-impl WorkerLimits {
-    /// Clamps `req`'s limits; logs one line naming each clamped limit (the
-    /// numbers only).
-    pub fn clamp(&self, req: &RunRequest) -> Effective {
-        let asked = Duration::from_millis(req.timeout_ms);
-        let eff = Effective {
-            timeout: asked.min(self.max_timeout),
-            output_limit: req.output_limit_bytes.min(self.max_output_bytes),
-            stdin_limit: req.stdin_limit_bytes.min(self.max_stdin_bytes),
-        };
-        if eff.timeout < asked {
-            tracing::warn!(
-                job = req.job,
-                requested_ms = req.timeout_ms,
-                clamped_ms = eff.timeout.as_millis() as u64,
-                "request clamped: timeout"
-            );
-        }
-        if eff.output_limit < req.output_limit_bytes {
-            tracing::warn!(
-                job = req.job,
-                requested = req.output_limit_bytes,
-                clamped = eff.output_limit,
-                "request clamped: output_limit_bytes"
-            );
-        }
-        if eff.stdin_limit < req.stdin_limit_bytes {
-            tracing::warn!(
-                job = req.job,
-                requested = req.stdin_limit_bytes,
-                clamped = eff.stdin_limit,
-                "request clamped: stdin_limit_bytes"
-            );
-        }
-        eff
+/// A request's limits clamped to the worker's own `ceilings` (its
+/// `--max-timeout`, `--max-output-bytes`, `--max-stdin-bytes`, so a
+/// listening worker bounds every server); logs one line naming each
+/// clamped limit (the numbers only).
+pub fn clamp(req: &RunRequest, ceilings: &Limits) -> Limits {
+    let asked = req.limits;
+    let eff = asked.clamped_to(*ceilings);
+    if eff.timeout < asked.timeout {
+        tracing::warn!(
+            job = req.job,
+            requested_ms = asked.timeout_ms(),
+            clamped_ms = eff.timeout_ms(),
+            "request clamped: timeout"
+        );
     }
+    if eff.output_limit_bytes < asked.output_limit_bytes {
+        tracing::warn!(
+            job = req.job,
+            requested = asked.output_limit_bytes,
+            clamped = eff.output_limit_bytes,
+            "request clamped: output_limit_bytes"
+        );
+    }
+    if eff.stdin_limit_bytes < asked.stdin_limit_bytes {
+        tracing::warn!(
+            job = req.job,
+            requested = asked.stdin_limit_bytes,
+            clamped = eff.stdin_limit_bytes,
+            "request clamped: stdin_limit_bytes"
+        );
+    }
+    eff
 }
 
 /// How a running job is asked to stop.
@@ -122,23 +95,23 @@ enum Ended {
 pub async fn run(
     req: RunRequest,
     programs: &Programs,
-    limits: &WorkerLimits,
+    ceilings: &Limits,
     stop: Stop,
     events: mpsc::Sender<JobEvent>,
 ) -> JobEvent {
-    let eff = limits.clamp(&req);
+    let eff = clamp(&req, ceilings);
     let program = programs
         .path_of(req.program)
         .map(|p| p.display().to_string())
         .unwrap_or_default();
     if let Some(stdin) = &req.stdin
-        && stdin.len() as u64 > eff.stdin_limit
+        && stdin.len() as u64 > eff.stdin_limit_bytes
     {
         return refuse(
             &req,
             SpawnRefusal::StdinTooLarge {
                 len: stdin.len(),
-                limit: eff.stdin_limit,
+                limit: eff.stdin_limit_bytes,
             },
         );
     }
@@ -170,7 +143,7 @@ pub async fn run(
         })),
         _ => None,
     };
-    let limit = usize::try_from(eff.output_limit).unwrap_or(usize::MAX);
+    let limit = usize::try_from(eff.output_limit_bytes).unwrap_or(usize::MAX);
     let out: SharedCapture = Default::default();
     let err: SharedCapture = Default::default();
     let mut readers = vec![

@@ -99,7 +99,7 @@ fn context(
     }
     Ok(Arc::new(WorkerCtx {
         programs,
-        limits: common.limits(),
+        ceilings: common.ceilings(),
     }))
 }
 

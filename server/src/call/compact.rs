@@ -8,11 +8,11 @@
 use serde_json::Value;
 
 use crate::catalog::Catalog;
-use crate::mcp::Limits;
 use crate::mcp::compact::{self, CompactTool};
 use crate::mcp::tools::ToolSet;
 use crate::policy::Policy;
 use crate::schema::Profile;
+use conda_mcp_shared::limits::Limits;
 
 use super::outcome::Outcome;
 use super::plan::Plan;

@@ -8,9 +8,9 @@ use serde_json::Value;
 
 use crate::catalog::Catalog;
 use crate::completion::{self, AnswerError};
-use crate::mcp::Limits;
 use crate::schema::ArgumentError;
 use crate::worker_client::Program;
+use conda_mcp_shared::limits::Limits;
 
 use super::outcome::{NotRun, Outcome, Ran};
 use super::plan::{Lane, Plan, Reader};

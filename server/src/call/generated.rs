@@ -5,9 +5,9 @@
 use serde_json::Value;
 
 use crate::catalog::Catalog;
-use crate::mcp::Limits;
 use crate::mcp::tools::GeneratedTool;
 use crate::policy::Policy;
+use conda_mcp_shared::limits::Limits;
 
 use super::outcome::Outcome;
 use super::plan::Plan;

@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 
 use crate::catalog::Catalog;
-use crate::mcp::Limits;
 use crate::policy::{self, Classification, Policy};
 use crate::worker_client::{Job, Program};
+use conda_mcp_shared::limits::Limits;
 
 use super::outcome::Outcome;
 
@@ -98,9 +98,7 @@ impl Plan {
         let mut job = Job::new(self.program, self.argv.clone());
         job.cwd = self.cwd.clone();
         job.stdin = self.stdin.clone();
-        job.timeout = self.limits.timeout;
-        job.output_limit_bytes = self.limits.output_limit_bytes;
-        job.stdin_limit_bytes = self.limits.stdin_limit_bytes;
+        job.limits = self.limits;
         job.label = self.label.clone();
         job
     }

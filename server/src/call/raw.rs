@@ -6,11 +6,11 @@
 use serde_json::Value;
 
 use crate::catalog::Catalog;
-use crate::mcp::Limits;
 use crate::mcp::execute;
 use crate::mcp::tools::EXECUTE_TOOL;
 use crate::policy::Policy;
 use crate::schema::ArgumentValidator;
+use conda_mcp_shared::limits::Limits;
 
 use super::outcome::{NotRun, Outcome};
 use super::plan::{self, Check, Plan};

@@ -54,7 +54,7 @@ pub use target::{Target, TargetError, TargetSource, resolve_target};
 
 use crate::catalog::{self, BuildError, Catalog};
 use crate::dump::Dump;
-use crate::worker_client::{ExecError, Executor, Job, Program, WorkerConfig};
+use crate::worker_client::{ExecError, Executor, Job, Limits, Program, WorkerConfig};
 
 /// What [`discover`] needs to know (from the command line).
 #[derive(Debug, Clone)]
@@ -76,7 +76,7 @@ pub struct DiscoveryOptions {
 
 impl DiscoveryOptions {
     /// Options with the defaults: no flags, the XDG cache, the default
-    /// timeout (900 s, [`conda_mcp_shared::limits::DEFAULT_TIMEOUT`]), a
+    /// timeout (900 s, [`conda_mcp_shared::limits::Limits::DEFAULT`]), a
     /// worker next to the running binary.
     pub fn new() -> Self {
         DiscoveryOptions {
@@ -84,7 +84,7 @@ impl DiscoveryOptions {
             python: None,
             no_cache: false,
             cache_dir: None,
-            timeout: conda_mcp_shared::limits::DEFAULT_TIMEOUT,
+            timeout: conda_mcp_shared::limits::Limits::DEFAULT.timeout,
             worker: WorkerConfig::new(PathBuf::new()),
         }
     }
@@ -315,7 +315,7 @@ async fn python_from_conda_info(
     };
     let executor = Executor::new(cfg);
     let mut job = Job::new(Program::Conda, vec!["info".into(), "--json".into()]);
-    job.timeout = opts.timeout;
+    job.limits.timeout = opts.timeout;
     job.label = "conda info --json (discovery)".into();
     let result = executor.run(job, |_| {}).await;
     executor.shutdown().await;
@@ -346,11 +346,14 @@ async fn run_helper(
     let executor = Executor::new(cfg);
     let mut job = Job::new(Program::Python, helper::helper_argv());
     job.stdin = Some(helper::HELPER_SOURCE.as_bytes().to_vec());
-    job.stdin_limit_bytes = job
-        .stdin_limit_bytes
-        .max(helper::HELPER_SOURCE.len() as u64);
-    job.timeout = opts.timeout;
-    job.output_limit_bytes = helper::HELPER_OUTPUT_LIMIT_BYTES;
+    job.limits = Limits {
+        timeout: opts.timeout,
+        output_limit_bytes: helper::HELPER_OUTPUT_LIMIT_BYTES,
+        stdin_limit_bytes: job
+            .limits
+            .stdin_limit_bytes
+            .max(helper::HELPER_SOURCE.len() as u64),
+    };
     job.label = "discovery helper".into();
     let result = executor.run(job, |_| {}).await;
     let r = match result {

@@ -30,7 +30,6 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::Limits;
 use super::capabilities;
 use super::live::{LiveTools, Served, Surface};
 use super::progress::Progress;
@@ -53,7 +52,7 @@ pub struct State {
     /// The schema profile (`conda_describe` answers in it).
     pub profile: crate::schema::Profile,
     /// Limits of every call.
-    pub limits: Limits,
+    pub limits: conda_mcp_shared::limits::Limits,
     /// What the server decides for typed calls (confirmation by dry run,
     /// `conda_run`'s server options).
     pub typed: crate::typed::Settings,

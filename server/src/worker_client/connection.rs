@@ -20,7 +20,7 @@ use interprocess::local_socket::tokio::Stream;
 use interprocess::local_socket::tokio::prelude::*;
 use interprocess::local_socket::{GenericFilePath, ListenerOptions};
 use interprocess::os::unix::local_socket::ListenerOptionsExt;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot, watch};
 
 use super::{ExecError, WorkerConfig};
 
@@ -41,7 +41,8 @@ pub struct Connection {
     reader: tokio::task::JoinHandle<()>,
     /// Why the reader stopped, once it has.
     end_reason: Arc<Mutex<Option<String>>>,
-    child: Option<tokio::process::Child>,
+    /// The spawned worker (spawn mode), reaped as soon as it exits.
+    child: Option<Reaped>,
     /// The worker's pid (from its Welcome).
     pub worker_pid: u32,
     _dir: Option<tempfile::TempDir>,
@@ -226,7 +227,7 @@ impl Connection {
             events,
             reader: reader_task,
             end_reason,
-            child,
+            child: child.map(Reaped::watch),
             worker_pid,
             _dir: dir,
         })
@@ -244,17 +245,14 @@ impl Connection {
         if self.reader.is_finished() {
             return false;
         }
-        match &mut self.child {
-            Some(c) => matches!(c.try_wait(), Ok(None)),
-            None => true,
-        }
+        self.child.as_ref().is_none_or(Reaped::is_running)
     }
 
     /// Describes why the connection ended: the worker's exit status (spawn
     /// mode) or the read error.
     pub async fn death_reason(&mut self) -> String {
         if let Some(c) = &mut self.child
-            && let Ok(Ok(status)) = tokio::time::timeout(Duration::from_millis(500), c.wait()).await
+            && let Some(status) = c.exited_within(Duration::from_millis(500)).await
         {
             return format!("worker exited: {status}");
         }
@@ -271,12 +269,72 @@ impl Connection {
     pub async fn close(mut self) {
         self.reader.abort();
         let _ = (&mut self.reader).await;
-        let mut child = self.child.take();
+        let child = self.child.take();
         drop(self);
-        if let Some(c) = &mut child
-            && tokio::time::timeout(EXIT_WAIT, c.wait()).await.is_err()
+        if let Some(mut c) = child
+            && c.exited_within(EXIT_WAIT).await.is_none()
         {
-            kill_and_reap(c).await;
+            c.kill();
+            let _ = c.exited_within(Duration::from_secs(2)).await;
+        }
+    }
+}
+
+/// A spawned worker owned by a task that waits for it, so that it is
+/// reaped the moment it exits: a worker that dies (is killed, crashes)
+/// while no call runs must not stay a zombie until the next call notices.
+/// The task also kills it on request; dropping this without [`Reaped::kill`]
+/// leaves the worker running (it exits by itself when its socket closes)
+/// and still reaps it.
+#[derive(Debug)]
+struct Reaped {
+    /// The exit status once reaped (`None` while it runs).
+    status: watch::Receiver<Option<String>>,
+    /// Asks the task to SIGKILL the worker.
+    kill: Option<oneshot::Sender<()>>,
+}
+
+impl Reaped {
+    fn watch(mut child: tokio::process::Child) -> Reaped {
+        let (kill, mut kill_rx) = oneshot::channel::<()>();
+        let (status_tx, status) = watch::channel(None);
+        tokio::spawn(async move {
+            let status = tokio::select! {
+                s = child.wait() => s,
+                // A dropped sender (the connection went away without a
+                // kill) disables this branch; the wait goes on.
+                Ok(()) = &mut kill_rx => {
+                    let _ = child.start_kill();
+                    child.wait().await
+                }
+            };
+            let text = status.map_or_else(|e| e.to_string(), |s| s.to_string());
+            let _ = status_tx.send(Some(text));
+        });
+        Reaped {
+            status,
+            kill: Some(kill),
+        }
+    }
+
+    /// Whether the worker has not been reaped yet.
+    fn is_running(&self) -> bool {
+        self.status.borrow().is_none()
+    }
+
+    /// The exit status, waiting up to `within` for it.
+    async fn exited_within(&mut self, within: Duration) -> Option<String> {
+        tokio::time::timeout(within, self.status.wait_for(Option::is_some))
+            .await
+            .ok()?
+            .ok()
+            .and_then(|s| s.clone())
+    }
+
+    /// SIGKILLs the worker (through its task, which then reaps it).
+    fn kill(&mut self) {
+        if let Some(k) = self.kill.take() {
+            let _ = k.send(());
         }
     }
 }

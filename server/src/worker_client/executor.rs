@@ -113,11 +113,11 @@ impl Executor {
             return Err(ExecError::ShutDown);
         }
         if let Some(stdin) = &job.stdin
-            && stdin.len() as u64 > job.stdin_limit_bytes
+            && stdin.len() as u64 > job.limits.stdin_limit_bytes
         {
             return Err(ExecError::StdinTooLarge {
                 len: stdin.len() as u64,
-                limit: job.stdin_limit_bytes,
+                limit: job.limits.stdin_limit_bytes,
             });
         }
         let queued_at = tokio::time::Instant::now();
@@ -137,8 +137,8 @@ impl Executor {
                 _ = ticket.changed() => {}
                 _ = job.cancel.cancelled() => return Err(ExecError::Cancelled),
                 _ = inner.shutdown.cancelled() => return Err(ExecError::ShutDown),
-                _ = tokio::time::sleep_until(queued_at + job.timeout) => {
-                    return Ok(queue_timeout(job.timeout));
+                _ = tokio::time::sleep_until(queued_at + job.limits.timeout) => {
+                    return Ok(queue_timeout(job.limits.timeout));
                 }
             }
         }
@@ -191,9 +191,7 @@ impl Executor {
             argv: job.argv,
             cwd: job.cwd.map(|p| p.to_string_lossy().into_owned()),
             stdin: job.stdin,
-            timeout_ms: u64::try_from(job.timeout.as_millis()).unwrap_or(u64::MAX),
-            output_limit_bytes: job.output_limit_bytes,
-            stdin_limit_bytes: job.stdin_limit_bytes,
+            limits: job.limits,
             label: job.label,
         };
         if let Err(e) = conn.send(&ClientMessage::Run(req)).await {
@@ -203,7 +201,8 @@ impl Executor {
         }
         inner.jobs_started.fetch_add(1, Ordering::SeqCst);
         let watchdog = tokio::time::sleep(
-            job.timeout
+            job.limits
+                .timeout
                 .saturating_add(KILL_GRACE)
                 .saturating_add(WATCHDOG_SLACK),
         );

@@ -32,6 +32,7 @@ use std::time::Duration;
 
 pub use conda_mcp_shared::ExecutionResult;
 pub use conda_mcp_shared::LogFormat;
+pub use conda_mcp_shared::limits::Limits;
 pub use conda_mcp_shared::protocol::Program;
 pub use config::WorkerConfig;
 pub use executor::Executor;
@@ -49,13 +50,10 @@ pub struct Job {
     pub cwd: Option<PathBuf>,
     /// Bytes for the program's stdin; `None` = `/dev/null`.
     pub stdin: Option<Vec<u8>>,
-    /// Time limit. It bounds the queue wait too; a running job's limit counts
-    /// from spawn.
-    pub timeout: Duration,
-    /// Bytes kept per output stream (cut at a UTF-8 boundary).
-    pub output_limit_bytes: u64,
-    /// Most stdin bytes accepted ([`ExecError::StdinTooLarge`] above it).
-    pub stdin_limit_bytes: u64,
+    /// Time limit (it bounds the queue wait too; a running job's limit
+    /// counts from spawn), bytes kept per output stream (cut at a UTF-8
+    /// boundary), most stdin bytes ([`ExecError::StdinTooLarge`] above it).
+    pub limits: Limits,
     /// Short label for log lines (e.g. `conda env list`); never values.
     pub label: String,
     /// Cancels the job: a queued job never runs (`Err(Cancelled)`), a running
@@ -69,7 +67,6 @@ impl Job {
     /// of arguments (never their values: they are what the caller
     /// submitted), and a fresh cancellation token.
     pub fn new(program: Program, argv: Vec<String>) -> Self {
-        use conda_mcp_shared::limits::*;
         let label = match program {
             Program::Conda => format!("conda ({} arguments)", argv.len()),
             Program::Python => "python helper".to_string(),
@@ -79,9 +76,7 @@ impl Job {
             argv,
             cwd: None,
             stdin: None,
-            timeout: DEFAULT_TIMEOUT,
-            output_limit_bytes: DEFAULT_OUTPUT_LIMIT_BYTES,
-            stdin_limit_bytes: DEFAULT_STDIN_LIMIT_BYTES,
+            limits: Limits::DEFAULT,
             label,
             cancel: CancellationToken::new(),
         }
