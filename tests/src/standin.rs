@@ -137,6 +137,18 @@ pub struct ControlRule {
     /// closed, unless `--no-capture-output`) instead of printing the parse.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub execute_run: Option<bool>,
+    /// Register an atexit handler that writes this text on stderr (what the
+    /// interpreter runs at exit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub atexit_stderr: Option<String>,
+    /// Start a non-daemon thread that writes this text on stdout after
+    /// 0.2 s (the interpreter's exit waits for it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread_stdout: Option<String>,
+    /// End with `sys.exit(TEXT)` (the text on stderr, status 1) instead of
+    /// a status.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_message: Option<String>,
 }
 
 impl ControlRule {

@@ -126,7 +126,8 @@ fn corpus(dir_a: &std::path::Path, dir_b: &std::path::Path) -> Vec<Call> {
 }
 
 /// The rules under which the corpus runs: varied exit codes, output on
-/// stderr, stdin read back, a crash by signal.
+/// stderr, stdin read back, a crash by signal, and what the interpreter does
+/// at exit (atexit handlers, a non-daemon thread, `sys.exit("message")`).
 fn corpus_rules() -> Vec<ControlRule> {
     let mut remove = ControlRule::for_commands(&["remove"]);
     remove.exit_code = Some(1);
@@ -137,7 +138,14 @@ fn corpus_rules() -> Vec<ControlRule> {
     update.kill_self = Some(11);
     let mut search = ControlRule::for_commands(&["search"]);
     search.exit_code = Some(3);
-    vec![remove, install, update, search]
+    // What the interpreter does at exit: atexit handlers, non-daemon
+    // threads joined (their output flushed), sys.exit with a message.
+    let mut clean = ControlRule::for_commands(&["clean"]);
+    clean.atexit_stderr = Some("atexit handler ran\n".into());
+    clean.thread_stdout = Some("late thread output\n".into());
+    let mut env_create = ControlRule::for_commands(&["env create"]);
+    env_create.exit_message = Some("exit with a message".into());
+    vec![remove, install, update, search, clean, env_create]
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -168,6 +176,22 @@ async fn fresh_and_warm_agree_byte_for_byte() {
             (f.stdout_truncated, f.stderr_truncated),
             (w.stdout_truncated, w.stderr_truncated)
         );
+        // The exit rules above took effect (so agreeing means something).
+        match call.argv.first().map(String::as_str) {
+            Some("clean") => {
+                assert!(wo.1.ends_with("late thread output\n"), "{call:?}: {}", wo.1);
+                assert!(wo.2.ends_with("atexit handler ran\n"), "{call:?}: {}", wo.2);
+            }
+            Some("env") if call.argv.get(1).map(String::as_str) == Some("create") => {
+                assert_eq!(wo.0, Some(1), "{call:?}");
+                assert!(
+                    wo.2.ends_with("exit with a message\n"),
+                    "{call:?}: {}",
+                    wo.2
+                );
+            }
+            _ => {}
+        }
     }
     assert_eq!(warm_calls, corpus.len(), "every call ran warm");
     fresh.shutdown().await;
