@@ -20,7 +20,7 @@ use crate::call::{CallOutput, NotRun, Outcome, Ran};
 use crate::completion::{self, Availability, CompletionAnswer};
 use crate::policy::Refusal;
 use crate::schema::ArgumentError;
-use crate::worker_client::ExecError;
+use crate::worker_client::{ExecError, JobRefusal};
 
 /// Converts outcomes into tool results, checking structured content against
 /// the output schemas.
@@ -57,7 +57,11 @@ fn not_run_error(reason: &NotRun) -> ToolError {
             | ExecError::WorkerDied(_)
             | ExecError::ShutDown,
         ) => ErrorCode::WorkerUnavailable,
-        NotRun::Exec(ExecError::Rejected(_)) => ErrorCode::InvalidArguments,
+        NotRun::Exec(ExecError::Rejected(
+            JobRefusal::BadCwd | JobRefusal::StdinTooLarge { .. },
+        )) => ErrorCode::InvalidArguments,
+        // The worker could not start the program, or broke its own rules.
+        NotRun::Exec(ExecError::Rejected(_)) => ErrorCode::Internal,
         NotRun::Helper(_) => ErrorCode::HelperFailed,
         NotRun::Internal(_) => ErrorCode::Internal,
     };
