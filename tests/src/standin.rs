@@ -189,11 +189,19 @@ impl StandinPrefix {
     ///
     /// Errors: creating the venv or writing a file failed.
     pub fn create(dump_path: &Path) -> io::Result<Self> {
+        Self::create_with(dump_path, &host_python())
+    }
+
+    /// [`StandinPrefix::create`] with a venv of `python` instead of
+    /// [`host_python`] (e.g. one another user can run).
+    ///
+    /// Errors: creating the venv or writing a file failed.
+    pub fn create_with(dump_path: &Path, python: &Path) -> io::Result<Self> {
         let dir = tempfile::Builder::new()
             .prefix("standin-conda-")
             .tempdir()?;
         let prefix = dir.path().to_path_buf();
-        let status = Command::new(host_python())
+        let status = Command::new(python)
             .args(["-m", "venv", "--without-pip"])
             .arg(&prefix)
             .stdin(Stdio::null())

@@ -10,9 +10,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use conda_mcp_server::worker_client::Executor;
+use conda_mcp_server::worker_client::{Executor, WorkerConfig};
 use conda_mcp_tests::exec::{alive, gone_within};
 use conda_mcp_tests::standin::{ControlRule, PluginSpec, StandinPrefix};
+use conda_mcp_tests::tiers::{Tier, missing};
 use conda_mcp_tests::warm::{Call, executor, observable, run};
 use serde_json::Value;
 
@@ -421,4 +422,119 @@ async fn no_warm_conda_runs_every_call_fresh() {
     }
     assert!(zygote_pids(&p).is_empty(), "no zygote was started");
     ex.shutdown().await;
+}
+
+/// The warm conda where hardened deployments run the worker: a listening
+/// worker (`conda-mcp-worker serve`) and, as root, a worker under
+/// `--worker-user` (the zygote, and so every call forked from it, runs as
+/// that user).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn warm_conda_in_a_listening_worker_and_under_a_worker_user() {
+    const TEST: &str = "warm_conda_in_a_listening_worker_and_under_a_worker_user";
+
+    // A listening worker.
+    let p = StandinPrefix::standard();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let socket = dir.path().join("worker.sock");
+    let log = dir.path().join("worker.log");
+    let mut served = std::process::Command::new(conda_mcp_tests::bins::worker())
+        .arg("serve")
+        .arg("--socket")
+        .arg(&socket)
+        .arg("--conda-exe")
+        .arg(&p.conda_exe)
+        .args(["--allow-uid", &nix::unistd::Uid::effective().to_string()])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).expect("log"))
+        .spawn()
+        .expect("serve");
+    let end = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(&log).is_ok_and(|l| l.contains("listening")) {
+        assert!(
+            tokio::time::Instant::now() < end,
+            "the worker never listened"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut cfg = WorkerConfig::new(&p.conda_exe);
+    cfg.worker_exe = conda_mcp_tests::bins::worker();
+    cfg.socket = Some(socket);
+    let ex = Executor::new(cfg);
+    until_warm(&ex, &p).await;
+    let (r, warm) = run_counted(&ex, &p, &Call::new(&["info", "--json"])).await;
+    assert!(warm, "{r:?}");
+    assert_eq!(r.exit_code, Some(0), "{r:?}");
+    ex.shutdown().await;
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(text.contains("warm=true"), "{text}");
+    let _ = served.kill();
+    let _ = served.wait();
+
+    // A worker under another user.
+    if !nix::unistd::Uid::effective().is_root() {
+        missing(Tier::Root, TEST, "not root: --worker-user needs it");
+        return;
+    }
+    let Ok(Some(nobody)) = nix::unistd::User::from_name("nobody") else {
+        missing(Tier::Root, TEST, "no user `nobody`");
+        return;
+    };
+    // The venv's interpreter must be one nobody can run (not one under
+    // root's home, as pyenv's is).
+    let python = std::path::Path::new("/usr/bin/python3");
+    if !python.exists() {
+        missing(Tier::Root, TEST, "no /usr/bin/python3 for user `nobody`");
+        return;
+    }
+    let p = StandinPrefix::create_with(&conda_mcp_tests::standin::standin_dump(), python)
+        .expect("stand-in prefix");
+    // nobody reads the stand-in package from a copy inside the prefix
+    // (the checkout may be out of its reach) and writes the stand-in's logs.
+    let package = p.prefix.join("standin-package");
+    copy_tree(&conda_mcp_tests::standin::standin_dir(), &package).expect("copy");
+    std::fs::write(
+        p.site_packages.join("conda_mcp_standin.pth"),
+        format!("{}\n", package.display()),
+    )
+    .expect("pth");
+    let status = std::process::Command::new("chmod")
+        .arg("-R")
+        .arg("a+rwX")
+        .arg(p.dir.path())
+        .status()
+        .expect("chmod");
+    assert!(status.success());
+    let base = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(
+        base.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("chmod");
+    let mut cfg = WorkerConfig::new(&p.conda_exe);
+    cfg.worker_exe = conda_mcp_tests::bins::worker();
+    cfg.user = Some("nobody".into());
+    cfg.home = Some(base.path().join("home"));
+    let ex = Executor::new(cfg);
+    until_warm(&ex, &p).await;
+    let (r, warm) = run_counted(&ex, &p, &Call::new(&["info", "--json"])).await;
+    assert!(warm, "{r:?}");
+    let v: Value = serde_json::from_str(r.stdout.trim()).expect("json");
+    assert_eq!(v["uid"], Value::from(nobody.uid.as_raw()), "{v}");
+    ex.shutdown().await;
+}
+
+/// Copies the directory tree `from` to `to` (files and directories only).
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
 }
