@@ -480,6 +480,13 @@ impl Report {
             }
             s.push('\n');
         }
+        if self.kills_skipped > 0 {
+            let _ = writeln!(
+                s,
+                "{} kills dropped: no call was left to start a worker",
+                self.kills_skipped
+            );
+        }
         let _ = writeln!(
             s,
             "calls answered once {}, twice or more {}, never (cancelled) {}; responses in all {}, notifications {}; processes seen in the server's tree {}",
@@ -928,6 +935,11 @@ pub async fn run(plan: &Plan) -> Report {
                 let (tool, args) = Kind::Slow.request(&mut rng, n);
                 s.call(slow.clone(), Kind::Slow, n, tool, args).await;
                 n += 1;
+                if kill_at.contains(&n) {
+                    // (Deferred until the cancel is sent, below.)
+                    let at = Instant::now() + rng.delay(Duration::from_millis(300));
+                    timers.push((at, Timer::Kill));
+                }
                 let victim = format!("c{n}");
                 let (tool, args) = Kind::QueuedVictim.request(&mut rng, n);
                 s.call(victim.clone(), Kind::QueuedVictim, n, tool, args)
