@@ -1,4 +1,6 @@
-//! The `conda-mcp` command line (clap) and startup sequence.
+//! The `conda-mcp` command line (clap): the flags as given, the low-level
+//! arguments that the composition root ([`crate::app`]) resolves once into
+//! [`crate::settings::Settings`]. Only `app` reads [`Cli`].
 //!
 //! Every value is checked before any MCP traffic: an invalid one prints a
 //! clear message on stderr and exits with status 2 (clap's usage-error
@@ -6,16 +8,10 @@
 //! the only things ever printed there that are not MCP frames, and they run
 //! before the protocol starts.
 //!
-//! Startup: logs (stderr) → discovery (target, dump, catalog) → tools and
-//! their schemas (each checked as a JSON Schema 2020-12 document) → the
-//! capabilities resource (serialized once) → MCP on stdio until stdin
-//! closes → shutdown of the workers (nothing started survives).
-//!
 //! The doc comments of the clap fields are the `--help` text: plain
 //! prose without markup (clap prints them as written), plus [`EXAMPLES`].
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
@@ -228,29 +224,6 @@ fn parse_timeout(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
-impl Cli {
-    /// `--tools` and `--exclude-tools` as one filter.
-    pub fn tool_filter(&self) -> crate::mcp::filter::ToolFilter {
-        crate::mcp::filter::ToolFilter {
-            include: self.tools.as_ref().map(|l| l.0.clone()),
-            exclude: self
-                .exclude_tools
-                .as_ref()
-                .map(|l| l.0.clone())
-                .unwrap_or_default(),
-        }
-    }
-
-    /// The limits every call runs under.
-    pub fn limits(&self) -> Limits {
-        Limits {
-            timeout: self.timeout,
-            output_limit_bytes: self.output_limit_bytes,
-            stdin_limit_bytes: self.stdin_limit_bytes,
-        }
-    }
-}
-
 /// What the command line asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -304,75 +277,6 @@ where
         _ => Mode::Serve,
     };
     Ok((mode, Cli::from_arg_matches(&matches)?))
-}
-
-/// Entry point of the `conda-mcp` binary.
-pub fn main() -> ExitCode {
-    let (mode, cli) = match parse_from(std::env::args_os()) {
-        Ok(parsed) => parsed,
-        Err(e) => {
-            // --help/--version print on stdout and exit 0; errors print on
-            // stderr and exit 2.
-            let _ = e.print();
-            return ExitCode::from(e.exit_code().clamp(0, 255) as u8);
-        }
-    };
-    let default_filter = match mode {
-        Mode::Serve => "info",
-        Mode::Check => crate::check::CHECK_LOG_FILTER,
-    };
-    init_logging(cli.log_format, default_filter);
-    // One thread: the server only routes I/O (conda runs in the worker), and
-    // a current-thread runtime runs tasks in the order they were spawned, so
-    // calls reach the exec lane in the order they arrived. (The
-    // multi-thread scheduler's LIFO slot runs the newest task first and
-    // reorders calls that arrive together.)
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            tracing::error!("cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let code = match mode {
-        Mode::Serve => runtime.block_on(crate::mcp::run(cli)),
-        Mode::Check => {
-            // The flags as given, without the `check` token.
-            let mut raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-            if let Some(i) = raw.iter().position(|a| a == CHECK_COMMAND) {
-                raw.remove(i);
-            }
-            runtime.block_on(run_check(&cli, &raw))
-        }
-    };
-    // Nothing may keep the process alive once stdin closed: give background
-    // tasks a moment, then go.
-    runtime.shutdown_timeout(Duration::from_millis(200));
-    code
-}
-
-/// `conda-mcp check`: the report on stdout (check mode never speaks MCP, so
-/// stdout is free for it), exit status 0 or 1.
-async fn run_check(cli: &Cli, raw: &[std::ffi::OsString]) -> ExitCode {
-    use std::io::Write as _;
-    let report = crate::check::check(cli, raw).await;
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(report.text.as_bytes());
-    let _ = out.flush();
-    match report.failure {
-        None => ExitCode::SUCCESS,
-        Some(_) => ExitCode::FAILURE,
-    }
-}
-
-/// Logs go to stderr only (stdout carries MCP frames), masked and without
-/// the MCP library's own lines ([`crate::logging`]); `RUST_LOG` filters
-/// (default `default_filter`: `info` when serving, `warn` for `check`).
-fn init_logging(format: LogFormatArg, default_filter: &str) {
-    crate::logging::init(format, default_filter);
 }
 
 #[cfg(test)]

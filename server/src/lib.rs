@@ -12,8 +12,12 @@
 //! What conda sees of the host (environment allowlist, working directory,
 //! home, `CONDARC`) is checked at startup by [`host_env`].
 //!
-//! The binary (`conda-mcp`, `src/main.rs`) is a thin layer over [`cli`].
+//! The binary (`conda-mcp`, `src/main.rs`) is a thin layer over [`app`],
+//! the composition root: it parses the flags ([`cli`]), resolves them once
+//! into the [`settings::Settings`] every other module takes, and runs
+//! startup and the stdio session, or `conda-mcp check`.
 
+pub mod app;
 pub mod argparse;
 pub mod call;
 pub mod catalog;
@@ -28,5 +32,6 @@ pub mod logging;
 pub mod mcp;
 pub mod policy;
 pub mod schema;
+pub mod settings;
 pub mod typed;
 pub mod worker_client;

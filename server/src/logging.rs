@@ -16,7 +16,7 @@ use conda_mcp_shared::mask::MaskedStderr;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
-use crate::cli::LogFormatArg;
+use conda_mcp_shared::LogFormat;
 
 /// Whether a tracing target belongs to the MCP library (`rmcp`), whose
 /// events never reach the log.
@@ -25,7 +25,7 @@ pub fn is_mcp_library(target: &str) -> bool {
 }
 
 /// Installs the global subscriber (once; later calls change nothing).
-pub fn init(format: LogFormatArg, default_filter: &str) {
+pub fn init(format: LogFormat, default_filter: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter));
     let not_mcp_library =
@@ -35,8 +35,8 @@ pub fn init(format: LogFormatArg, default_filter: &str) {
         .with_ansi(false)
         .with_env_filter(filter);
     let _ = match format {
-        LogFormatArg::Text => builder.finish().with(not_mcp_library).try_init(),
-        LogFormatArg::Json => builder.json().finish().with(not_mcp_library).try_init(),
+        LogFormat::Text => builder.finish().with(not_mcp_library).try_init(),
+        LogFormat::Json => builder.json().finish().with(not_mcp_library).try_init(),
     };
 }
 

@@ -1,5 +1,5 @@
 //! `conda-mcp`: see the crate docs of `conda_mcp_server`.
 
 fn main() -> std::process::ExitCode {
-    conda_mcp_server::cli::main()
+    conda_mcp_server::app::main()
 }

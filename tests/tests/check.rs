@@ -4,7 +4,8 @@
 //! Success: every section, exit status 0, a second run hits the cache, the
 //! host configuration parses and starts the same server. Failures (no conda,
 //! a broken interpreter, a missing worker): exit status 1 and a one-line
-//! reason as the last line.
+//! reason as the last line; a tool filter the server would refuse is a
+//! failure too.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -266,4 +267,38 @@ fn check_never_prints_environment_values() {
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     let all = format!("{}{}", stdout(&o), String::from_utf8_lossy(&o.stderr));
     assert!(!all.contains(secret), "an environment value leaked:\n{all}");
+}
+
+/// `check` takes the settings the server would start with and runs the
+/// server's own steps: an entry of `--tools` / `--exclude-tools` that
+/// matches no tool fails the check (the server refuses to start with it,
+/// exit status 2), naming the entry; entries that all match pass.
+#[test]
+fn check_refuses_a_tool_filter_entry_the_server_would_refuse() {
+    let standin = StandinPrefix::standard();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let conda = standin.conda_exe.as_os_str();
+    for (flag, entry) in [
+        ("--tools", "conda_info,conda_instal"),
+        ("--exclude-tools", "env crate"),
+    ] {
+        let o = check_with(
+            &bins::server(),
+            &["--conda-exe".as_ref(), conda, flag.as_ref(), entry.as_ref()],
+            &dir.path().join("cache"),
+        );
+        let bad = entry.rsplit(',').next().expect("entry");
+        assert_failed(&o, &format!("{flag} entry \"{bad}\" matches no tool"));
+    }
+    let o = check_with(
+        &bins::server(),
+        &[
+            "--conda-exe".as_ref(),
+            conda,
+            "--tools".as_ref(),
+            "conda_info,env *".as_ref(),
+        ],
+        &dir.path().join("cache"),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::cli::Cli;
+use crate::settings::Settings;
 
 /// Name of the server entry in the snippets.
 pub const SERVER_NAME: &str = "conda";
@@ -38,8 +38,9 @@ pub struct Launch {
 
 impl Launch {
     /// The launch line for the running executable serving `conda_exe` with
-    /// the flags `raw` (as given after `check`; `cli` is their parse).
-    pub fn for_this_process(conda_exe: &Path, cli: &Cli, raw: &[OsString]) -> Launch {
+    /// the flags `raw` (as given after `check`; `settings` is their
+    /// resolution).
+    pub fn for_this_process(conda_exe: &Path, settings: &Settings, raw: &[OsString]) -> Launch {
         let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("conda-mcp"));
         let (command, mut args) = match uvx_for(&exe) {
             Some(uvx) => (uvx, vec!["conda-mcp".to_owned()]),
@@ -54,9 +55,9 @@ impl Launch {
                 .to_string()
         };
         for (flag, value) in [
-            ("--python", &cli.python),
-            ("--worker-exe", &cli.worker_exe),
-            ("--worker-socket", &cli.worker_socket),
+            ("--python", &settings.discovery.python),
+            ("--worker-exe", &settings.worker.exe),
+            ("--worker-socket", &settings.worker.socket),
         ] {
             if let Some(v) = value {
                 args.push(flag.into());

@@ -1,14 +1,18 @@
 //! `conda-mcp check`: a human-readable setup report for whoever configures
 //! an MCP host, taking exactly the server's flags.
 //!
-//! It goes through what the server would do at startup, one step at a time,
-//! and stops at the first step that fails:
+//! It takes the same [`Settings`] the server would start with and goes
+//! through what the server would do at startup, one step at a time, and
+//! stops at the first step that fails:
 //!
 //! 1. **conda**: the target and how it was found (`--conda-exe`,
 //!    `CONDA_EXE`, `PATH`), as the server resolves it;
 //! 2. **worker**: the `conda-mcp-worker` binary and where it was found
 //!    (`--worker-exe`, next to `conda-mcp`, next to the path it was started
-//!    by, `PATH`), or the listening worker of `--worker-socket`;
+//!    by, `PATH`), or the listening worker of `--worker-socket`; then the
+//!    server's own host checks (`app::startup::check_host`: a
+//!    `--worker-user` home it cannot use fails, a `CONDARC` conda will not
+//!    load is a warning);
 //! 3. **discovery**: the startup cache (its file, hit or miss and why), then
 //!    discovery itself (conda version, interpreter and where it came from,
 //!    plugins, commands), exactly as the server runs it (a miss writes the
@@ -17,7 +21,9 @@
 //!    import `conda` (also on a cache hit, where discovery runs nothing);
 //! 5. **conda info**: a real `conda info --json` through the worker, timed;
 //! 6. **tools**: the tools the server would list, by policy class, and what
-//!    the given `--allow-write` / `--allow-exec` let them do;
+//!    the given `--allow-write` / `--allow-exec` let them do, built by the
+//!    server's own step (`app::startup::build_tools`: a `--tools` or
+//!    `--exclude-tools` entry that matches nothing fails);
 //! 7. **warnings**, then a ready-to-paste host configuration (Claude
 //!    Desktop, VS Code, Cursor) with absolute paths ([`host_config`]).
 //!
@@ -33,13 +39,12 @@ pub mod host_config;
 
 use std::ffi::OsString;
 use std::fmt::Write as _;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crate::cli::Cli;
-use crate::discovery::{self, DiscoveryOptions, InterpreterSource, TargetSource, cache};
-use crate::mcp::startup::worker_config;
-use crate::mcp::tools::{ToolOptions, ToolSet, effects};
+use crate::app::startup::{build_tools, check_host};
+use crate::discovery::{self, InterpreterSource, TargetSource, cache};
+use crate::mcp::tools::effects;
+use crate::settings::Settings;
 use crate::worker_client::config::{WorkerExeSource, locate_worker_exe};
 use crate::worker_client::{Executor, Job, Program, WorkerConfig};
 
@@ -62,16 +67,17 @@ pub const CHECK_LOG_FILTER: &str = "warn";
 const INTERPRETER_PROBE: &str =
     "import sys, conda; print(sys.version.split()[0] + ' ' + conda.__version__)";
 
-/// Runs the check for the parsed flags `cli`; `args` are the raw flags
-/// after `check` (they are repeated in the host configuration).
-pub async fn check(cli: &Cli, args: &[OsString]) -> Report {
+/// Runs the check for the resolved flags `settings` (the same value the
+/// server would start with); `args` are the raw flags after `check` (they
+/// are repeated in the host configuration).
+pub async fn check(settings: &Settings, args: &[OsString]) -> Report {
     let mut r = Builder::default();
     let started = Instant::now();
     r.line(format!(
         "conda-mcp check (conda-mcp {})",
         env!("CARGO_PKG_VERSION")
     ));
-    let outcome = steps(cli, args, &mut r).await;
+    let outcome = steps(settings, args, &mut r).await;
     let elapsed = started.elapsed();
     match outcome {
         Ok(summary) => {
@@ -118,10 +124,11 @@ impl Builder {
 }
 
 /// The steps in order; `Ok` carries the verdict's summary.
-async fn steps(cli: &Cli, args: &[OsString], r: &mut Builder) -> Result<String, String> {
+async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<String, String> {
     // 1. conda
     r.section("conda");
-    let target = discovery::resolve_target(cli.conda_exe.as_deref()).map_err(|e| e.to_string())?;
+    let target =
+        discovery::resolve_target(s.discovery.conda_exe.as_deref()).map_err(|e| e.to_string())?;
     r.item("executable", target.path.display());
     r.item(
         "found by",
@@ -134,12 +141,12 @@ async fn steps(cli: &Cli, args: &[OsString], r: &mut Builder) -> Result<String, 
 
     // 2. worker
     r.section("worker");
-    let spawn = cli.worker_socket.is_none();
-    if let Some(sock) = &cli.worker_socket {
+    let spawn = s.worker.socket.is_none();
+    if let Some(sock) = &s.worker.socket {
         r.item("mode", "connect to a listening worker (--worker-socket)");
         r.item("socket", sock.display());
     } else {
-        let (exe, source) = match &cli.worker_exe {
+        let (exe, source) = match &s.worker.exe {
             Some(p) => (p.clone(), WorkerExeSource::Flag),
             None => locate_worker_exe(),
         };
@@ -153,19 +160,20 @@ async fn steps(cli: &Cli, args: &[OsString], r: &mut Builder) -> Result<String, 
             ));
         }
     }
-    if let Some(user) = &cli.worker_user {
+    if let Some(user) = &s.worker.user {
         r.item("runs as", format!("user {user} (--worker-user)"));
     }
+    // The server's own host checks: a --worker-user home it cannot use
+    // fails here as it fails the server's startup; a CONDARC conda will
+    // not load is a warning in both.
+    let host = check_host(s).map_err(|e| e.to_string())?;
+    r.warnings.extend(host.warnings);
 
     // 3. discovery (as the server runs it)
     r.section("discovery");
-    let mut opts = DiscoveryOptions::new();
-    opts.conda_exe = cli.conda_exe.clone();
-    opts.python = cli.python.clone();
-    opts.no_cache = cli.no_cache;
-    opts.timeout = cli.timeout;
-    opts.worker = quiet(worker_config(cli, PathBuf::new()));
-    match (cli.no_cache, cache::default_cache_dir()) {
+    let mut opts = s.discovery_options();
+    opts.worker = quiet(opts.worker);
+    match (!s.discovery.use_cache, cache::default_cache_dir()) {
         (true, _) => r.item("cache", "not used (--no-cache)"),
         (false, None) => r.item("cache", "no cache folder (neither XDG_CACHE_HOME nor HOME)"),
         (false, Some(dir)) => {
@@ -173,7 +181,8 @@ async fn steps(cli: &Cli, args: &[OsString], r: &mut Builder) -> Result<String, 
                 "cache file",
                 cache::entry_path(&dir, &target.path).display(),
             );
-            let python_flag = cli
+            let python_flag = s
+                .discovery
                 .python
                 .as_deref()
                 .map(|p| std::path::absolute(p).unwrap_or(p.to_path_buf()));
@@ -203,7 +212,7 @@ async fn steps(cli: &Cli, args: &[OsString], r: &mut Builder) -> Result<String, 
             }
         ),
     );
-    if !cli.no_cache && !found.from_cache {
+    if s.discovery.use_cache && !found.from_cache {
         match &found.cache_file {
             Some(p) => r.item("cache", format!("written: {}", p.display())),
             None => r
@@ -249,10 +258,10 @@ async fn steps(cli: &Cli, args: &[OsString], r: &mut Builder) -> Result<String, 
     }
 
     // 4 + 5. interpreter and conda info through the worker
-    let mut cfg = quiet(worker_config(cli, found.target.path.clone()));
+    let mut cfg = quiet(s.worker_config(found.target.path.clone()));
     cfg.python = Some(found.python.clone());
     let exec = Executor::new(cfg);
-    let through_worker = run_through_worker(&exec, cli.timeout, r).await;
+    let through_worker = run_through_worker(&exec, s.limits.timeout, r).await;
     exec.shutdown().await;
     through_worker?;
     if !spawn {
@@ -265,24 +274,16 @@ async fn steps(cli: &Cli, args: &[OsString], r: &mut Builder) -> Result<String, 
     // 6. tools
     r.section(&format!(
         "tools (--allow-write {}, --allow-exec {}, --schema-profile {})",
-        on_off(cli.allow_write),
-        on_off(cli.allow_exec),
-        profile_name(cli)
+        on_off(s.policy.allow_write),
+        on_off(s.policy.allow_exec),
+        profile_name(s)
     ));
-    let tools = ToolSet::build(
-        catalog,
-        &ToolOptions {
-            profile: cli.schema_profile,
-            policy: crate::policy::Policy {
-                allow_write: cli.allow_write,
-                allow_exec: cli.allow_exec,
-            },
-            filter: cli.tool_filter(),
-            mode: cli.tool_mode,
-            confirm: !cli.no_confirm,
-        },
-    )
-    .map_err(|e| format!("building the tools failed: {e}"))?;
+    // The server's own step: a --tools entry that matches nothing fails
+    // here as it would refuse to start the server.
+    let tools = build_tools(catalog, &s.tool_options()).map_err(|e| match e {
+        crate::app::StartupError::Schema(e) => format!("building the tools failed: {e}"),
+        other => other.to_string(),
+    })?;
     let (mut read_only, mut writes, mut runs) = (Vec::new(), Vec::new(), Vec::new());
     for t in &tools.generated {
         let e = effects(catalog, t.cmd);
@@ -299,7 +300,7 @@ async fn steps(cli: &Cli, args: &[OsString], r: &mut Builder) -> Result<String, 
     list(
         r,
         "may write",
-        if cli.allow_write {
+        if s.policy.allow_write {
             "read-only calls and writes allowed"
         } else {
             "read-only calls only; writes refused without --allow-write"
@@ -309,7 +310,7 @@ async fn steps(cli: &Cli, args: &[OsString], r: &mut Builder) -> Result<String, 
     list(
         r,
         "runs programs",
-        if cli.allow_exec {
+        if s.policy.allow_exec {
             "allowed (writes also need --allow-write)"
         } else {
             "refused without --allow-exec"
@@ -318,7 +319,7 @@ async fn steps(cli: &Cli, args: &[OsString], r: &mut Builder) -> Result<String, 
     );
     r.item(
         "conda_execute",
-        if cli.allow_exec {
+        if s.policy.allow_exec {
             "listed (raw argv; classified like the typed tools)"
         } else {
             "not listed (needs --allow-exec)"
@@ -332,7 +333,7 @@ async fn steps(cli: &Cli, args: &[OsString], r: &mut Builder) -> Result<String, 
     }
 
     // 7. warnings and host configuration
-    if cli.allow_exec {
+    if s.policy.allow_exec {
         r.warnings.push(
             "--allow-exec lets the model run any program as this user (conda run, conda_execute)"
                 .into(),
@@ -347,7 +348,7 @@ async fn steps(cli: &Cli, args: &[OsString], r: &mut Builder) -> Result<String, 
         }
     }
     r.section("host configuration (paste into the host's MCP settings)");
-    let launch = host_config::Launch::for_this_process(&found.target.path, cli, args);
+    let launch = host_config::Launch::for_this_process(&found.target.path, s, args);
     for (title, json) in host_config::snippets(&launch) {
         r.line(format!("  {title}"));
         for l in json.lines() {
@@ -433,8 +434,8 @@ fn on_off(b: bool) -> &'static str {
     if b { "on" } else { "off" }
 }
 
-fn profile_name(cli: &Cli) -> &'static str {
-    match cli.schema_profile {
+fn profile_name(s: &Settings) -> &'static str {
+    match s.profile {
         crate::schema::Profile::Portable => "portable",
         crate::schema::Profile::Full => "full",
     }

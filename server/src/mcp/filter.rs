@@ -69,6 +69,22 @@ pub struct ToolFilter {
     pub exclude: Vec<Pattern>,
 }
 
+/// A filter entry that matches no tool or command of the conda found (a
+/// usage error: exit status 2). The entry is the operator's own, so the
+/// message names it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{flag} entry {entry:?} matches no tool or command of this conda \
+     (entries are tool names such as conda_env_create or command paths \
+     such as \"env create\", with * as a wildcard)"
+)]
+pub struct UnmatchedEntry {
+    /// `--tools` or `--exclude-tools`.
+    pub flag: &'static str,
+    /// The entry as given (trimmed).
+    pub entry: String,
+}
+
 /// A tool the filter is checked against: its name and its command paths
 /// (canonical and through aliases; none for the server's own tools).
 #[derive(Debug, Clone)]
@@ -91,9 +107,9 @@ impl ToolFilter {
 
     /// Checks every entry against every tool this server could have.
     ///
-    /// Errors: the first entry that matches none of `universe`, named in
-    /// the message (`--tools entry "conda_instal" matches no tool …`).
-    pub fn check(&self, universe: &[Candidate]) -> Result<(), String> {
+    /// Errors: the first entry that matches none of `universe`
+    /// ([`UnmatchedEntry`], which names it).
+    pub fn check(&self, universe: &[Candidate]) -> Result<(), UnmatchedEntry> {
         let lists = self
             .include
             .iter()
@@ -102,12 +118,10 @@ impl ToolFilter {
             .chain(self.exclude.iter().map(|p| ("--exclude-tools", p)));
         for (flag, p) in lists {
             if !universe.iter().any(|c| p.matches(&c.name, &c.paths)) {
-                return Err(format!(
-                    "{flag} entry {:?} matches no tool or command of this conda \
-                     (entries are tool names such as conda_env_create or command paths \
-                     such as \"env create\", with * as a wildcard)",
-                    p.as_str()
-                ));
+                return Err(UnmatchedEntry {
+                    flag,
+                    entry: p.as_str().to_owned(),
+                });
             }
         }
         Ok(())
@@ -195,7 +209,7 @@ mod tests {
             include: None,
             exclude: parse_list("conda_install,conda_instal").expect("ok"),
         };
-        let e = bad.check(&universe).expect_err("unknown");
+        let e = bad.check(&universe).expect_err("unknown").to_string();
         assert!(
             e.contains("\"conda_instal\"") && e.starts_with("--exclude-tools"),
             "{e}"

@@ -17,8 +17,11 @@
 //!   and `--live-tools`, which rebuilds it when conda or its plugins change;
 //! * [`progress`]: `notifications/progress` for long calls;
 //! * [`results`]: call outcomes as tool results (output-schema checked);
-//! * [`capabilities`]: the `conda://capabilities` resource;
-//! * [`startup`]: target, discovery, workers.
+//! * [`capabilities`]: the `conda://capabilities` resource.
+//!
+//! Startup (discovery, workers, building the [`State`]) and the process
+//! lifecycle around the stdio session are the composition root's
+//! (`crate::app`); this module only speaks the protocol.
 
 pub mod capabilities;
 pub mod cli_command;
@@ -30,21 +33,14 @@ pub mod live;
 pub mod progress;
 pub mod request_log;
 pub mod results;
-pub mod startup;
 pub mod stdio;
 pub mod tools;
 
-use std::process::ExitCode;
-use std::sync::Arc;
-use std::time::Duration;
-
 use rmcp::ServiceExt;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
+use tokio_util::sync::CancellationToken;
 
 pub use handler::{CondaMcp, State};
-
-use crate::cli::Cli;
-use crate::policy::Policy;
 
 /// The `initialize` / `server/discover` answer: conda-mcp and its version,
 /// tools and resources, and instructions that state once what many tools
@@ -119,80 +115,24 @@ pub fn server_config(
         .with_instructions(instructions)
 }
 
-/// Runs the server: startup, MCP on stdio until stdin closes, shutdown.
-/// Returns the process exit status (failure when startup fails).
-pub async fn run(cli: Cli) -> ExitCode {
-    let started = match startup::start(&cli).await {
-        Ok(s) => s,
-        Err(startup::StartupError::Usage(e)) => {
-            tracing::error!("{e}");
-            return ExitCode::from(2);
-        }
-        Err(e) => {
-            tracing::error!("{e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let discovery_lane = started.discovery_lane.clone();
-    let exec = started.state.runner.exec.clone();
-    let server = CondaMcp::new(started.state);
-    // When the host closes stdin, kill what runs right away: rmcp waits for
-    // in-flight calls before it returns, and a call must not outlive the
-    // host.
-    let eof = tokio_util::sync::CancellationToken::new();
-    {
-        let (eof, exec, lane) = (eof.clone(), exec.clone(), discovery_lane.clone());
-        let live = server.state().live.as_ref().map(live::LiveTools::closing);
-        tokio::spawn(async move {
-            eof.cancelled().await;
-            tracing::info!("stdin closed: stopping running calls");
-            if let Some(live) = live {
-                live.cancel();
-            }
-            tokio::join!(exec.shutdown(), lane.shutdown());
-        });
-    }
-    let outcome = match server
-        .serve(stdio::stdio(eof, stdio::line_limit(cli.stdin_limit_bytes)))
-        .await
-    {
+/// Serves `server` on stdin/stdout until the session ends (stdin closed or
+/// a transport error). `eof` is cancelled as soon as stdin closes, before
+/// rmcp has waited for the calls in flight; `max_line` bounds one incoming
+/// message ([`stdio::line_limit`]).
+///
+/// Errors: why the session ended when it was not a clean end of stdin (a
+/// sentence for the log).
+pub async fn serve_stdio(
+    server: CondaMcp,
+    eof: CancellationToken,
+    max_line: usize,
+) -> Result<(), String> {
+    match server.serve(stdio::stdio(eof, max_line)).await {
         Ok(running) => running
             .waiting()
             .await
             .map(|_| ())
             .map_err(|e| e.to_string()),
         Err(e) => Err(e.to_string()),
-    };
-    if let Err(e) = &outcome {
-        tracing::info!("MCP session ended: {e}");
-    }
-    // stdin closed: kill whatever runs, reap the workers, go (within 1 s).
-    let shutdown = async {
-        tokio::join!(exec.shutdown(), discovery_lane.shutdown());
-    };
-    if tokio::time::timeout(Duration::from_millis(700), shutdown)
-        .await
-        .is_err()
-    {
-        tracing::warn!("worker shutdown took too long; exiting anyway");
-    }
-    tracing::info!("conda-mcp exits");
-    ExitCode::SUCCESS
-}
-
-/// What [`startup::start`] hands to [`run`].
-#[derive(Debug)]
-pub struct Started {
-    /// The server state.
-    pub state: State,
-    /// The discovery lane (helper scripts; never behind a running conda).
-    pub discovery_lane: Arc<crate::worker_client::Executor>,
-}
-
-#[doc(hidden)]
-pub fn policy_of(cli: &Cli) -> Policy {
-    Policy {
-        allow_write: cli.allow_write,
-        allow_exec: cli.allow_exec,
     }
 }

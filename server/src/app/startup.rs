@@ -1,79 +1,52 @@
-//! Startup: target, workers, discovery, catalog, tools, capabilities.
+//! Startup: from the [`Settings`] to the server's [`State`]. In order: the
+//! host checks (a `--worker-user`'s home, the environment conda gets, a
+//! `CONDARC` conda will not load), discovery (target, interpreter,
+//! catalog; cached), the worker lanes, the tools (every `--tools` /
+//! `--exclude-tools` entry must match; each schema checked as a JSON
+//! Schema 2020-12 document), the capabilities resource (serialized once)
+//! and the `initialize` answer. `conda-mcp check` runs the same steps
+//! ([`check_host`], [`build_tools`]) so it cannot pass where the server
+//! would refuse to start.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::capabilities::{self, PolicySummary};
-use super::live::{LiveTools, Served, Surface};
-use super::results::Results;
-use super::tools::{ToolOptions, ToolSet};
-use super::{Started, State, policy_of, server_config};
+use super::error::StartupError;
 use crate::call::Runner;
-use crate::cli::{Cli, LogFormatArg};
+use crate::catalog::Catalog;
 use crate::discovery::DiscoveryOptions;
 use crate::discovery::restart::RestartWatch;
 use crate::host_env;
-use crate::worker_client::{Executor, LogFormat, WorkerConfig};
+use crate::mcp::State;
+use crate::mcp::capabilities::{self, PolicySummary};
+use crate::mcp::live::{LiveTools, Served, Surface};
+use crate::mcp::results::Results;
+use crate::mcp::server_config;
+use crate::mcp::tools::{self, ToolOptions, ToolSet};
+use crate::settings::Settings;
+use crate::worker_client::Executor;
 use conda_mcp_shared::env::FIXED_CWD;
 
-/// Errors of startup, each a sentence for the log.
-#[derive(Debug, thiserror::Error)]
-pub enum StartupError {
-    /// Discovery failed.
-    #[error("discovery failed: {0}")]
-    Discovery(String),
-    /// A startup option does not fit the conda found (a `--tools` entry
-    /// that matches no tool): a usage error, exit status 2.
-    #[error("{0}")]
-    Usage(String),
-    /// A generated schema is broken.
-    #[error(transparent)]
-    Schema(#[from] crate::schema::SchemaError),
-    /// Anything else.
-    #[error("{0}")]
-    Other(String),
-}
-
-/// The worker configuration for target `conda_exe`.
-pub fn worker_config(cli: &Cli, conda_exe: PathBuf) -> WorkerConfig {
-    let mut cfg = WorkerConfig::new(conda_exe);
-    if let Some(w) = &cli.worker_exe {
-        cfg.worker_exe = w.clone();
-    }
-    cfg.python = cli.python.clone();
-    cfg.socket = cli.worker_socket.clone();
-    cfg.user = cli.worker_user.clone();
-    cfg.warm_conda = !cli.no_warm_conda;
-    cfg.home = cli.worker_home.clone();
-    cfg.pass_env = cli.pass_env.clone();
-    cfg.log_format = match cli.log_format {
-        LogFormatArg::Text => LogFormat::Text,
-        LogFormatArg::Json => LogFormat::Json,
-    };
-    cfg
+/// What [`start`] hands to the serving loop.
+#[derive(Debug)]
+pub struct Started {
+    /// The server state.
+    pub state: State,
+    /// The discovery lane (helper scripts; never behind a running conda).
+    pub discovery_lane: Arc<Executor>,
 }
 
 /// Runs the whole startup sequence.
 ///
-/// Errors: [`StartupError`] (the server then exits with status 1 before
-/// answering anything).
-pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
-    let environment = check_host(cli)?;
-    let discovered = discover(cli).await?;
+/// Errors: [`StartupError`] (the server then exits with its
+/// [`StartupError::exit_code`] before answering anything).
+pub async fn start(settings: &Settings) -> Result<Started, StartupError> {
+    let environment = check_host(settings)?;
+    let discovered = discover(settings).await?;
     let catalog = Arc::new(discovered.discovery.catalog.clone());
-    let policy = policy_of(cli);
-    let filter = cli.tool_filter();
-    filter
-        .check(&super::tools::universe(&catalog))
-        .map_err(StartupError::Usage)?;
-    let options = ToolOptions {
-        profile: cli.schema_profile,
-        policy,
-        filter,
-        mode: cli.tool_mode,
-        confirm: !cli.no_confirm,
-    };
-    let tools = ToolSet::build(&catalog, &options)?;
+    let policy = settings.policy;
+    let options = settings.tool_options();
+    let tools = build_tools(&catalog, &options)?;
     let capabilities: Arc<str> = capabilities::render(
         &catalog,
         &discovered.target,
@@ -82,9 +55,9 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
             allow_write: policy.allow_write,
             allow_exec: policy.allow_exec,
         },
-        cli.schema_profile,
+        settings.profile,
         environment.summary.clone(),
-        cli.tool_mode,
+        settings.mode,
     )
     .into();
     tracing::info!(
@@ -95,13 +68,13 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
     );
     let info = server_config(
         &tools.shared_help,
-        cli.tool_mode,
+        settings.mode,
         &environment.warnings,
-        cli.live_tools,
+        settings.live_tools,
     );
     let results = Results::new()
-        .map_err(StartupError::Other)?
-        .with_live_tools(cli.live_tools);
+        .map_err(StartupError::ResultSchemas)?
+        .with_live_tools(settings.live_tools);
     Ok(Started {
         state: State {
             surface: Served::new(Surface {
@@ -109,25 +82,22 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
                 tools,
                 capabilities,
             }),
-            live: cli
+            live: settings
                 .live_tools
                 .then(|| LiveTools::new(options, discovered.target.clone(), environment.summary)),
             policy,
-            profile: cli.schema_profile,
-            limits: cli.limits(),
-            typed: crate::typed::Settings {
-                confirm: !cli.no_confirm,
-                limits: cli.limits(),
-            },
+            profile: settings.profile,
+            limits: settings.limits,
+            typed: settings.typed(),
             runner: Runner {
                 exec: discovered.exec,
                 discovery: discovered.discovery_lane.clone(),
                 restart: RestartWatch::new(
                     discovered.options,
                     &discovered.discovery,
-                    cli.live_tools,
+                    settings.live_tools,
                 ),
-                mask_credentials: !cli.no_mask_credentials,
+                mask_credentials: settings.mask_credentials,
             },
             results,
             info,
@@ -136,10 +106,26 @@ pub async fn start(cli: &Cli) -> Result<Started, StartupError> {
     })
 }
 
+/// The tool set of `catalog` under `options`, after checking that every
+/// `--tools` / `--exclude-tools` entry matches a tool or command this conda
+/// could have (whatever the policy and mode).
+///
+/// Errors: [`StartupError::UnmatchedToolEntry`] (a usage error),
+/// [`StartupError::Schema`].
+pub fn build_tools(catalog: &Catalog, options: &ToolOptions) -> Result<ToolSet, StartupError> {
+    options.filter.check(&tools::universe(catalog))?;
+    Ok(ToolSet::build(catalog, options)?)
+}
+
 /// What [`check_host`] found.
-struct HostCheck {
-    summary: capabilities::EnvironmentSummary,
-    warnings: Vec<String>,
+#[derive(Debug, Clone)]
+pub struct HostCheck {
+    /// The environment conda gets (names only), for the capabilities
+    /// resource.
+    pub summary: capabilities::EnvironmentSummary,
+    /// Problems a model and the operator should know of (each one
+    /// sentence, already logged).
+    pub warnings: Vec<String>,
 }
 
 /// Before anything starts: a `--worker-user`'s home (refused when it cannot
@@ -147,8 +133,11 @@ struct HostCheck {
 /// will get (names for the capabilities resource) and a `CONDARC` conda will
 /// not load (a warning on stderr and in the instructions). With a listening
 /// worker its own command line decides all three.
-fn check_host(cli: &Cli) -> Result<HostCheck, StartupError> {
-    if cli.worker_socket.is_some() {
+///
+/// Errors: [`StartupError::WorkerHome`].
+pub fn check_host(settings: &Settings) -> Result<HostCheck, StartupError> {
+    let worker = &settings.worker;
+    if worker.socket.is_some() {
         return Ok(HostCheck {
             summary: capabilities::EnvironmentSummary {
                 working_directory: FIXED_CWD,
@@ -158,14 +147,14 @@ fn check_host(cli: &Cli) -> Result<HostCheck, StartupError> {
             warnings: Vec::new(),
         });
     }
-    let home = match &cli.worker_user {
+    let home = match &worker.user {
         Some(user) => Some(
-            host_env::check_worker_home(user, cli.worker_home.as_deref())
-                .map_err(StartupError::Other)?,
+            host_env::check_worker_home(user, worker.home.as_deref())
+                .map_err(StartupError::WorkerHome)?,
         ),
         None => None,
     };
-    let rules = host_env::env_rules(&cli.pass_env, cli.worker_user.as_deref(), home.as_deref());
+    let rules = host_env::env_rules(&worker.pass_env, worker.user.as_deref(), home.as_deref());
     let vars = host_env::child_vars(&rules);
     let mut warnings = Vec::new();
     if let Some(w) = host_env::condarc_warning(&vars) {
@@ -175,7 +164,7 @@ fn check_host(cli: &Cli) -> Result<HostCheck, StartupError> {
     Ok(HostCheck {
         summary: capabilities::EnvironmentSummary {
             working_directory: FIXED_CWD,
-            pass_env: cli.pass_env.clone(),
+            pass_env: worker.pass_env.clone(),
             passed: Some(
                 vars.into_iter()
                     .filter_map(|(k, _)| k.into_string().ok())
@@ -198,27 +187,20 @@ struct Discovered {
 /// Target, interpreter and catalog through [`crate::discovery::discover`]
 /// (cached unless `--no-cache`), then the two lanes: "exec" for conda calls
 /// and "discovery" for helper scripts. Both start their worker lazily.
-async fn discover(cli: &Cli) -> Result<Discovered, StartupError> {
-    let mut opts = DiscoveryOptions::new();
-    opts.conda_exe = cli.conda_exe.clone();
-    opts.python = cli.python.clone();
-    opts.no_cache = cli.no_cache;
-    opts.timeout = cli.timeout;
-    opts.worker = worker_config(cli, PathBuf::new());
+async fn discover(settings: &Settings) -> Result<Discovered, StartupError> {
+    let opts = settings.discovery_options();
     let discovery = crate::discovery::discover(&opts)
         .await
-        .map_err(|e| StartupError::Discovery(e.to_string()))?;
+        .map_err(StartupError::Discovery)?;
     let target = discovery.target.path.clone();
-    let mut cfg = worker_config(cli, target.clone());
+    let mut cfg = settings.worker_config(target.clone());
     cfg.python = Some(discovery.python.clone());
     let exec = Arc::new(Executor::new(cfg.clone()));
     let discovery_lane = Arc::new(Executor::new(cfg));
-    if cli.worker_socket.is_some() {
+    if settings.worker.socket.is_some() {
         // A listening worker that is absent or refuses is a startup error,
         // not a failure of the first call.
-        exec.connect()
-            .await
-            .map_err(|e| StartupError::Other(e.to_string()))?;
+        exec.connect().await.map_err(StartupError::Worker)?;
     }
     tracing::info!(
         from_cache = discovery.from_cache,

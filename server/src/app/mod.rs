@@ -1,0 +1,103 @@
+//! The composition root: the only place that reads the command line.
+//!
+//! `main` parses the flags ([`crate::cli`], clap: a usage error prints and
+//! exits with status 2 before anything else), resolves them once into the
+//! [`Settings`] value ([`resolve`]), installs logging (stderr only), builds
+//! the runtime and runs the mode asked for: serving MCP on stdio
+//! ([`serve`]) or `conda-mcp check` ([`crate::check`]). Everything below
+//! takes the [`Settings`] (or the part of it it needs) and never imports
+//! `cli`.
+//!
+//! * [`resolve`]: flags → [`Settings`];
+//! * [`startup`]: [`Settings`] → the server's state (discovery, workers,
+//!   tools, capabilities), also the steps `check` shares;
+//! * [`serve`]: the serving process's life around the stdio session;
+//! * [`error`]: why startup failed ([`StartupError`]) and the exit status.
+
+pub mod error;
+pub mod resolve;
+pub mod serve;
+pub mod startup;
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+use std::time::Duration;
+
+pub use error::StartupError;
+pub use resolve::resolve;
+
+use crate::cli::{self, CHECK_COMMAND, Mode};
+use crate::settings::Settings;
+
+/// Entry point of the `conda-mcp` binary; returns the exit status (0; 2 for
+/// a usage error; 1 for another failure to start, see [`error`]; for
+/// `check`, 0 or 1 as its verdict).
+pub fn main() -> ExitCode {
+    let (mode, cli) = match cli::parse_from(std::env::args_os()) {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            // --help/--version print on stdout and exit 0; errors print on
+            // stderr and exit 2.
+            let _ = e.print();
+            return ExitCode::from(e.exit_code().clamp(0, 255) as u8);
+        }
+    };
+    let settings = resolve(&cli);
+    let default_filter = match mode {
+        Mode::Serve => "info",
+        Mode::Check => crate::check::CHECK_LOG_FILTER,
+    };
+    // Logs go to stderr only (stdout carries MCP frames), masked and
+    // without the MCP library's own lines; RUST_LOG filters.
+    crate::logging::init(settings.log_format, default_filter);
+    // One thread: the server only routes I/O (conda runs in the worker), and
+    // a current-thread runtime runs tasks in the order they were spawned, so
+    // calls reach the exec lane in the order they arrived. (The
+    // multi-thread scheduler's LIFO slot runs the newest task first and
+    // reorders calls that arrive together.)
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return failed(&StartupError::Runtime(e)),
+    };
+    let code = match mode {
+        Mode::Serve => match runtime.block_on(serve::serve(&settings)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => failed(&e),
+        },
+        Mode::Check => {
+            // The flags as given, without the `check` token.
+            let mut raw: Vec<OsString> = std::env::args_os().skip(1).collect();
+            if let Some(i) = raw.iter().position(|a| a == CHECK_COMMAND) {
+                raw.remove(i);
+            }
+            runtime.block_on(run_check(&settings, &raw))
+        }
+    };
+    // Nothing may keep the process alive once stdin closed: give background
+    // tasks a moment, then go.
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    code
+}
+
+/// Logs `e` and returns its exit status.
+fn failed(e: &StartupError) -> ExitCode {
+    tracing::error!("{e}");
+    ExitCode::from(e.exit_code())
+}
+
+/// `conda-mcp check`: the report on stdout (check mode never speaks MCP, so
+/// stdout is free for it), exit status 0 or 1.
+async fn run_check(settings: &Settings, raw: &[OsString]) -> ExitCode {
+    use std::io::Write as _;
+    let report = crate::check::check(settings, raw).await;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(report.text.as_bytes());
+    let _ = out.flush();
+    match report.failure {
+        None => ExitCode::SUCCESS,
+        Some(_) => ExitCode::FAILURE,
+    }
+}

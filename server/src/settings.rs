@@ -1,0 +1,175 @@
+//! The server's settings: one value, resolved once from the command line
+//! by the composition root ([`crate::app`]), that every part below it takes
+//! (startup, the MCP handler, the call pipeline, discovery, the worker
+//! client, `conda-mcp check`). Nothing below the composition root reads
+//! flags: a serving server and `conda-mcp check` given the same flags get
+//! the same [`Settings`], and so cannot disagree.
+//!
+//! Each field names the flag it comes from (README.md "Flags"); units are
+//! in the names or the types (`Limits`).
+//!
+//! To add an option: a flag in `cli.rs` (its `--help` text), a field here
+//! (with its doc), one line in `app::resolve`, and the part that uses it
+//! reads the field; a row in README.md "Flags".
+
+use std::path::PathBuf;
+
+use conda_mcp_shared::LogFormat;
+use conda_mcp_shared::limits::Limits;
+
+use crate::discovery::DiscoveryOptions;
+use crate::mcp::filter::ToolFilter;
+use crate::mcp::tools::{ToolMode, ToolOptions};
+use crate::policy::Policy;
+use crate::schema::Profile;
+use crate::worker_client::WorkerConfig;
+
+/// Everything the command line decides, resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// `--allow-write`, `--allow-exec`: what calls may do.
+    pub policy: Policy,
+    /// `--timeout`, `--output-limit-bytes`, `--stdin-limit-bytes`: the
+    /// limits of every call (and `--timeout` of every discovery process).
+    pub limits: Limits,
+    /// `--schema-profile`: the generated tools' input-schema profile.
+    pub profile: Profile,
+    /// `--tools`, `--exclude-tools`: which tools are served (every entry
+    /// must match a tool of the conda found: a startup check).
+    pub filter: ToolFilter,
+    /// `--tool-mode`: typed tools or the three compact tools.
+    pub mode: ToolMode,
+    /// Not `--no-confirm`: a typed mutation without `yes: true` runs as a
+    /// dry run.
+    pub confirm: bool,
+    /// `--live-tools`: rebuild the tools when conda or its plugins change.
+    pub live_tools: bool,
+    /// Not `--no-mask-credentials`: credentials in conda's output are
+    /// masked in results.
+    pub mask_credentials: bool,
+    /// `--log-format`: the log lines of the server and its spawned worker.
+    pub log_format: LogFormat,
+    /// Which conda to serve and how discovery finds it.
+    pub discovery: DiscoverySettings,
+    /// Which worker runs conda and how it is started.
+    pub worker: WorkerSettings,
+}
+
+/// The target conda and discovery (`--conda-exe`, `--python`,
+/// `--no-cache`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DiscoverySettings {
+    /// `--conda-exe`; `None` = `CONDA_EXE`, else `conda` on `PATH`.
+    pub conda_exe: Option<PathBuf>,
+    /// `--python`: the target's interpreter; `None` = found from conda.
+    pub python: Option<PathBuf>,
+    /// Not `--no-cache`: read and write the startup cache.
+    pub use_cache: bool,
+}
+
+/// The worker (`--worker-exe`, `--worker-socket`, `--worker-user`,
+/// `--worker-home`, `--no-warm-conda`, `--pass-env`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerSettings {
+    /// `--worker-exe`; `None` = looked up next to `conda-mcp`, then on
+    /// `PATH` (`worker_client::config::locate_worker_exe`).
+    pub exe: Option<PathBuf>,
+    /// `--worker-socket`: connect to a listening worker instead of
+    /// spawning one (its own command line then decides `exe`, `user`,
+    /// `home`, `warm_conda`, `pass_env`).
+    pub socket: Option<PathBuf>,
+    /// `--worker-user`: the spawned worker (and conda) runs as this user.
+    pub user: Option<String>,
+    /// `--worker-home`: that user's HOME for conda.
+    pub home: Option<PathBuf>,
+    /// Not `--no-warm-conda`: conda jobs may fork from a warm conda.
+    pub warm_conda: bool,
+    /// `--pass-env`: variable-name patterns passed to conda besides the
+    /// allowlist.
+    pub pass_env: Vec<String>,
+}
+
+impl Default for WorkerSettings {
+    fn default() -> Self {
+        WorkerSettings {
+            exe: None,
+            socket: None,
+            user: None,
+            home: None,
+            warm_conda: true,
+            pass_env: Vec::new(),
+        }
+    }
+}
+
+impl Default for Settings {
+    /// The settings of `conda-mcp` without flags.
+    fn default() -> Self {
+        Settings {
+            policy: Policy::default(),
+            limits: Limits::DEFAULT,
+            profile: Profile::Portable,
+            filter: ToolFilter::default(),
+            mode: ToolMode::Typed,
+            confirm: true,
+            live_tools: false,
+            mask_credentials: true,
+            log_format: LogFormat::Text,
+            discovery: DiscoverySettings {
+                use_cache: true,
+                ..DiscoverySettings::default()
+            },
+            worker: WorkerSettings::default(),
+        }
+    }
+}
+
+impl Settings {
+    /// The worker configuration for target `conda_exe` (the interpreter is
+    /// `--python`'s until discovery knows the real one).
+    pub fn worker_config(&self, conda_exe: PathBuf) -> WorkerConfig {
+        let mut cfg = WorkerConfig::new(conda_exe);
+        if let Some(w) = &self.worker.exe {
+            cfg.worker_exe = w.clone();
+        }
+        cfg.python = self.discovery.python.clone();
+        cfg.socket = self.worker.socket.clone();
+        cfg.user = self.worker.user.clone();
+        cfg.warm_conda = self.worker.warm_conda;
+        cfg.home = self.worker.home.clone();
+        cfg.pass_env = self.worker.pass_env.clone();
+        cfg.log_format = self.log_format;
+        cfg
+    }
+
+    /// What discovery runs with: the target flags, the cache, `--timeout`
+    /// per process, and the worker of [`Settings::worker_config`].
+    pub fn discovery_options(&self) -> DiscoveryOptions {
+        let mut opts = DiscoveryOptions::new();
+        opts.conda_exe = self.discovery.conda_exe.clone();
+        opts.python = self.discovery.python.clone();
+        opts.no_cache = !self.discovery.use_cache;
+        opts.timeout = self.limits.timeout;
+        opts.worker = self.worker_config(PathBuf::new());
+        opts
+    }
+
+    /// What the tool set is built with.
+    pub fn tool_options(&self) -> ToolOptions {
+        ToolOptions {
+            profile: self.profile,
+            policy: self.policy,
+            filter: self.filter.clone(),
+            mode: self.mode,
+            confirm: self.confirm,
+        }
+    }
+
+    /// What typed calls are prepared with.
+    pub fn typed(&self) -> crate::typed::Settings {
+        crate::typed::Settings {
+            confirm: self.confirm,
+            limits: self.limits,
+        }
+    }
+}
