@@ -66,6 +66,19 @@ fn ok(r: &rmcp::model::CallToolResult, what: &str) -> Value {
     r.structured_content.clone().expect("structuredContent")
 }
 
+/// [`ok`], or the one failure a solve with py-rattler may end in after its
+/// work is done: conda printed its success document, then the interpreter
+/// aborted at exit (`crashed_after_success`, a fresh process only).
+fn ok_or_crashed_after_success(r: &rmcp::model::CallToolResult, what: &str) -> Value {
+    let s = r.structured_content.clone().expect("structuredContent");
+    if r.is_error == Some(true) && s["error"]["code"] == json!("crashed_after_success") {
+        assert!(s["parsed_json"]["success"] == json!(true), "{what}: {s}");
+        eprintln!("{what}: crashed_after_success ({})", s["error"]["message"]);
+        return s;
+    }
+    ok(r, what)
+}
+
 #[tokio::test]
 async fn real_conda_read_only_calls_and_a_dry_run() {
     let Some(conda) = real_conda() else { return };
@@ -105,7 +118,7 @@ async fn real_conda_read_only_calls_and_a_dry_run() {
         );
         assert!(s["stdout"].as_str().unwrap_or("").contains(PACKAGE), "{s}");
         let prefix = dir.path().join(format!("env-dry-{era:?}"));
-        let s = ok(
+        let s = ok_or_crashed_after_success(
             &server
                 .call_ok(
                     "conda_create",
@@ -265,8 +278,9 @@ async fn real_conda_run_keeps_output_ends_with_the_program_and_takes_stdin() {
     let r = server
         .call_ok(
             "conda_run",
-            json!({"prefix": root, "executable_call": ["sh", "-c", "echo started; sleep 30"],
-                   "timeout_seconds": 5}),
+            // conda run itself takes seconds to start on a loaded machine.
+            json!({"prefix": root, "executable_call": ["sh", "-c", "echo started; sleep 120"],
+                   "timeout_seconds": 15}),
         )
         .await;
     let s = r.structured_content.clone().expect("structured");
@@ -280,8 +294,10 @@ async fn real_conda_run_keeps_output_ends_with_the_program_and_takes_stdin() {
         )
         .await;
     let s = r.structured_content.clone().expect("structured");
+    // Well under the background child's 60 s (a loaded machine takes
+    // seconds to start conda run).
     assert!(
-        t0.elapsed() < std::time::Duration::from_secs(5),
+        t0.elapsed() < std::time::Duration::from_secs(30),
         "{:?}",
         t0.elapsed()
     );
