@@ -17,7 +17,7 @@ use crate::limits::Limits;
 use crate::result::ExecutionResult;
 
 /// Version of this message set; bump on any change of the types below.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// Identifies the build of both binaries: crate version + protocol version.
 /// Server and worker refuse each other when it differs.
@@ -139,10 +139,100 @@ pub enum JobEvent {
     /// The job ended (including timeout and cancellation). On the wire the
     /// result travels in the form of [`crate::result::wire`].
     Finished(#[serde(with = "crate::result::wire")] ExecutionResult),
-    /// The job could not run at all (nonexistent cwd, spawn failure, stdin
-    /// over the limit); nothing was spawned, or it was reaped.
-    Failed {
-        /// Human-readable reason; never contains stdin or argument values.
-        reason: String,
+    /// The worker refused the job: nothing was spawned, or what was
+    /// spawned was reaped.
+    Failed(JobRefusal),
+}
+
+/// Why the worker did not run a job. Its `Display` is the sentence the
+/// server shows (after "the call could not be started: "); it never
+/// contains argument or stdin values, only the worker's own numbers and the
+/// operating system's error text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+pub enum JobRefusal {
+    /// A `Python` job on a worker started without `--python`.
+    #[error("this worker has no interpreter configured (--python); Python jobs cannot run")]
+    NoInterpreter,
+    /// The working directory is missing or not a directory.
+    #[error("the working directory does not exist or is not a directory")]
+    BadCwd,
+    /// More stdin than the (clamped) limit allows.
+    #[error("stdin of {len_bytes} bytes exceeds the limit of {limit_bytes} bytes")]
+    StdinTooLarge {
+        /// Bytes supplied.
+        len_bytes: u64,
+        /// The limit in force (after the worker's clamp).
+        limit_bytes: u64,
     },
+    /// The operating system refused to start the program (or it came up
+    /// without its pipes).
+    #[error("could not start the program: {error}")]
+    Spawn {
+        /// The operating system's error text.
+        error: String,
+    },
+    /// A second `Run` while a job runs (the worker runs one at a time; the
+    /// server's lane never sends one).
+    #[error("the worker is already running a job (one at a time)")]
+    Busy,
+    /// The worker's task running the job ended without a result (it
+    /// panicked or was cancelled).
+    #[error("the job task failed: {error}")]
+    TaskFailed {
+        /// What the runtime said.
+        error: String,
+    },
+}
+
+impl JobRefusal {
+    /// [`JobRefusal::Spawn`] from the operating system's error.
+    pub fn spawn(e: &std::io::Error) -> Self {
+        JobRefusal::Spawn {
+            error: e.to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sentences of the worker's refusals (the server shows them after
+    /// "the call could not be started: ").
+    #[test]
+    fn refusals_read_as_before_they_were_typed() {
+        for (refusal, text) in [
+            (
+                JobRefusal::NoInterpreter,
+                "this worker has no interpreter configured (--python); Python jobs cannot run",
+            ),
+            (
+                JobRefusal::BadCwd,
+                "the working directory does not exist or is not a directory",
+            ),
+            (
+                JobRefusal::StdinTooLarge {
+                    len_bytes: 10,
+                    limit_bytes: 5,
+                },
+                "stdin of 10 bytes exceeds the limit of 5 bytes",
+            ),
+            (
+                JobRefusal::spawn(&std::io::Error::from(std::io::ErrorKind::NotFound)),
+                "could not start the program: entity not found",
+            ),
+            (
+                JobRefusal::Busy,
+                "the worker is already running a job (one at a time)",
+            ),
+            (
+                JobRefusal::TaskFailed {
+                    error: "task 3 panicked".into(),
+                },
+                "the job task failed: task 3 panicked",
+            ),
+        ] {
+            assert_eq!(refusal.to_string(), text);
+        }
+    }
 }

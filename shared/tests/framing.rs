@@ -9,7 +9,8 @@ use conda_mcp_shared::framing::{
 };
 use conda_mcp_shared::limits::Limits;
 use conda_mcp_shared::protocol::{
-    ClientMessage, JobEvent, PROTOCOL_VERSION, Program, RunRequest, WorkerMessage, build_id,
+    ClientMessage, JobEvent, JobRefusal, PROTOCOL_VERSION, Program, RunRequest, WorkerMessage,
+    build_id,
 };
 use proptest::prelude::*;
 
@@ -111,7 +112,18 @@ fn arb_worker() -> impl Strategy<Value = WorkerMessage> {
                 progress_fraction: p
             }),
         arb_result().prop_map(JobEvent::Finished),
-        ".{0,30}".prop_map(|reason| JobEvent::Failed { reason }),
+        prop_oneof![
+            Just(JobRefusal::NoInterpreter),
+            Just(JobRefusal::BadCwd),
+            Just(JobRefusal::Busy),
+            any::<(u64, u64)>().prop_map(|(len_bytes, limit_bytes)| JobRefusal::StdinTooLarge {
+                len_bytes,
+                limit_bytes
+            }),
+            ".{0,30}".prop_map(|error| JobRefusal::Spawn { error }),
+            ".{0,30}".prop_map(|error| JobRefusal::TaskFailed { error }),
+        ]
+        .prop_map(JobEvent::Failed),
     ];
     prop_oneof![
         (any::<u32>(), ".{0,20}", any::<u32>()).prop_map(|(protocol_version, build_id, pid)| {
@@ -270,7 +282,7 @@ fn run_request_limits_encode_as_three_flat_integers() {
 
 #[test]
 fn handshake_values_are_stable() {
-    assert_eq!(PROTOCOL_VERSION, 2);
+    assert_eq!(PROTOCOL_VERSION, 3);
     assert!(build_id().contains(env!("CARGO_PKG_VERSION")));
 }
 

@@ -137,6 +137,18 @@ pub struct ControlRule {
     /// closed, unless `--no-capture-output`) instead of printing the parse.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub execute_run: Option<bool>,
+    /// Register an atexit handler that writes this text on stderr (what the
+    /// interpreter runs at exit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub atexit_stderr: Option<String>,
+    /// Start a non-daemon thread that writes this text on stdout after
+    /// 0.2 s (the interpreter's exit waits for it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread_stdout: Option<String>,
+    /// End with `sys.exit(TEXT)` (the text on stderr, status 1) instead of
+    /// a status.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_message: Option<String>,
 }
 
 impl ControlRule {
@@ -177,11 +189,19 @@ impl StandinPrefix {
     ///
     /// Errors: creating the venv or writing a file failed.
     pub fn create(dump_path: &Path) -> io::Result<Self> {
+        Self::create_with(dump_path, &host_python())
+    }
+
+    /// [`StandinPrefix::create`] with a venv of `python` instead of
+    /// [`host_python`] (e.g. one another user can run).
+    ///
+    /// Errors: creating the venv or writing a file failed.
+    pub fn create_with(dump_path: &Path, python: &Path) -> io::Result<Self> {
         let dir = tempfile::Builder::new()
             .prefix("standin-conda-")
             .tempdir()?;
         let prefix = dir.path().to_path_buf();
-        let status = Command::new(host_python())
+        let status = Command::new(python)
             .args(["-m", "venv", "--without-pip"])
             .arg(&prefix)
             .stdin(Stdio::null())

@@ -16,8 +16,12 @@ channel (tests/fixtures/channel/make_channel.py). Then:
   on both servers; the table has the medians and the ratio warm / fresh,
   and checks that both servers returned the same `exit_code` and
   `parsed_json`;
+* each round also runs the same argv directly (cwd /, output captured), so
+  "fresh through the server − direct" is what the server and worker add per
+  call;
 * RSS: the zygote's (the worker's Python child), the server's and the
-  worker's, from /proc (VmRSS, and VmHWM for server and worker).
+  worker's, from /proc (VmRSS, and VmHWM for server and worker), and the
+  proportional set size of server and workers together (shared pages split).
 
 Standard library only.
 """
@@ -84,6 +88,16 @@ def status(pid):
     return kb
 
 
+def pss_kb(pid):
+    try:
+        for line in open(f"/proc/{pid}/smaps_rollup"):
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def children(pid):
     out = []
     for d in os.listdir("/proc"):
@@ -104,13 +118,14 @@ def cmdline(pid):
         return []
 
 
-CALLS = [
-    ("env list --json", "conda_env_list", {"json": True}),
-    ("list --json", "conda_list", {"json": True}),
-    ("config --show --json", "conda_config", {"show": [], "json": True}),
+CALLS = [  # (label, tool, arguments, the argv the tool compiles to)
+    ("env list --json", "conda_env_list", {"json": True}, ["env", "list", "--json"]),
+    ("list --json", "conda_list", {"json": True}, ["list", "--json"]),
+    ("config --show --json", "conda_config", {"show": [], "json": True}, ["config", "--show", "--json"]),
     ("search --json (local channel)", "conda_search",
-     {"match_spec": "conda-mcp-hello", "channel": [CHANNEL], "override_channels": True, "json": True}),
-    ("info --json", "conda_info", {"json": True}),
+     {"match_spec": "conda-mcp-hello", "channel": [CHANNEL], "override_channels": True, "json": True},
+     ["search", "--channel", CHANNEL, "--override-channels", "--json", "conda-mcp-hello"]),
+    ("info --json", "conda_info", {"json": True}, ["info", "--json"]),
 ]
 
 
@@ -132,9 +147,9 @@ warm, fresh = Server(), Server("--no-warm-conda")
 for s in (warm, fresh):  # the first call starts the worker (and the zygote)
     s.call("conda_env_list", {"json": True})
 time.sleep(3)  # the zygote gets ready
-times = {label: ([], []) for label, _, _ in CALLS}
+times = {label: ([], [], []) for label, _, _, _ in CALLS}
 for i in range(ROUNDS):
-    for label, tool, args in CALLS:
+    for label, tool, args, argv in CALLS:
         pair = [(warm, 0), (fresh, 1)] if i % 2 == 0 else [(fresh, 1), (warm, 0)]
         results = [None, None]
         for s, k in pair:
@@ -142,13 +157,18 @@ for i in range(ROUNDS):
             times[label][k].append(dt)
             results[k] = comparable(sc)
         assert results[0] == results[1], (label, results)
+        # The same argv run directly, as the worker runs it (cwd /).
+        t = time.perf_counter()
+        subprocess.run([CONDA, *argv], capture_output=True, cwd="/")
+        times[label][2].append(time.perf_counter() - t)
 
 print()
-print("| argv (through the server) | fresh process | warm conda | warm / fresh |")
-print("| --- | --- | --- | --- |")
-for label, _, _ in CALLS:
-    w, f = statistics.median(times[label][0]), statistics.median(times[label][1])
-    print(f"| {label} | {f*1000:.0f} ms | {w*1000:.0f} ms | {w/f:.2f} |")
+print("| argv | conda run directly | through the server, fresh process | added per call (fresh) "
+      "| through the server, warm conda | warm / fresh |")
+print("| --- | --- | --- | --- | --- | --- |")
+for label, _, _, _ in CALLS:
+    w, f, d = (statistics.median(times[label][k]) for k in range(3))
+    print(f"| {label} | {d*1000:.0f} ms | {f*1000:.0f} ms | {(f-d)*1000:+.1f} ms | {w*1000:.0f} ms | {w/f:.2f} |")
 print(f"\n(medians of {ROUNDS} interleaved rounds)")
 
 worker = [c for c in children(warm.p.pid) if b"--socket" in cmdline(c)]
@@ -158,5 +178,10 @@ print(f"zygote RSS: {', '.join(str(status(z).get('VmRSS', 0)/1024)[:5] + ' MB' f
 srv = status(fresh.p.pid)
 wk = ", ".join("%.1f" % (status(w).get("VmHWM", 0) / 1024) for w in fresh_worker)
 print(f"without the zygote: server VmHWM {srv.get('VmHWM', 0)/1024:.1f} MB, worker VmHWM {wk} MB")
+# Proportional set size: shared pages (the binaries' text, libc) split among
+# the processes that map them, i.e. what these processes cost together.
+pss = [pss_kb(p) for p in [fresh.p.pid, *fresh_worker]]
+print(f"without the zygote: PSS server + workers {sum(pss)/1024:.1f} MB "
+      f"({' + '.join('%.1f' % (k / 1024) for k in pss)})")
 warm.close()
 fresh.close()

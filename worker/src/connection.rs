@@ -12,7 +12,7 @@ use std::time::Duration;
 use conda_mcp_shared::framing::{FrameError, read_frame, write_frame};
 use conda_mcp_shared::limits::Limits;
 use conda_mcp_shared::protocol::{
-    ClientMessage, JobEvent, JobId, PROTOCOL_VERSION, WorkerMessage, build_id,
+    ClientMessage, JobEvent, JobId, JobRefusal, PROTOCOL_VERSION, WorkerMessage, build_id,
 };
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
@@ -127,7 +127,7 @@ where
             msg = in_rx.recv() => match msg {
                 Some(Ok(ClientMessage::Run(req))) => {
                     if current.is_some() {
-                        let ev = JobEvent::Failed { reason: "the worker is already running a job (one at a time)".into() };
+                        let ev = JobEvent::Failed(JobRefusal::Busy);
                         if write_frame(&mut writer, &WorkerMessage::Event { job: req.job, event: ev }).await.is_err() {
                             break End::Broken;
                         }
@@ -172,7 +172,7 @@ where
                         break;
                     }
                 }
-                let last = done.unwrap_or_else(|e| JobEvent::Failed { reason: format!("the job task failed: {e}") });
+                let last = done.unwrap_or_else(|e| JobEvent::Failed(JobRefusal::TaskFailed { error: e.to_string() }));
                 if write_frame(&mut writer, &WorkerMessage::Event { job: id, event: last }).await.is_err() {
                     break End::Broken;
                 }

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use conda_mcp_shared::ExecutionResult;
 use conda_mcp_shared::limits::{KILL_GRACE, Limits};
-use conda_mcp_shared::protocol::{JobEvent, RunRequest};
+use conda_mcp_shared::protocol::{JobEvent, JobRefusal, RunRequest};
 use nix::sys::signal::Signal;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 use crate::capture::{self, SharedCapture};
 use crate::limit;
 use crate::reap;
-use crate::spawn::{Programs, SpawnRefusal};
+use crate::spawn::Programs;
 
 /// How long the readers may take to reach EOF after the child exited. A
 /// background grandchild that inherited the pipes is not waited for longer.
@@ -109,9 +109,9 @@ pub async fn run(
     {
         return refuse(
             &req,
-            SpawnRefusal::StdinTooLarge {
-                len: stdin.len(),
-                limit: eff.stdin_limit_bytes,
+            JobRefusal::StdinTooLarge {
+                len_bytes: stdin.len() as u64,
+                limit_bytes: eff.stdin_limit_bytes,
             },
         );
     }
@@ -277,9 +277,7 @@ async fn terminate(
         .flatten()
 }
 
-fn refuse(req: &RunRequest, why: SpawnRefusal) -> JobEvent {
+fn refuse(req: &RunRequest, why: JobRefusal) -> JobEvent {
     tracing::warn!(job = req.job, label = %req.label, reason = %why, "job refused, nothing spawned");
-    JobEvent::Failed {
-        reason: why.to_string(),
-    }
+    JobEvent::Failed(why)
 }

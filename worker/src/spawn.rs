@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use command_group::{AsyncCommandGroup, AsyncGroupChild};
 use conda_mcp_shared::env::{EnvRules, FIXED_CWD, child_environment};
-use conda_mcp_shared::protocol::{Program, RunRequest};
+use conda_mcp_shared::protocol::{JobRefusal, Program, RunRequest};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::warm::{Warm, WarmJob};
@@ -89,35 +89,12 @@ pub struct ChildSetup {
     pub cwd: PathBuf,
 }
 
-/// Why a job was not started; nothing was spawned. The text never contains
-/// argument or stdin values.
-#[derive(Debug, thiserror::Error)]
-pub enum SpawnRefusal {
-    /// A `Python` job on a worker started without `--python`.
-    #[error("this worker has no interpreter configured (--python); Python jobs cannot run")]
-    NoInterpreter,
-    /// The working directory is missing or not a directory.
-    #[error("the working directory does not exist or is not a directory")]
-    BadCwd,
-    /// More stdin than the (clamped) limit allows.
-    #[error("stdin of {len} bytes exceeds the limit of {limit} bytes")]
-    StdinTooLarge {
-        /// Bytes supplied.
-        len: usize,
-        /// Limit in force.
-        limit: u64,
-    },
-    /// The operating system refused to start the program.
-    #[error("could not start the program: {0}")]
-    Spawn(std::io::Error),
-}
-
 impl Programs {
     /// The path a request's [`Program`] maps to.
-    pub fn path_of(&self, program: Program) -> Result<&PathBuf, SpawnRefusal> {
+    pub fn path_of(&self, program: Program) -> Result<&PathBuf, JobRefusal> {
         match program {
             Program::Conda => Ok(&self.conda),
-            Program::Python => self.python.as_ref().ok_or(SpawnRefusal::NoInterpreter),
+            Program::Python => self.python.as_ref().ok_or(JobRefusal::NoInterpreter),
         }
     }
 
@@ -132,13 +109,13 @@ impl Programs {
     /// The environment and working directory of `req`'s process (see the
     /// module docs).
     ///
-    /// Errors: [`SpawnRefusal::BadCwd`] when the request names a directory
+    /// Errors: [`JobRefusal::BadCwd`] when the request names a directory
     /// that does not exist.
-    pub fn child_setup(&self, req: &RunRequest) -> Result<ChildSetup, SpawnRefusal> {
+    pub fn child_setup(&self, req: &RunRequest) -> Result<ChildSetup, JobRefusal> {
         let cwd = match &req.cwd {
             Some(cwd) => {
                 if !std::path::Path::new(cwd).is_dir() {
-                    return Err(SpawnRefusal::BadCwd);
+                    return Err(JobRefusal::BadCwd);
                 }
                 PathBuf::from(cwd)
             }
@@ -152,7 +129,7 @@ impl Programs {
 
     /// Starts `req`: forked from the warm conda for a conda job when it is
     /// ready, else spawned fresh ([`Programs::spawn`]).
-    pub async fn launch(&self, req: &RunRequest) -> Result<Launched, SpawnRefusal> {
+    pub async fn launch(&self, req: &RunRequest) -> Result<Launched, JobRefusal> {
         self.path_of(req.program)?;
         let setup = self.child_setup(req)?;
         if req.program == Program::Conda
@@ -185,9 +162,7 @@ impl Programs {
             .take()
             .map(|s| Box::pin(s) as Pin<Box<dyn AsyncWrite + Send>>);
         let (Some(stdout), Some(stderr)) = (inner.stdout.take(), inner.stderr.take()) else {
-            return Err(SpawnRefusal::Spawn(std::io::Error::other(
-                "no output pipes",
-            )));
+            return Err(JobRefusal::spawn(&std::io::Error::other("no output pipes")));
         };
         Ok(Launched {
             pid,
@@ -221,7 +196,7 @@ impl Programs {
         &self,
         req: &RunRequest,
         setup: ChildSetup,
-    ) -> Result<AsyncGroupChild, SpawnRefusal> {
+    ) -> Result<AsyncGroupChild, JobRefusal> {
         let program = self.path_of(req.program)?;
         let mut cmd = tokio::process::Command::new(program);
         cmd.args(&req.argv)
@@ -235,6 +210,6 @@ impl Programs {
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-        cmd.group_spawn().map_err(SpawnRefusal::Spawn)
+        cmd.group_spawn().map_err(|e| JobRefusal::spawn(&e))
     }
 }

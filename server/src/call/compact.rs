@@ -12,7 +12,6 @@ use crate::mcp::compact::{self, CompactTool};
 use crate::mcp::tools::ToolSet;
 use crate::policy::Policy;
 use crate::schema::Profile;
-use conda_mcp_shared::limits::Limits;
 
 use super::outcome::Outcome;
 use super::plan::Plan;
@@ -23,13 +22,9 @@ use super::plan::Plan;
 /// [`Outcome::InvalidArguments`] for an unknown command (at `/command`) or
 /// arguments the command's schema refuses (under `/arguments`);
 /// [`Outcome::Refused`] as for the typed tool.
-// The typed tool's own inputs (catalog, policy, limits, settings) plus the
-// compact tool's (tool set, profile, which, arguments).
-#[allow(clippy::too_many_arguments)]
 pub fn plan(
     catalog: &Catalog,
     policy: &Policy,
-    limits: Limits,
     settings: crate::typed::Settings,
     tools: &ToolSet,
     profile: Profile,
@@ -60,7 +55,6 @@ pub fn plan(
     super::generated::plan(
         catalog,
         policy,
-        limits,
         settings,
         &tools.generated[request.tool],
         &request.arguments,

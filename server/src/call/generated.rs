@@ -7,7 +7,6 @@ use serde_json::Value;
 use crate::catalog::Catalog;
 use crate::mcp::tools::GeneratedTool;
 use crate::policy::Policy;
-use conda_mcp_shared::limits::Limits;
 
 use super::outcome::Outcome;
 use super::plan::Plan;
@@ -24,7 +23,6 @@ use crate::typed::Early;
 pub fn plan(
     catalog: &Catalog,
     policy: &Policy,
-    limits: Limits,
     settings: crate::typed::Settings,
     tool: &GeneratedTool,
     args: &Value,
@@ -54,7 +52,7 @@ pub fn plan(
         }
     })?;
     let what = catalog.commands[tool.cmd].display_path();
-    let mut limits = limits;
+    let mut limits = settings.limits;
     if let Some(t) = typed.timeout {
         limits.timeout = t;
     }

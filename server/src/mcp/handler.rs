@@ -91,7 +91,6 @@ impl CondaMcp {
             Route::Generated(i) => call::generated::plan(
                 &sf.catalog,
                 &st.policy,
-                st.limits,
                 st.typed,
                 &sf.tools.generated[i],
                 args,
@@ -109,7 +108,6 @@ impl CondaMcp {
             Route::Compact(tool) => call::compact::plan(
                 &sf.catalog,
                 &st.policy,
-                st.limits,
                 st.typed,
                 &sf.tools,
                 st.profile,

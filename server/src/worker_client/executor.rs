@@ -226,7 +226,7 @@ impl Executor {
                             });
                         }
                         JobEvent::Finished(result) => return Ok(result),
-                        JobEvent::Failed { reason } => return Err(ExecError::Rejected(reason)),
+                        JobEvent::Failed(refusal) => return Err(ExecError::Rejected(refusal)),
                     },
                     Some(other) => {
                         tracing::warn!(message = ?other, "unexpected message from the worker ignored");

@@ -33,7 +33,7 @@ use std::time::Duration;
 pub use conda_mcp_shared::ExecutionResult;
 pub use conda_mcp_shared::LogFormat;
 pub use conda_mcp_shared::limits::Limits;
-pub use conda_mcp_shared::protocol::Program;
+pub use conda_mcp_shared::protocol::{JobRefusal, Program};
 pub use config::WorkerConfig;
 pub use executor::Executor;
 use tokio_util::sync::CancellationToken;
@@ -146,5 +146,5 @@ pub enum ExecError {
     /// The worker refused the job before spawning anything (missing working
     /// directory, no interpreter configured, spawn failure, limits).
     #[error("the call could not be started: {0}")]
-    Rejected(String),
+    Rejected(JobRefusal),
 }

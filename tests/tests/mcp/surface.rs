@@ -825,3 +825,76 @@ async fn live_tools_notify_a_subscriptions_listen_stream() {
     drop(stream);
     server.close().await;
 }
+
+/// `--live-tools`: a call routed before a change runs against the tools it
+/// was validated with. With the `hello` plugin installed, `conda_hello` is
+/// queued behind a slow `conda_remove` that removes the plugin: it is still
+/// run (a tool result from the stand-in, which no longer knows `hello`),
+/// while a call sent after the change is an unknown tool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_tools_keep_queued_calls_on_the_tools_they_were_validated_with() {
+    use conda_mcp_tests::standin::{ControlRule, PluginSpec};
+    let standin = StandinPrefix::standard();
+    standin
+        .add_plugin(&PluginSpec {
+            distribution: "conda-hello".into(),
+            version: "1.0".into(),
+            name: "subcommand.hello".into(),
+            value: "conda_hello.plugin".into(),
+        })
+        .expect("plugin");
+    standin
+        .set_control(&[ControlRule {
+            sleep_seconds: Some(2.0),
+            remove_plugin: Some("conda-hello".into()),
+            ..ControlRule::for_commands(&["remove"])
+        }])
+        .expect("control");
+    let (client, mut rx, _dir) =
+        notified_server(&standin, &["--allow-write", "--allow-exec", "--live-tools"]).await;
+    let peer = client.peer().clone();
+    assert!(listed(&peer).await.contains("conda_hello"));
+
+    let remove = {
+        let peer = peer.clone();
+        tokio::spawn(async move {
+            call_tool(
+                &peer,
+                "conda_remove",
+                json!({"package_names": ["hello"], "name": "e", "yes": true}),
+            )
+            .await
+        })
+    };
+    // The remove is queued first (it runs for 2 s); conda_hello arrives
+    // while it runs and waits behind it on the exec lane.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let mut p = rmcp::model::CallToolRequestParams::new("conda_hello");
+    p = p.with_arguments(json!({"args": ["x"]}).as_object().expect("object").clone());
+    let queued = peer
+        .call_tool(p)
+        .await
+        .expect("a tool result: the call was validated before the change");
+    let s = queued.structured_content.expect("it ran");
+    assert!(
+        s["exit_code"].as_i64().is_some_and(|c| c != 0),
+        "the stand-in ran it after the plugin was gone: {s}"
+    );
+    remove.await.expect("remove task");
+    assert!(
+        notifications(&mut rx, 2)
+            .await
+            .contains("tools/list_changed")
+    );
+    assert!(!listed(&peer).await.contains("conda_hello"));
+    let err = peer
+        .call_tool(rmcp::model::CallToolRequestParams::new("conda_hello"))
+        .await
+        .expect_err("routed after the change");
+    assert_eq!(
+        rpc_error(&err).map(|e| e.code.0),
+        Some(INVALID_PARAMS),
+        "{err}"
+    );
+    let _ = client.cancel().await;
+}

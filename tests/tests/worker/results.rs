@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use conda_mcp_server::worker_client::{ExecError, JobUpdate};
+use conda_mcp_server::worker_client::{ExecError, JobRefusal, JobUpdate};
 use conda_mcp_tests::exec::{run_collect, sh, sh_executor};
 
 #[tokio::test]
@@ -71,10 +71,11 @@ async fn nonexistent_cwd_is_refused_and_nothing_spawns() {
     job.cwd = Some(dir.path().join("does-not-exist"));
     let (res, updates) = run_collect(&ex, job).await;
     let err = res.expect_err("refused");
-    assert!(matches!(err, ExecError::Rejected(_)), "{err:?}");
-    assert!(
-        err.to_string().contains("working directory does not exist"),
-        "{err}"
+    // A typed refusal on the wire, with the sentence of the worker's own.
+    assert_eq!(err, ExecError::Rejected(JobRefusal::BadCwd));
+    assert_eq!(
+        err.to_string(),
+        "the call could not be started: the working directory does not exist or is not a directory"
     );
     assert!(
         !err.to_string().contains("does-not-exist"),

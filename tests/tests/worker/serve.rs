@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use conda_mcp_server::worker_client::{ExecError, Executor, WorkerConfig};
+use conda_mcp_server::worker_client::{ExecError, Executor, JobRefusal, WorkerConfig};
 use conda_mcp_tests::exec::{alive, gone_within, run_collect, sh, sh_config};
 use conda_mcp_tests::tiers::{Tier, missing};
 
@@ -460,6 +460,13 @@ async fn requests_are_clamped_to_the_workers_limits() {
         .await
         .0
         .expect_err("stdin over the worker's limit");
+    assert_eq!(
+        err,
+        ExecError::Rejected(JobRefusal::StdinTooLarge {
+            len_bytes: 5,
+            limit_bytes: 4
+        })
+    );
     assert!(
         err.to_string().contains("exceeds the limit of 4 bytes"),
         "{err}"

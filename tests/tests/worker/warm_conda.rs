@@ -10,9 +10,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use conda_mcp_server::worker_client::Executor;
+use conda_mcp_server::worker_client::{Executor, WorkerConfig};
 use conda_mcp_tests::exec::{alive, gone_within};
 use conda_mcp_tests::standin::{ControlRule, PluginSpec, StandinPrefix};
+use conda_mcp_tests::tiers::{Tier, missing};
 use conda_mcp_tests::warm::{Call, executor, observable, run};
 use serde_json::Value;
 
@@ -126,7 +127,8 @@ fn corpus(dir_a: &std::path::Path, dir_b: &std::path::Path) -> Vec<Call> {
 }
 
 /// The rules under which the corpus runs: varied exit codes, output on
-/// stderr, stdin read back, a crash by signal.
+/// stderr, stdin read back, a crash by signal, and what the interpreter does
+/// at exit (atexit handlers, a non-daemon thread, `sys.exit("message")`).
 fn corpus_rules() -> Vec<ControlRule> {
     let mut remove = ControlRule::for_commands(&["remove"]);
     remove.exit_code = Some(1);
@@ -137,7 +139,14 @@ fn corpus_rules() -> Vec<ControlRule> {
     update.kill_self = Some(11);
     let mut search = ControlRule::for_commands(&["search"]);
     search.exit_code = Some(3);
-    vec![remove, install, update, search]
+    // What the interpreter does at exit: atexit handlers, non-daemon
+    // threads joined (their output flushed), sys.exit with a message.
+    let mut clean = ControlRule::for_commands(&["clean"]);
+    clean.atexit_stderr = Some("atexit handler ran\n".into());
+    clean.thread_stdout = Some("late thread output\n".into());
+    let mut env_create = ControlRule::for_commands(&["env create"]);
+    env_create.exit_message = Some("exit with a message".into());
+    vec![remove, install, update, search, clean, env_create]
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -168,6 +177,22 @@ async fn fresh_and_warm_agree_byte_for_byte() {
             (f.stdout_truncated, f.stderr_truncated),
             (w.stdout_truncated, w.stderr_truncated)
         );
+        // The exit rules above took effect (so agreeing means something).
+        match call.argv.first().map(String::as_str) {
+            Some("clean") => {
+                assert!(wo.1.ends_with("late thread output\n"), "{call:?}: {}", wo.1);
+                assert!(wo.2.ends_with("atexit handler ran\n"), "{call:?}: {}", wo.2);
+            }
+            Some("env") if call.argv.get(1).map(String::as_str) == Some("create") => {
+                assert_eq!(wo.0, Some(1), "{call:?}");
+                assert!(
+                    wo.2.ends_with("exit with a message\n"),
+                    "{call:?}: {}",
+                    wo.2
+                );
+            }
+            _ => {}
+        }
     }
     assert_eq!(warm_calls, corpus.len(), "every call ran warm");
     fresh.shutdown().await;
@@ -397,4 +422,119 @@ async fn no_warm_conda_runs_every_call_fresh() {
     }
     assert!(zygote_pids(&p).is_empty(), "no zygote was started");
     ex.shutdown().await;
+}
+
+/// The warm conda where hardened deployments run the worker: a listening
+/// worker (`conda-mcp-worker serve`) and, as root, a worker under
+/// `--worker-user` (the zygote, and so every call forked from it, runs as
+/// that user).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn warm_conda_in_a_listening_worker_and_under_a_worker_user() {
+    const TEST: &str = "warm_conda_in_a_listening_worker_and_under_a_worker_user";
+
+    // A listening worker.
+    let p = StandinPrefix::standard();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let socket = dir.path().join("worker.sock");
+    let log = dir.path().join("worker.log");
+    let mut served = std::process::Command::new(conda_mcp_tests::bins::worker())
+        .arg("serve")
+        .arg("--socket")
+        .arg(&socket)
+        .arg("--conda-exe")
+        .arg(&p.conda_exe)
+        .args(["--allow-uid", &nix::unistd::Uid::effective().to_string()])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).expect("log"))
+        .spawn()
+        .expect("serve");
+    let end = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(&log).is_ok_and(|l| l.contains("listening")) {
+        assert!(
+            tokio::time::Instant::now() < end,
+            "the worker never listened"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut cfg = WorkerConfig::new(&p.conda_exe);
+    cfg.worker_exe = conda_mcp_tests::bins::worker();
+    cfg.socket = Some(socket);
+    let ex = Executor::new(cfg);
+    until_warm(&ex, &p).await;
+    let (r, warm) = run_counted(&ex, &p, &Call::new(&["info", "--json"])).await;
+    assert!(warm, "{r:?}");
+    assert_eq!(r.exit_code, Some(0), "{r:?}");
+    ex.shutdown().await;
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(text.contains("warm=true"), "{text}");
+    let _ = served.kill();
+    let _ = served.wait();
+
+    // A worker under another user.
+    if !nix::unistd::Uid::effective().is_root() {
+        missing(Tier::Root, TEST, "not root: --worker-user needs it");
+        return;
+    }
+    let Ok(Some(nobody)) = nix::unistd::User::from_name("nobody") else {
+        missing(Tier::Root, TEST, "no user `nobody`");
+        return;
+    };
+    // The venv's interpreter must be one nobody can run (not one under
+    // root's home, as pyenv's is).
+    let python = std::path::Path::new("/usr/bin/python3");
+    if !python.exists() {
+        missing(Tier::Root, TEST, "no /usr/bin/python3 for user `nobody`");
+        return;
+    }
+    let p = StandinPrefix::create_with(&conda_mcp_tests::standin::standin_dump(), python)
+        .expect("stand-in prefix");
+    // nobody reads the stand-in package from a copy inside the prefix
+    // (the checkout may be out of its reach) and writes the stand-in's logs.
+    let package = p.prefix.join("standin-package");
+    copy_tree(&conda_mcp_tests::standin::standin_dir(), &package).expect("copy");
+    std::fs::write(
+        p.site_packages.join("conda_mcp_standin.pth"),
+        format!("{}\n", package.display()),
+    )
+    .expect("pth");
+    let status = std::process::Command::new("chmod")
+        .arg("-R")
+        .arg("a+rwX")
+        .arg(p.dir.path())
+        .status()
+        .expect("chmod");
+    assert!(status.success());
+    let base = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(
+        base.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("chmod");
+    let mut cfg = WorkerConfig::new(&p.conda_exe);
+    cfg.worker_exe = conda_mcp_tests::bins::worker();
+    cfg.user = Some("nobody".into());
+    cfg.home = Some(base.path().join("home"));
+    let ex = Executor::new(cfg);
+    until_warm(&ex, &p).await;
+    let (r, warm) = run_counted(&ex, &p, &Call::new(&["info", "--json"])).await;
+    assert!(warm, "{r:?}");
+    let v: Value = serde_json::from_str(r.stdout.trim()).expect("json");
+    assert_eq!(v["uid"], Value::from(nobody.uid.as_raw()), "{v}");
+    ex.shutdown().await;
+}
+
+/// Copies the directory tree `from` to `to` (files and directories only).
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
 }

@@ -9,8 +9,13 @@
 //! forks a child that puts itself in its own process group, takes the job's
 //! stdin/stdout/stderr (pipes the worker created, passed over the socket with
 //! `SCM_RIGHTS`), changes to the job's directory, and runs conda's own
-//! script as `__main__` with the job's argv; the interpreter then exits as a
-//! fresh one does (atexit handlers, flushing) with conda's status. Each call
+//! script as `__main__` with the job's argv; the child then ends with what a
+//! fresh interpreter's exit does that anyone can observe (non-daemon threads
+//! joined, atexit handlers, streams flushed, conda's status) and skips the
+//! teardown of the zygote's heap, which would cost a short call about half
+//! its time. The zygote freezes its objects out of the collector's reach
+//! (`gc.freeze`) before serving, so a child's collections do not copy the
+//! pages it shares with the zygote. Each call
 //! is a fresh fork of a zygote that never ran a command, so nothing one call
 //! does (conda's context, its caches, `os.environ`, the working directory,
 //! loggers, threads) reaches the next. See README.md "Warm conda".
