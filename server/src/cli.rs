@@ -17,6 +17,7 @@ use std::time::Duration;
 use clap::Parser;
 use conda_mcp_shared::limits::Limits;
 
+use crate::call::document::ResultMode;
 use crate::mcp::tools::ToolMode;
 use crate::schema::Profile;
 
@@ -189,6 +190,20 @@ pub struct Cli {
     /// Logs stay masked whatever this says.
     #[arg(long)]
     pub no_mask_credentials: bool,
+    /// How results are shaped: default (stdout and parsed_json both
+    /// present, as the reference contract fixes it) or lean (one copy of
+    /// the output, parsed_json from the last complete JSON document, and a
+    /// result budget), for hosts with small tool-output limits.
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = ResultMode::Default)]
+    pub result_mode: ResultMode,
+
+    /// Most bytes of a serialized structured result; over it, parsed_json
+    /// is cut structurally (it stays valid JSON and says what was kept),
+    /// text keeps its head and tail, stderr its tail. Default: 40000 in
+    /// lean mode, unbounded in default mode.
+    #[arg(long, value_name = "BYTES", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u64).range(4096..))]
+    pub max_result_bytes: Option<u64>,
 }
 
 /// `--log-format`: how log lines on stderr are written.

@@ -44,9 +44,11 @@ pub struct Settings {
     pub confirm: bool,
     /// `--live-tools`: rebuild the tools when conda or its plugins change.
     pub live_tools: bool,
-    /// Not `--no-mask-credentials`: credentials in conda's output are
-    /// masked in results.
-    pub mask_credentials: bool,
+    /// `--result-mode`, `--max-result-bytes`, and not
+    /// `--no-mask-credentials` (`results.mask_credentials`: credentials in
+    /// conda's output are masked in results): how an execution becomes the
+    /// tool output.
+    pub results: crate::call::ResultSettings,
     /// `--log-format`: the log lines of the server and its spawned worker.
     pub log_format: LogFormat,
     /// Which conda to serve and how discovery finds it.
@@ -113,7 +115,7 @@ impl Default for Settings {
             mode: ToolMode::Typed,
             confirm: true,
             live_tools: false,
-            mask_credentials: true,
+            results: crate::call::ResultSettings::default(),
             log_format: LogFormat::Text,
             discovery: DiscoverySettings {
                 use_cache: true,

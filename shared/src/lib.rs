@@ -32,4 +32,4 @@ pub mod protocol;
 pub mod result;
 
 pub use log_format::LogFormat;
-pub use result::ExecutionResult;
+pub use result::{ExecutionResult, StopSignal};

@@ -14,6 +14,7 @@ pub mod mcp;
 pub mod paths;
 pub mod procfs;
 pub mod rawrpc;
+pub mod results;
 pub mod roundtrip;
 pub mod soak;
 pub mod standin;

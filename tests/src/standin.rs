@@ -116,6 +116,15 @@ pub struct ControlRule {
     /// Exit with this status.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
+    /// Replay this file on stdout instead of the JSON object.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stdout_file: Option<PathBuf>,
+    /// Replay this file on stderr (after everything else).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stderr_file: Option<PathBuf>,
+    /// Die of SIGABRT after the output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub abort: Option<bool>,
     /// A mutation: install this plugin dist-info (changes the plugin set).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub add_plugin: Option<PluginSpec>,

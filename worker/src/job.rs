@@ -17,9 +17,9 @@
 use std::os::unix::process::ExitStatusExt;
 use std::time::{Duration, Instant};
 
-use conda_mcp_shared::ExecutionResult;
 use conda_mcp_shared::limits::{KILL_GRACE, Limits};
 use conda_mcp_shared::protocol::{JobEvent, JobRefusal, RunRequest};
+use conda_mcp_shared::{ExecutionResult, StopSignal};
 use nix::sys::signal::Signal;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
@@ -157,6 +157,7 @@ pub async fn run(
         OUTPUT_INTERVAL,
     );
     let mut status = None;
+    let mut stopped_by = None;
     let ended = loop {
         tokio::select! {
             s = child.wait() => { status = s; break Ended::Exited; }
@@ -182,7 +183,9 @@ pub async fn run(
         } else {
             KILL_GRACE
         };
-        status = terminate(&mut child, pid, grace, &stop.abort).await;
+        let (s, signal) = terminate(&mut child, pid, grace, &stop.abort).await;
+        status = s;
+        stopped_by = Some(signal);
     }
     let duration_ms = start.elapsed().as_millis() as u64;
 
@@ -214,15 +217,16 @@ pub async fn run(
         std::mem::take(&mut *capture::lock(&out)),
         std::mem::take(&mut *capture::lock(&err)),
     );
-    let (stdout, stdout_truncated) = limit::to_text(&o.kept, limit, o.total > o.kept.len() as u64);
-    let (stderr, stderr_truncated) = limit::to_text(&e.kept, limit, e.total > e.kept.len() as u64);
+    let (stdout, stdout_truncated, stdout_lossy) =
+        limit::to_text(&o.kept, limit, o.total > o.kept.len() as u64);
+    let (stderr, stderr_truncated, stderr_lossy) =
+        limit::to_text(&e.kept, limit, e.total > e.kept.len() as u64);
     let exit_code = match ended {
         Ended::Exited => status.and_then(|s| s.code().or_else(|| s.signal().map(|n| -n))),
         _ => None,
     };
     let result = ExecutionResult {
         exit_code,
-        parsed_json: limit::parse_single_document(&stdout, stdout_truncated),
         stdout,
         stderr,
         duration_ms,
@@ -230,6 +234,9 @@ pub async fn run(
         cancelled: matches!(ended, Ended::Cancelled | Ended::Aborted),
         stdout_truncated,
         stderr_truncated,
+        stdout_lossy,
+        stderr_lossy,
+        stopped_by,
     };
     tracing::info!(
         job = req.job,
@@ -253,17 +260,17 @@ pub async fn run(
 
 /// SIGTERM to the group, up to `grace` for the leader to exit, then SIGKILL
 /// (at once when `grace` is zero or `abort` fires meanwhile). Returns the
-/// leader's status once reaped.
+/// leader's status once reaped, and the signal that ended it.
 async fn terminate(
     child: &mut crate::spawn::Process,
     pgid: u32,
     grace: Duration,
     abort: &CancellationToken,
-) -> Option<std::process::ExitStatus> {
+) -> (Option<std::process::ExitStatus>, StopSignal) {
     if !grace.is_zero() {
         reap::signal_group(pgid, Signal::SIGTERM);
         tokio::select! {
-            s = child.wait() => return s,
+            s = child.wait() => return (s, StopSignal::Term),
             _ = tokio::time::sleep(grace) => {}
             _ = abort.cancelled() => {}
         }
@@ -271,10 +278,11 @@ async fn terminate(
     reap::signal_group(pgid, Signal::SIGKILL);
     // SIGKILL cannot be ignored; the cap only guards against a process
     // stuck in uninterruptible sleep.
-    tokio::time::timeout(Duration::from_secs(10), child.wait())
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
         .await
         .ok()
-        .flatten()
+        .flatten();
+    (status, StopSignal::Kill)
 }
 
 fn refuse(req: &RunRequest, why: JobRefusal) -> JobEvent {

@@ -5,7 +5,7 @@
 //! [`connection`] (handshake and the job loop of one server connection),
 //! [`serve`] (listening mode), [`spawn`] (process group, stdio, environment),
 //! [`capture`] (bounded draining of output), [`limit`] (UTF-8 cut and the
-//! `parsed_json` rule), [`job`] (one job: timeout, cancel, drain grace),
+//! lossy flag), [`job`] (one job: timeout, cancel, drain grace),
 //! [`reap`] (child subreaper: kill and reap every descendant),
 //! [`privdrop`] (`--user`, `--home`), [`warm`] (the warm conda: conda jobs
 //! forked from a pre-imported interpreter).

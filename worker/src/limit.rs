@@ -3,20 +3,23 @@
 //! Rules (README.md "Results"): at most the limit in bytes per stream,
 //! cut at a UTF-8 character boundary (a character straddling the limit is
 //! dropped whole), invalid UTF-8 replaced by U+FFFD (the replacement may not
-//! push the text over the limit either), and `parsed_json` only when the
-//! untruncated stdout is exactly one JSON document.
+//! push the text over the limit either), and a flag when the text is lossy
+//! (bytes were replaced, or it holds NUL characters). Reading JSON out of
+//! stdout is the server's business, not the worker's.
 
 /// Converts the kept bytes of one stream into text of at most `limit` bytes.
 ///
 /// `dropped` says whether the stream produced more bytes than were kept.
-/// Returns the text and whether anything was left out (the stream's
-/// `*_truncated` flag).
-pub fn to_text(kept: &[u8], limit: usize, dropped: bool) -> (String, bool) {
+/// Returns the text, whether anything was left out (the stream's
+/// `*_truncated` flag) and whether it is lossy (the `*_lossy` flag: invalid
+/// UTF-8 replaced by U+FFFD, or NUL characters in it).
+pub fn to_text(kept: &[u8], limit: usize, dropped: bool) -> (String, bool, bool) {
     let bytes = if dropped {
         trim_incomplete_tail(kept)
     } else {
         kept
     };
+    let lossy = std::str::from_utf8(bytes).is_err() || bytes.contains(&0);
     let mut text = String::from_utf8_lossy(bytes).into_owned();
     let mut truncated = dropped;
     if text.len() > limit {
@@ -27,7 +30,7 @@ pub fn to_text(kept: &[u8], limit: usize, dropped: bool) -> (String, bool) {
         text.truncate(cut);
         truncated = true;
     }
-    (text, truncated)
+    (text, truncated, lossy)
 }
 
 /// Drops a UTF-8 sequence that the cut left incomplete at the end of
@@ -52,16 +55,6 @@ fn trim_incomplete_tail(bytes: &[u8]) -> &[u8] {
     bytes
 }
 
-/// `parsed_json`: `Some` only when stdout was not truncated and is exactly
-/// one JSON document (surrounding whitespace allowed). serde_json refuses
-/// `NaN`/`Infinity`, trailing documents and text before a document.
-pub fn parse_single_document(stdout: &str, truncated: bool) -> Option<serde_json::Value> {
-    if truncated || stdout.trim().is_empty() {
-        return None;
-    }
-    serde_json::from_str(stdout).ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,27 +62,29 @@ mod tests {
     #[test]
     fn straddling_character_is_dropped_whole() {
         let kept = "ab€".as_bytes(); // € is 3 bytes
-        assert_eq!(to_text(&kept[..4], 4, true), ("ab".to_string(), true));
-        assert_eq!(to_text(&kept[..3], 3, true), ("ab".to_string(), true));
-        assert_eq!(to_text(kept, 5, false), ("ab€".to_string(), false));
+        assert_eq!(
+            to_text(&kept[..4], 4, true),
+            ("ab".to_string(), true, false)
+        );
+        assert_eq!(
+            to_text(&kept[..3], 3, true),
+            ("ab".to_string(), true, false)
+        );
+        assert_eq!(to_text(kept, 5, false), ("ab€".to_string(), false, false));
     }
 
     #[test]
     fn invalid_bytes_are_replaced_within_the_limit() {
-        let (t, trunc) = to_text(b"a\xffb", 3, false);
+        let (t, trunc, lossy) = to_text(b"a\xffb", 3, false);
+        assert!(lossy);
         // U+FFFD is three bytes: "a\u{fffd}b" is 5 bytes, cut to 3.
         assert!(t.len() <= 3 && t.starts_with('a'), "{t:?}");
         assert!(trunc);
         assert_eq!(to_text(b"a\xffb", 10, false).0, "a\u{fffd}b");
-    }
-
-    #[test]
-    fn json_rule() {
-        assert!(parse_single_document("{\"a\":1}\n", false).is_some());
-        assert!(parse_single_document("{\"a\":1}", true).is_none());
-        assert!(parse_single_document("{}{}", false).is_none());
-        assert!(parse_single_document("x\n{}", false).is_none());
-        assert!(parse_single_document("NaN", false).is_none());
-        assert!(parse_single_document("", false).is_none());
+        assert_eq!(
+            to_text(b"{}\n\0", 10, false),
+            ("{}\n\0".to_string(), false, true)
+        );
+        assert!(!to_text(b"clean", 10, false).2);
     }
 }

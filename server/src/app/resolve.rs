@@ -37,7 +37,11 @@ pub fn resolve(cli: &Cli) -> Settings {
         mode: cli.tool_mode,
         confirm: !cli.no_confirm,
         live_tools: cli.live_tools,
-        mask_credentials: !cli.no_mask_credentials,
+        results: {
+            let mut r = crate::call::ResultSettings::new(cli.result_mode, cli.max_result_bytes);
+            r.mask_credentials = !cli.no_mask_credentials;
+            r
+        },
         log_format: match cli.log_format {
             LogFormatArg::Text => LogFormat::Text,
             LogFormatArg::Json => LogFormat::Json,
@@ -106,6 +110,8 @@ mod tests {
             "--live-tools",
             "--log-format=json",
             "--no-mask-credentials",
+            "--result-mode=lean",
+            "--max-result-bytes=5000",
         ]);
         assert_eq!(
             s.policy,
@@ -129,7 +135,9 @@ mod tests {
         );
         assert_eq!(s.filter.exclude[0].as_str(), "conda_env_remove");
         assert_eq!(s.mode, ToolMode::Compact);
-        assert!(!s.confirm && s.live_tools && !s.mask_credentials);
+        assert!(!s.confirm && s.live_tools && !s.results.mask_credentials);
+        assert_eq!(s.results.mode, crate::call::document::ResultMode::Lean);
+        assert_eq!(s.results.max_result_bytes, Some(5000));
         assert_eq!(s.log_format, LogFormat::Json);
         assert_eq!(
             s.discovery,

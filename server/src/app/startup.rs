@@ -69,6 +69,7 @@ pub async fn start(settings: &Settings) -> Result<Started, StartupError> {
     let info = server_config(
         &tools.shared_help,
         settings.mode,
+        settings.results.mode,
         &environment.warnings,
         settings.live_tools,
     );
@@ -97,7 +98,7 @@ pub async fn start(settings: &Settings) -> Result<Started, StartupError> {
                     &discovered.discovery,
                     settings.live_tools,
                 ),
-                mask_credentials: settings.mask_credentials,
+                settings: settings.results,
             },
             results,
             info,

@@ -13,23 +13,32 @@
 //! 2. **Run.** [`Runner::run`] runs a plan on its lane and turns what came
 //!    back into an [`Outcome`]: every worker result enters the server in
 //!    one place ([`run::received`]), and the restart watch runs after a
-//!    successful call that was not read-only.
+//!    successful call that was not read-only. An execution result becomes
+//!    the tool output in [`shape`]: `parsed_json` by the result mode
+//!    ([`document`]), the typed error ([`error`], [`conda_error`]), one copy
+//!    of the output in lean mode, the result budget ([`budget`]).
 //! 3. **Answer.** The MCP handler converts the [`Outcome`] into a tool
 //!    result in exactly one module (`mcp::results`).
 //!
 //! Adding a tool kind means adding one planning module here and one route
 //! in the tool set; nothing else changes.
 
+pub mod budget;
 pub mod compact;
 pub mod completion;
+pub mod conda_error;
+pub mod document;
+pub mod error;
 pub mod generated;
 pub mod outcome;
 pub mod output;
 pub mod plan;
 pub mod raw;
 pub mod run;
+pub mod shape;
 
 pub use outcome::{NotRun, Outcome, Ran};
 pub use output::CallOutput;
 pub use plan::{Lane, Plan, Reader};
 pub use run::Runner;
+pub use shape::ResultSettings;

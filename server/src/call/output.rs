@@ -7,8 +7,16 @@
 
 use schemars::JsonSchema;
 use serde::Serialize;
+use serde_json::Value;
 
 use conda_mcp_shared::ExecutionResult;
+
+use super::budget::Cut;
+use super::error::ToolError;
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
 
 /// What a generated tool or `conda_execute` returns: the execution's fields
 /// (flattened, so the JSON shape is one object) and the server's own.
@@ -18,6 +26,23 @@ pub struct CallOutput {
     /// What the process did, as the worker reported it.
     #[serde(flatten)]
     pub execution: ExecutionResult,
+    /// stdout as JSON: in the default result mode when stdout is exactly one
+    /// complete JSON document and was not truncated; in lean mode the last
+    /// complete top-level JSON document of stdout (after progress records
+    /// or a banner). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parsed_json: Option<Value>,
+    /// Why stdout gave no `parsed_json` although it looks like JSON (one
+    /// line, never its content): text before the document, progress
+    /// records, several documents, an incomplete document, a syntax error,
+    /// or a document too large for the result budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parsed_json_error: Option<String>,
+    /// Lean mode: stdout held the document now in `parsed_json`, so it is
+    /// not repeated; `stdout` keeps only the text around it (usually
+    /// nothing). Absent when false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub stdout_omitted: bool,
     /// True once a successful mutation changed conda or its plugins (the
     /// discovery fingerprint): by default the tools are fixed at startup, so
     /// the server must be restarted to see the change, and once true it
@@ -35,6 +60,15 @@ pub struct CallOutput {
     /// `--no-mask-credentials`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub credentials_masked: u32,
+    /// Why the call failed, on every result with `isError` (and only
+    /// there): a stable `code`, a `message`, whether it is `retryable`, and
+    /// `details` by code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ToolError>,
+    /// Present when the result was cut to fit `--max-result-bytes`: what was
+    /// kept of each field, the totals, and how to narrow the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut: Option<Cut>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -46,10 +80,23 @@ impl CallOutput {
     pub fn new(execution: ExecutionResult) -> Self {
         CallOutput {
             execution,
+            parsed_json: None,
+            parsed_json_error: None,
+            stdout_omitted: false,
             restart_required: false,
             confirmation_required: false,
             credentials_masked: 0,
+            error: None,
+            cut: None,
         }
+    }
+
+    /// The output of a call that ran nothing (invalid arguments, refused,
+    /// not run): no exit code, no output, `error` says why.
+    pub fn nothing_ran(error: ToolError) -> Self {
+        let mut out = Self::new(ExecutionResult::nothing_ran());
+        out.error = Some(error);
+        out
     }
 
     /// Whether the MCP tool result carrying this output sets `isError`: a
@@ -71,8 +118,12 @@ mod tests {
             "exit_code",
             "stdout",
             "parsed_json",
+            "parsed_json_error",
             "restart_required",
             "confirmation_required",
+            "error",
+            "cut",
+            "stopped_by",
         ] {
             assert!(props.contains_key(field), "{field}: {schema}");
         }

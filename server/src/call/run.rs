@@ -10,10 +10,11 @@ use crate::discovery::restart::RestartWatch;
 use crate::worker_client::{Executor, JobUpdate};
 
 use super::outcome::{NotRun, Outcome, Ran};
-use super::output::CallOutput;
 use super::plan::{Lane, Plan, Reader};
+use super::shape::{self, CallFacts, ResultSettings};
 
-/// The executors and the restart watch every plan runs with.
+/// The executors, the restart watch and the result settings every plan
+/// runs with.
 #[derive(Debug)]
 pub struct Runner {
     /// The exec lane: conda calls, one at a time, in order.
@@ -22,15 +23,19 @@ pub struct Runner {
     pub discovery: Arc<Executor>,
     /// Restart detection after mutations.
     pub restart: RestartWatch,
-    /// Mask credentials in results (off with `--no-mask-credentials`).
-    pub mask_credentials: bool,
+    /// How execution results are shaped (`--result-mode`,
+    /// `--max-result-bytes`, `--no-mask-credentials`).
+    pub settings: ResultSettings,
 }
 
 /// Every worker result enters the server here, before anything reads it.
 /// Whatever must hold for all results the server hands on belongs in this
-/// function: credentials in `stdout`, `stderr` and `parsed_json` are masked
-/// here (when `mask` is set, the default), so nothing later can send them.
-/// Returns the result and how many credentials were masked.
+/// function: credentials in `stdout` and `stderr` are masked here (when
+/// `mask` is set, the default), so nothing later can send them; the JSON
+/// the server parses from the masked stdout is masked again as a value by
+/// [`shape::shape`] (a URL written with JSON escapes, `https:\/\/…`, is
+/// only recognisable once parsed). Returns the result and how many
+/// credentials were masked.
 pub fn received(mut result: ExecutionResult, mask: bool) -> (ExecutionResult, u32) {
     let masked = if mask { result.mask_credentials() } else { 0 };
     (result, masked)
@@ -42,9 +47,11 @@ impl Runner {
     /// `cancel` is the request's cancellation: it cancels the job, which
     /// kills its process tree (or takes it out of the queue). `on_update`
     /// receives the job's updates (queue position, start, output counters).
-    /// After a successful execution that was not read-only, the restart
-    /// watch checks whether conda or its plugins changed; every execution
-    /// output carries the (sticky) `restart_required`.
+    /// An execution's result is shaped into the tool output
+    /// ([`shape::shape`]: `parsed_json`, the typed error, lean mode, the
+    /// budget). After a successful execution that was not read-only, the
+    /// restart watch checks whether conda or its plugins changed; every
+    /// execution output carries the (sticky) `restart_required`.
     pub async fn run(
         &self,
         plan: Plan,
@@ -67,7 +74,7 @@ impl Runner {
             }
         };
         let result = match result {
-            Ok(r) => received(r, self.mask_credentials),
+            Ok(r) => received(r, self.settings.mask_credentials),
             Err(e) => {
                 tracing::warn!("{}: not run: {e}", plan.what);
                 return Outcome::NotRun {
@@ -80,15 +87,24 @@ impl Runner {
             Reader::CompletionAnswer => super::completion::read(&result.0),
             Reader::Execution => {
                 let (result, masked) = result;
-                let mut output = CallOutput::new(result);
+                let succeeded = result.exit_code == Some(0);
+                let command = plan
+                    .classification
+                    .as_ref()
+                    .map(|c| c.command.clone())
+                    .unwrap_or_default();
+                let facts = CallFacts {
+                    command: &command,
+                    timeout_ms: u64::try_from(plan.limits.timeout.as_millis()).unwrap_or(u64::MAX),
+                };
+                let mut output = shape::shape(result, self.settings, facts);
                 output.confirmation_required = plan.confirmation_required;
-                output.credentials_masked = masked;
-                output.restart_required =
-                    if !plan.read_only() && output.execution.exit_code == Some(0) {
-                        self.restart.after_mutation().await
-                    } else {
-                        self.restart.required()
-                    };
+                output.credentials_masked = output.credentials_masked.saturating_add(masked);
+                output.restart_required = if !plan.read_only() && succeeded {
+                    self.restart.after_mutation().await
+                } else {
+                    self.restart.required()
+                };
                 Outcome::Ran {
                     what: plan.what,
                     ran: Ran::Execution(Box::new(output)),

@@ -398,8 +398,8 @@ async fn run_through_worker(
         "`conda info --json` through the worker",
     )
     .await?;
-    let version = res
-        .parsed_json
+    let document = res.stdout_document();
+    let version = document
         .as_ref()
         .and_then(|j| j.get("conda_version"))
         .and_then(|v| v.as_str())

@@ -230,8 +230,8 @@ pub struct CompletionAnswer {
     pub requested_path: Vec<String>,
     /// The canonical path after alias resolution.
     pub resolved_path: Vec<String>,
-    /// Where an alias pointed, when one was used.
-    #[serde(default)]
+    /// Where an alias pointed, when one was used (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alias_target: Option<Vec<String>>,
     /// The command, when available.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -242,8 +242,8 @@ pub struct CompletionAnswer {
     /// Manifest metadata and freshness.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub manifest: Option<ManifestInfo>,
-    /// Installed conda-completion version.
-    #[serde(default)]
+    /// Installed conda-completion version (absent when unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conda_completion_version: Option<String>,
     /// Why the manifest is not available.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -286,8 +286,7 @@ pub fn read_answer(
         return Err(AnswerError::Helper("it timed out".into()));
     }
     let Some(doc) = result
-        .parsed_json
-        .as_ref()
+        .stdout_document()
         .filter(|_| result.exit_code == Some(0))
     else {
         let last = result
@@ -302,7 +301,7 @@ pub fn read_answer(
             last.chars().take(300).collect::<String>()
         )));
     };
-    let raw: RawAnswer = serde_json::from_value(doc.clone())
+    let raw: RawAnswer = serde_json::from_value(doc)
         .map_err(|e| AnswerError::Helper(format!("malformed answer: {e}")))?;
     if let Some(i) = raw.unknown_index {
         return Err(invalid(
@@ -317,13 +316,17 @@ pub fn read_answer(
 /// The complete output schema (`CompletionAnswer`, via schemars): what an
 /// answer is checked against before it is sent.
 pub fn output_schema() -> Value {
-    serde_json::to_value(schemars::schema_for!(CompletionAnswer)).unwrap_or(Value::Null)
+    let mut schema =
+        serde_json::to_value(schemars::schema_for!(CompletionAnswer)).unwrap_or(Value::Null);
+    crate::schema::without_type_arrays(&mut schema);
+    schema
 }
 
 /// The output schema as advertised in `tools/list`: the same top-level
 /// contract as [`output_schema`] without descriptions and nested
 /// definitions (they are repeated in no other tool, but `tools/list` must
-/// stay small; the README documents the fields).
+/// stay small; the README documents the fields). Optional fields are
+/// absent rather than null, so no field needs "or null".
 pub fn advertised_output_schema() -> Value {
     let path = json!({"type": "array", "items": {"type": "string"}});
     json!({
@@ -332,13 +335,14 @@ pub fn advertised_output_schema() -> Value {
             "availability": {"type": "string", "enum": ["available", "not_installed", "not_generated", "unavailable"]},
             "requested_path": path,
             "resolved_path": path,
-            "alias_target": {"type": ["array", "null"], "items": {"type": "string"}},
+            "alias_target": path,
             "command": {"type": "object"},
             "runtime_sources": {"type": "object"},
             "manifest": {"type": "object"},
-            "conda_completion_version": {"type": ["string", "null"]},
+            "conda_completion_version": {"type": "string"},
             "message": {"type": "string"},
-            "hint": {"type": "string"}
+            "hint": {"type": "string"},
+            "error": {"type": "object"}
         },
         "required": ["availability", "requested_path", "resolved_path"]
     })

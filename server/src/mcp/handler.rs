@@ -268,7 +268,12 @@ impl ServerHandler for CondaMcp {
                 }
             }
         };
-        Ok(self.state.results.to_tool_result(outcome).into())
+        let restart_required = self.state.runner.restart.required();
+        Ok(self
+            .state
+            .results
+            .to_tool_result(outcome, restart_required)
+            .into())
     }
 
     async fn list_resources(

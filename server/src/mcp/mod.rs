@@ -45,7 +45,7 @@ pub use handler::{CondaMcp, State};
 /// The `initialize` / `server/discover` answer: conda-mcp and its version,
 /// tools and resources, and instructions that state once what many tools
 /// share (the help of common options, one meaning per name; the result
-/// fields).
+/// fields; how to read errors and, in lean mode, cut results).
 ///
 /// `warnings` (startup problems a model should know of, e.g. a `CONDARC`
 /// conda will not load) are appended, one sentence each. `live`
@@ -55,6 +55,7 @@ pub use handler::{CondaMcp, State};
 pub fn server_config(
     shared: &crate::schema::SharedHelp,
     mode: tools::ToolMode,
+    result_mode: crate::call::document::ResultMode,
     warnings: &[String],
     live: bool,
 ) -> ServerConfig {
@@ -73,11 +74,22 @@ pub fn server_config(
         " A boolean whose conda flag has a --no- form passes that form when false. \
          The policy is fixed at startup; a tool it limits says so first in its description, \
          and a refused call names the startup option it needs. Every call returns exit_code, \
-         stdout, stderr, duration_ms, parsed_json (stdout as JSON when it is one document), \
+         stdout, stderr, duration_ms, parsed_json (conda's JSON answer), \
          timed_out, cancelled, stdout_truncated, stderr_truncated, restart_required, \
          confirmation_required (true when a change ran as a dry run because yes: true was not \
-         set). conda://capabilities describes the catalog, the policy and the full result schema.",
+         set), and on failure error. \
+         Pass json: true wherever a command has it: conda's answer then arrives as parsed_json. \
+         When a result has isError, read error.code first (error.retryable says whether repeating \
+         the same call can help; error.details has the facts). \
+         conda://capabilities describes the catalog, the policy and the full result schema.",
     );
+    if result_mode == crate::call::document::ResultMode::Lean {
+        instructions.push_str(
+            " Results are lean: when stdout was parsed it is not repeated (stdout_omitted), and a \
+             result over the size budget is cut (cut says what was kept of how many): narrow the \
+             call with the tool's own options as the summary line says, instead of repeating it.",
+        );
+    }
     if !shared.entries.is_empty() {
         instructions.push_str(" Options shared by many tools: ");
         instructions.push_str(&shared.describe());

@@ -1,20 +1,26 @@
 //! Tool results: the one module that turns a call's [`Outcome`] into an MCP
 //! `CallToolResult`.
 //!
-//! A call that ran returns its output as `structuredContent` (checked
-//! against the tool's output schema before it is sent: real clients reject
-//! a result that breaks it) plus text (a one-line summary and the serialized
-//! output: some hosts show the model only the text, others only the
-//! structured content). Invalid arguments, refusals and calls that could not
-//! run are text results with `isError`.
+//! Every result carries `structuredContent` valid against its tool's output
+//! schema (checked before it is sent: real clients reject a result that
+//! breaks it) and a text block: a one-line summary, then the structured
+//! content serialized compactly (some hosts show the model only the text,
+//! others only the structured content). Every result with `isError` carries
+//! a typed `error`; a call that ran nothing (invalid arguments, refused, not
+//! run) has the same shape with `exit_code: null`, empty streams and
+//! `duration_ms: 0`, so it stays valid against the output schema.
 
 use rmcp::model::{CallToolResult, ContentBlock as Content};
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use crate::call::{CallOutput, Outcome, Ran};
+use conda_mcp_shared::mask::mask;
+
+use crate::call::error::{ErrorCode, ToolError};
+use crate::call::{CallOutput, NotRun, Outcome, Ran};
 use crate::completion::{self, Availability, CompletionAnswer};
 use crate::policy::Refusal;
 use crate::schema::ArgumentError;
+use crate::worker_client::{ExecError, JobRefusal};
 
 /// Converts outcomes into tool results, checking structured content against
 /// the output schemas.
@@ -37,6 +43,29 @@ fn compile(schema: &Value, what: &str) -> Result<jsonschema::Validator, String> 
         .with_draft(jsonschema::Draft::Draft202012)
         .build(schema)
         .map_err(|e| format!("{what} does not compile: {}", e.kind().keyword()))
+}
+
+/// The typed error of a call that could not run.
+fn not_run_error(reason: &NotRun) -> ToolError {
+    let code = match reason {
+        NotRun::Unavailable(_) => ErrorCode::Unavailable,
+        NotRun::Exec(ExecError::Cancelled) => ErrorCode::Cancelled,
+        NotRun::Exec(ExecError::StdinTooLarge { .. }) => ErrorCode::InvalidArguments,
+        NotRun::Exec(
+            ExecError::WorkerUnavailable(_)
+            | ExecError::HandshakeRefused(_)
+            | ExecError::WorkerDied(_)
+            | ExecError::ShutDown,
+        ) => ErrorCode::WorkerUnavailable,
+        NotRun::Exec(ExecError::Rejected(
+            JobRefusal::BadCwd | JobRefusal::StdinTooLarge { .. },
+        )) => ErrorCode::InvalidArguments,
+        // The worker could not start the program, or broke its own rules.
+        NotRun::Exec(ExecError::Rejected(_)) => ErrorCode::Internal,
+        NotRun::Helper(_) => ErrorCode::HelperFailed,
+        NotRun::Internal(_) => ErrorCode::Internal,
+    };
+    ToolError::new(code, reason.to_string())
 }
 
 impl Results {
@@ -63,12 +92,36 @@ impl Results {
         self
     }
 
-    /// The tool result of `outcome`.
-    pub fn to_tool_result(&self, outcome: Outcome) -> CallToolResult {
+    /// The tool result of `outcome`; `restart_required` is the restart
+    /// watch's flag, carried by results of calls that ran nothing too.
+    pub fn to_tool_result(&self, outcome: Outcome, restart_required: bool) -> CallToolResult {
         match outcome {
-            Outcome::InvalidArguments { tool, errors } => invalid_arguments(&tool, &errors),
-            Outcome::Refused(refusal) => refused(&refusal),
-            Outcome::NotRun { what, reason } => not_run(&what, &reason),
+            Outcome::InvalidArguments { tool, errors } => {
+                let text = invalid_arguments_text(&tool, &errors);
+                let list: Vec<Value> = errors
+                    .iter()
+                    .map(|e| json!({"path": e.path, "rule": e.rule}))
+                    .collect();
+                let error = ToolError::new(ErrorCode::InvalidArguments, text.replace('\n', " "))
+                    .with("errors", list);
+                self.nothing_ran(&tool, &text, error, restart_required)
+            }
+            Outcome::Refused(refusal) => {
+                let text = refused_text(&refusal);
+                let error = ToolError::new(ErrorCode::Refused, text.clone())
+                    .with("missing", refusal.missing.clone())
+                    .with("command", refusal.command.clone());
+                self.nothing_ran("", &text, error, restart_required)
+            }
+            Outcome::NotRun { what, reason } => {
+                // The reason may quote what the worker or conda said, so it
+                // goes through the credential mask (always: it is the
+                // server's text, not conda's output).
+                let text = mask(&format!("{what} could not be run: {reason}")).into_owned();
+                let mut error = not_run_error(&reason);
+                error.message = mask(&error.message).into_owned();
+                self.nothing_ran(&what, &text, error, restart_required)
+            }
             Outcome::Answered { value, .. } => CallToolResult::structured(value),
             Outcome::Ran {
                 what,
@@ -81,6 +134,45 @@ impl Results {
         }
     }
 
+    /// An `isError` result for a call that ran nothing: `text`, then the
+    /// structured content (of `conda_cli_command`'s shape for that tool,
+    /// else a [`CallOutput`] with no exit code and no output).
+    fn nothing_ran(
+        &self,
+        tool: &str,
+        text: &str,
+        error: ToolError,
+        restart_required: bool,
+    ) -> CallToolResult {
+        let structured = if tool == completion::TOOL_NAME {
+            json!({
+                "availability": "unavailable",
+                "requested_path": [],
+                "resolved_path": [],
+                "message": error.message,
+                "error": error,
+            })
+        } else {
+            let mut out = CallOutput::nothing_ran(error);
+            out.restart_required = restart_required;
+            serde_json::to_value(&out).unwrap_or(Value::Null)
+        };
+        let mut r = CallToolResult::error(vec![Content::text(format!("{text}\n{structured}"))]);
+        r.structured_content = Some(structured);
+        r
+    }
+
+    /// A bug inside the server, as an `isError` result that ran nothing.
+    fn internal_error(&self, msg: &'static str) -> CallToolResult {
+        self.to_tool_result(
+            Outcome::NotRun {
+                what: "the call".to_owned(),
+                reason: NotRun::Internal(msg),
+            },
+            false,
+        )
+    }
+
     /// A conda execution. `isError` is set when the exit code is not 0, or
     /// on timeout or cancellation.
     fn execution(&self, what: &str, output: &CallOutput) -> CallToolResult {
@@ -88,12 +180,13 @@ impl Results {
             Ok(v) => v,
             Err(e) => {
                 tracing::error!("cannot serialize an execution result: {e}");
-                return internal_error("the execution result could not be serialized");
+                return self.internal_error("the execution result could not be serialized");
             }
         };
         if !self.execution.is_valid(&structured) {
             tracing::error!("an execution result does not match the output schema");
-            return internal_error("the execution result does not match the tool's output schema");
+            return self
+                .internal_error("the execution result does not match the tool's output schema");
         }
         let text = format!("{}\n{}", summary(what, output, self.live_tools), structured);
         let mut r = CallToolResult::success(vec![Content::text(text)]);
@@ -108,11 +201,26 @@ impl Results {
         let what = completion::TOOL_NAME;
         let structured = match serde_json::to_value(answer) {
             Ok(v) => v,
-            Err(e) => return not_run(what, &e),
+            Err(e) => {
+                tracing::error!("cannot serialize a conda_cli_command answer: {e}");
+                return self.to_tool_result(
+                    Outcome::NotRun {
+                        what: what.to_owned(),
+                        reason: NotRun::Internal("the answer could not be serialized"),
+                    },
+                    false,
+                );
+            }
         };
         if !self.answer.is_valid(&structured) {
             tracing::error!("a conda_cli_command answer does not match its output schema");
-            return not_run(what, &"the answer does not match the tool's output schema");
+            return self.to_tool_result(
+                Outcome::NotRun {
+                    what: what.to_owned(),
+                    reason: NotRun::Internal("the answer does not match the tool's output schema"),
+                },
+                false,
+            );
         }
         let path = if answer.resolved_path.is_empty() {
             "conda".to_owned()
@@ -144,8 +252,9 @@ impl Results {
     }
 }
 
-/// One line: what ran and how it ended (`live_tools`: the server rebuilds
-/// its tools when conda or its plugins change).
+/// One line: what ran, how it ended, the error code, and what a cut kept
+/// with how to narrow the call (`live_tools`: the server rebuilds its tools
+/// when conda or its plugins change).
 pub fn summary(what: &str, output: &CallOutput, live_tools: bool) -> String {
     let r = &output.execution;
     let secs = r.duration_ms as f64 / 1000.0;
@@ -170,6 +279,30 @@ pub fn summary(what: &str, output: &CallOutput, live_tools: bool) -> String {
             output.credentials_masked
         ));
     }
+    if let Some(e) = &output.error {
+        let code = serde_json::to_value(e.code).unwrap_or(Value::Null);
+        s.push_str(&format!(
+            "; error {}",
+            code.as_str().unwrap_or("conda_error")
+        ));
+        if e.code == ErrorCode::CrashedAfterSuccess {
+            s.push_str(": the change was very probably applied, check before repeating it");
+        }
+    }
+    if let Some(cut) = &output.cut {
+        s.push_str(&format!(
+            "; result cut to fit {} bytes",
+            cut.max_result_bytes
+        ));
+        if let Some(j) = &cut.parsed_json {
+            s.push_str(&format!(
+                " (parsed_json keeps {} of {} items)",
+                j.kept, j.total
+            ));
+        }
+        s.push_str(": ");
+        s.push_str(&cut.narrow);
+    }
     if output.restart_required {
         s.push_str(if live_tools {
             "; conda or its plugins changed: list the tools again to see the new ones"
@@ -186,31 +319,105 @@ pub fn summary(what: &str, output: &CallOutput, live_tools: bool) -> String {
 }
 
 /// Invalid arguments: the tool name and every JSON path with its rule.
-fn invalid_arguments(tool: &str, errors: &[ArgumentError]) -> CallToolResult {
+fn invalid_arguments_text(tool: &str, errors: &[ArgumentError]) -> String {
     let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
-    CallToolResult::error(vec![Content::text(format!(
+    format!(
         "Invalid arguments for {tool}; nothing was run.\n{}",
         lines.join("\n")
-    ))])
+    )
 }
 
 /// A policy refusal: its text names the missing startup option(s).
-fn refused(refusal: &Refusal) -> CallToolResult {
-    CallToolResult::error(vec![Content::text(format!(
+fn refused_text(refusal: &Refusal) -> String {
+    format!(
         "Refused by the server's policy; nothing was run: {refusal}. The server must be restarted with that option to allow it."
-    ))])
+    )
 }
 
-/// A call that could not run (worker unavailable or died, ...). The
-/// reason may quote what the worker or conda said, so it goes through the
-/// credential mask (always: it is the server's text, not conda's output).
-fn not_run(what: &str, reason: &impl std::fmt::Display) -> CallToolResult {
-    let text = format!("{what} could not be run: {reason}");
-    CallToolResult::error(vec![Content::text(
-        conda_mcp_shared::mask::mask(&text).into_owned(),
-    )])
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::call::shape::{self, CallFacts, ResultSettings};
+    use conda_mcp_shared::{ExecutionResult, StopSignal};
 
-fn internal_error(msg: &str) -> CallToolResult {
-    CallToolResult::error(vec![Content::text(format!("internal error: {msg}"))])
+    fn structured(r: &CallToolResult) -> Value {
+        r.structured_content.clone().expect("structured content")
+    }
+
+    #[test]
+    fn calls_that_ran_nothing_carry_a_valid_typed_error() {
+        let results = Results::new().expect("schemas compile");
+        let schema = Value::Object(super::super::tools::full_output_schema().as_ref().clone());
+        let validator = compile(&schema, "schema").expect("compiles");
+        let cases = [
+            (
+                NotRun::Exec(ExecError::WorkerDied("eof".into())),
+                "worker_unavailable",
+                true,
+            ),
+            (
+                NotRun::Exec(ExecError::WorkerUnavailable("no binary".into())),
+                "worker_unavailable",
+                true,
+            ),
+            (NotRun::Exec(ExecError::Cancelled), "cancelled", false),
+            (
+                NotRun::Unavailable("the server was not started with --allow-exec"),
+                "unavailable",
+                false,
+            ),
+            (NotRun::Internal("a bug"), "internal", false),
+        ];
+        for (reason, code, retryable) in cases {
+            let r = results.to_tool_result(
+                Outcome::NotRun {
+                    what: "conda env list".into(),
+                    reason,
+                },
+                true,
+            );
+            assert_eq!(r.is_error, Some(true));
+            let s = structured(&r);
+            assert!(validator.is_valid(&s), "{s}");
+            assert_eq!(s["error"]["code"], json!(code));
+            assert_eq!(s["error"]["retryable"], json!(retryable));
+            assert_eq!(s["exit_code"], Value::Null);
+            assert_eq!(s["restart_required"], json!(true));
+        }
+        // conda_cli_command keeps its own answer shape.
+        let r = results.to_tool_result(
+            Outcome::InvalidArguments {
+                tool: completion::TOOL_NAME.into(),
+                errors: vec![ArgumentError {
+                    path: "/command_path".into(),
+                    rule: "required field is missing".into(),
+                }],
+            },
+            false,
+        );
+        let s = structured(&r);
+        let answer = compile(&completion::output_schema(), "answer").expect("compiles");
+        assert!(answer.is_valid(&s), "{s}");
+        assert_eq!(s["error"]["code"], json!("invalid_arguments"));
+    }
+
+    #[test]
+    fn a_cancelled_execution_says_how_it_ended() {
+        let mut exec = ExecutionResult::nothing_ran();
+        exec.cancelled = true;
+        exec.duration_ms = 1200;
+        exec.stopped_by = Some(StopSignal::Kill);
+        let out = shape::shape(
+            exec,
+            ResultSettings::default(),
+            CallFacts {
+                command: &["conda".to_owned(), "install".to_owned()],
+                timeout_ms: 900_000,
+            },
+        );
+        let e = out.error.clone().expect("error");
+        assert_eq!(e.code, ErrorCode::Cancelled);
+        assert_eq!(e.details["signal"], json!("SIGKILL"));
+        assert!(summary("conda install", &out, false).contains("error cancelled"));
+    }
 }

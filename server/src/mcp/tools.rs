@@ -346,11 +346,15 @@ pub fn output_schema() -> Arc<JsonObject> {
     Arc::new(m)
 }
 
-/// The complete output schema (with `required` and
+/// The complete output schema (with `required`, nested definitions and
 /// `additionalProperties: false`): what results are checked against before
-/// they are sent.
+/// they are sent, and `result_schema` in `conda://capabilities`. Written
+/// without type arrays ("integer or null" is an `anyOf` of single types).
 pub fn full_output_schema() -> Arc<JsonObject> {
-    rmcp::handler::server::common::schema_for_output::<crate::call::CallOutput>()
+    let full = rmcp::handler::server::common::schema_for_output::<crate::call::CallOutput>();
+    let mut v = Value::Object(full.as_ref().clone());
+    crate::schema::without_type_arrays(&mut v);
+    Arc::new(as_object(v))
 }
 
 fn as_object(v: Value) -> JsonObject {

@@ -290,17 +290,11 @@ fn kill_group(pgid: Option<u32>) {
 /// queue: nothing ran.
 fn queue_timeout(timeout: Duration) -> ExecutionResult {
     ExecutionResult {
-        exit_code: None,
-        stdout: String::new(),
         stderr: format!(
             "conda-mcp: the call waited {} s for earlier calls to finish and its time limit ran out before it started; nothing ran",
             timeout.as_secs()
         ),
-        duration_ms: 0,
-        parsed_json: None,
         timed_out: true,
-        cancelled: false,
-        stdout_truncated: false,
-        stderr_truncated: false,
+        ..ExecutionResult::nothing_ran()
     }
 }

@@ -35,7 +35,6 @@ fn ask(
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let result = ExecutionResult {
         exit_code: out.status.code(),
-        parsed_json: serde_json::from_str(&stdout).ok(),
         stdout,
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         duration_ms: 0,
@@ -43,6 +42,9 @@ fn ask(
         cancelled: false,
         stdout_truncated: false,
         stderr_truncated: false,
+        stdout_lossy: false,
+        stderr_lossy: false,
+        stopped_by: None,
     };
     completion::read_answer(&result)
 }

@@ -10,7 +10,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use std::time::Duration;
+
 use conda_mcp_tests::mcp::{Era, Server, result_text};
+use conda_mcp_tests::rawrpc::RawClient;
+use conda_mcp_tests::results::assert_valid_result;
 use serde_json::{Value, json};
 
 const PACKAGE: &str = "conda-mcp-probe";
@@ -291,4 +295,152 @@ async fn real_conda_run_keeps_output_ends_with_the_program_and_takes_stdin() {
     let s = r.structured_content.clone().expect("structured");
     assert_eq!(s["stdout"], json!("through stdin"), "{s}");
     server.close().await;
+}
+
+/// Response sizes of the size table on a real conda, default against lean:
+/// the whole JSON-RPC response line and the text block, beside conda's own
+/// stdout (run directly). Prints the table; asserts the lean targets.
+#[tokio::test]
+async fn real_conda_result_sizes_default_and_lean() {
+    let Some(conda) = real_conda() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let channel = build_channel(&dir.path().join("channel"));
+    let cases: Vec<(&str, Value, Vec<String>)> = vec![
+        (
+            "conda_info",
+            json!({"json": true}),
+            vec!["info".into(), "--json".into()],
+        ),
+        (
+            "conda_config",
+            json!({"show": [], "json": true}),
+            vec!["config".into(), "--show".into(), "--json".into()],
+        ),
+        (
+            "conda_search",
+            json!({"match_spec": PACKAGE, "channel": [channel], "override_channels": true, "json": true}),
+            vec![
+                "search".into(),
+                "--json".into(),
+                PACKAGE.into(),
+                "-c".into(),
+                channel.clone(),
+                "--override-channels".into(),
+            ],
+        ),
+    ];
+    let mut table = vec![
+        "| call | conda's stdout | default: response | default: text | lean: response | lean: text |".to_owned(),
+        "| --- | --- | --- | --- | --- | --- |".to_owned(),
+    ];
+    let mut rows: Vec<Vec<usize>> = vec![Vec::new(); cases.len()];
+    for (i, (_, _, argv)) in cases.iter().enumerate() {
+        let out = Command::new(&conda).args(argv).output().expect("run conda");
+        assert!(out.status.success(), "conda {argv:?} failed");
+        rows[i].push(out.stdout.len());
+    }
+    for mode in ["default", "lean"] {
+        let mut client =
+            RawClient::start(&conda, &["--result-mode", mode, "--timeout", "600"]).await;
+        for (i, (name, args, _)) in cases.iter().enumerate() {
+            let id = format!("{mode}-{i}");
+            client.call_tool(&id, name, args.clone(), None).await;
+            let (resp, _) = client.response(&id, Duration::from_secs(600)).await;
+            let result = &resp["result"];
+            assert_eq!(result["isError"], json!(false), "{resp}");
+            let text_len = result["content"][0]["text"].as_str().expect("text").len();
+            let wire = resp.to_string().len() + 1;
+            rows[i].push(wire);
+            rows[i].push(text_len);
+            if mode == "lean" {
+                let stdout = rows[i][0] as f64;
+                assert!(
+                    text_len as f64 <= 1.05 * stdout + 400.0,
+                    "{name}: text block {text_len} B for {stdout} B of stdout"
+                );
+                assert!(
+                    wire as f64 <= 2.2 * stdout + 800.0,
+                    "{name}: response {wire} B for {stdout} B of stdout"
+                );
+            }
+        }
+        client.close().await;
+    }
+    for ((name, args, _), r) in cases.iter().zip(&rows) {
+        let shown = if *name == "conda_search" {
+            json!({"match_spec": PACKAGE, "json": true}).to_string()
+        } else {
+            args.to_string()
+        };
+        table.push(format!(
+            "| {name} {shown} | {} B | {} B | {} B | {} B | {} B |",
+            r[0], r[1], r[2], r[3], r[4]
+        ));
+    }
+    eprintln!("{}", table.join("\n"));
+}
+
+/// Typed errors from a real conda: a missing package, a missing
+/// environment, an invalid spec.
+#[tokio::test]
+async fn real_conda_typed_errors() {
+    let Some(conda) = real_conda() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let channel = build_channel(&dir.path().join("channel"));
+    for mode in ["default", "lean"] {
+        let server = Server::start(
+            &conda,
+            &["--result-mode", mode, "--timeout", "600"],
+            Era::Initialize,
+        )
+        .await;
+        let tools = server.tools().await;
+        let check = |name: &str, r: &rmcp::model::CallToolResult| {
+            let t = tools.iter().find(|t| t.name == name).expect("listed");
+            assert_valid_result(t, r);
+            assert_eq!(r.is_error, Some(true), "{name}: {}", result_text(r));
+            r.structured_content.clone().expect("structured")["error"].clone()
+        };
+        for json_flag in [true, false] {
+            let r = server
+                .call_ok(
+                    "conda_search",
+                    json!({"match_spec": "no-such-package-xyz", "channel": [channel],
+                           "override_channels": true, "json": json_flag}),
+                )
+                .await;
+            let e = check("conda_search", &r);
+            assert_eq!(
+                e["code"],
+                json!("packages_not_found"),
+                "{mode} json={json_flag}: {e}"
+            );
+            let r = server
+                .call_ok(
+                    "conda_list",
+                    json!({"name": "no-such-env-xyz", "json": json_flag}),
+                )
+                .await;
+            let e = check("conda_list", &r);
+            assert_eq!(
+                e["code"],
+                json!("environment_not_found"),
+                "{mode} json={json_flag}: {e}"
+            );
+            let r = server
+                .call_ok(
+                    "conda_search",
+                    json!({"match_spec": "probe[version=", "channel": [channel],
+                           "override_channels": true, "json": json_flag}),
+                )
+                .await;
+            let e = check("conda_search", &r);
+            assert_eq!(
+                e["code"],
+                json!("invalid_spec"),
+                "{mode} json={json_flag}: {e}"
+            );
+        }
+        server.close().await;
+    }
 }

@@ -568,8 +568,10 @@ async fn relative_paths_and_missing_run_time_options_are_refused_before_conda_ru
         text.contains("conda clean needs one of: all, tarballs"),
         "{text}"
     );
-    // Nothing ran: no structured result.
-    assert!(r.structured_content.is_none(), "{r:?}");
+    // Nothing ran: the result's shape with no exit code and a typed error.
+    let s = r.structured_content.clone().expect("structured");
+    assert_eq!(s["exit_code"], json!(null), "{s}");
+    assert_eq!(s["error"]["code"], json!("invalid_arguments"), "{s}");
     // Absolute and home-relative paths pass.
     for p in ["/tmp/some-env", "~/envs/x"] {
         let r = server

@@ -110,6 +110,7 @@ async fn cancelling_a_running_job_kills_its_tree() {
     assert!(r.cancelled);
     assert!(!r.timed_out);
     assert_eq!(r.exit_code, None);
+    assert!(r.stopped_by.is_some(), "{r:?}");
     assert!(!alive(pid));
     for p in pids_in(&r.stdout) {
         assert!(!alive(p), "grandchild {p} survived");
@@ -156,7 +157,7 @@ async fn fifo_order_positions_cancel_and_queue_timeout() {
     assert_eq!(cancelled.await.expect("join"), Err(ExecError::Cancelled));
     let r = expired.await.expect("join").expect("a result");
     assert!(
-        r.timed_out && r.exit_code.is_none() && r.duration_ms == 0,
+        r.timed_out && r.exit_code.is_none() && r.duration_ms == 0 && r.stopped_by.is_none(),
         "{r:?}"
     );
     assert!(first.await.expect("join").is_ok());

@@ -33,7 +33,7 @@ async fn twenty_megabytes_on_each_stream_keep_the_limit_and_little_memory() {
     assert!(r.stdout.bytes().all(|b| b == b'o'));
     assert!(r.stderr.bytes().all(|b| b == b'e'));
     assert!(r.stdout_truncated && r.stderr_truncated);
-    assert_eq!(r.parsed_json, None);
+    assert!(!r.stdout_lossy && !r.stderr_lossy);
     let worker = ex.worker_pid().expect("a live worker");
     let kb = peak_rss_kb(worker);
     assert!(kb < 30 * 1024, "worker peak RSS {kb} kB");
@@ -61,6 +61,7 @@ async fn utf8_cut_replacement_and_nul_bytes() {
     let r = run_collect(&ex, job).await.0.expect("result");
     assert_eq!(r.stdout, "a\u{fffd}b\0c");
     assert_eq!(r.stderr, "\u{fffd}");
+    assert!(r.stdout_lossy && r.stderr_lossy, "{r:?}");
     assert!(!r.stdout_truncated && !r.stderr_truncated);
     let json = serde_json::to_string(&r).expect("serializes");
     let back: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");

@@ -1,9 +1,11 @@
-//! Exit codes, signals, the parsed_json rule, refusals and progress events
+//! Exit codes, signals, text and lossy flags, how a stopped process ended,
+//! refusals and progress events
 //! through the real worker binary.
 
 use std::time::Duration;
 
 use conda_mcp_server::worker_client::{ExecError, JobRefusal, JobUpdate};
+use conda_mcp_shared::StopSignal;
 use conda_mcp_tests::exec::{run_collect, sh, sh_executor};
 
 #[tokio::test]
@@ -30,32 +32,59 @@ async fn exit_status_and_signals() {
 }
 
 #[tokio::test]
-async fn parsed_json_only_for_exactly_one_document() {
+async fn stdout_is_reported_as_text_and_json_is_left_to_the_server() {
     let ex = sh_executor();
-    let r = run_collect(&ex, sh(r#"echo '{"a":1}'"#, Duration::from_secs(10)))
+    // Progress records with NUL separators and a final document: the worker
+    // keeps the text as it was printed and flags the NUL characters.
+    let r = run_collect(
+        &ex,
+        sh(
+            r#"printf '{"fetch":"x","progress":1.0}\n\000{"a":1}\n'"#,
+            Duration::from_secs(10),
+        ),
+    )
+    .await
+    .0
+    .expect("result");
+    assert_eq!(
+        r.stdout,
+        "{\"fetch\":\"x\",\"progress\":1.0}\n\0{\"a\":1}\n"
+    );
+    assert!(r.stdout_lossy, "NUL characters are flagged");
+    assert!(!r.stderr_lossy);
+    assert_eq!(r.stopped_by, None, "the process ended by itself");
+    let json = serde_json::to_value(&r).expect("serializes");
+    assert!(json.get("parsed_json").is_none(), "{json}");
+    assert!(
+        json.get("stderr_lossy").is_none(),
+        "false flags are left out: {json}"
+    );
+    ex.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_stopped_process_reports_the_signal_that_ended_it() {
+    let ex = sh_executor();
+    // sh exits on SIGTERM within the grace.
+    let r = run_collect(&ex, sh("sleep 30", Duration::from_millis(500)))
         .await
         .0
         .expect("result");
-    assert_eq!(r.parsed_json, Some(serde_json::json!({"a": 1})));
-    for script in [
-        r#"echo '{"a":1}'; echo '{"b":2}'"#,
-        r#"echo 'Collecting package metadata'; echo '{"a":1}'"#,
-        "echo NaN",
-        "printf ''",
-    ] {
-        let r = run_collect(&ex, sh(script, Duration::from_secs(10)))
-            .await
-            .0
-            .expect("result");
-        assert_eq!(r.parsed_json, None, "{script}");
-        assert_eq!(r.exit_code, Some(0));
-    }
-    // Truncated JSON is never parsed, even if the prefix happened to parse.
-    let mut job = sh(r#"echo '{"a":1}          '"#, Duration::from_secs(10));
-    job.limits.output_limit_bytes = 8;
-    let r = run_collect(&ex, job).await.0.expect("result");
-    assert!(r.stdout_truncated);
-    assert_eq!(r.parsed_json, None);
+    assert!(r.timed_out);
+    assert_eq!(r.stopped_by, Some(StopSignal::Term));
+    // A process that ignores SIGTERM is killed after the grace.
+    let r = run_collect(
+        &ex,
+        sh(
+            "trap '' TERM; while :; do sleep 0.1; done",
+            Duration::from_millis(500),
+        ),
+    )
+    .await
+    .0
+    .expect("result");
+    assert!(r.timed_out);
+    assert_eq!(r.stopped_by, Some(StopSignal::Kill));
     ex.shutdown().await;
 }
 

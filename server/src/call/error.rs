@@ -1,0 +1,118 @@
+//! Typed errors: `error: {code, message, retryable, details}` on every
+//! result with `isError`, so a model can act on a reason instead of prose.
+//!
+//! Codes from the server: `invalid_arguments`, `refused` (details: the
+//! missing startup options), `unavailable` (the tool is not served under
+//! the startup options), `timeout` and `queue_timeout` (retryable),
+//! `cancelled`, `worker_unavailable` (retryable), `helper_failed`,
+//! `internal`. Codes from conda: see [`super::conda_error`];
+//! `killed_by_signal` and `crashed_after_success` for a conda that died of
+//! a signal.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// What kind of failure a result reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The arguments break the input schema or a rule it cannot state;
+    /// nothing ran (details: `errors`, each a JSON path and its rule).
+    InvalidArguments,
+    /// The startup policy does not allow the call; nothing ran (details:
+    /// `missing`, the startup options it needs; `command`).
+    Refused,
+    /// The tool is not served under the startup options; nothing ran.
+    Unavailable,
+    /// The time limit ended the process (retryable with a longer limit or a
+    /// narrower call; details: `signal`, how it ended).
+    Timeout,
+    /// The time limit ran out while the call waited behind other conda
+    /// calls; nothing ran (retryable).
+    QueueTimeout,
+    /// The client cancelled the call (details: `signal`, how the process
+    /// ended, when one was running).
+    Cancelled,
+    /// The worker could not be started or reached, or went away during the
+    /// call (retryable: the next call starts a fresh worker).
+    WorkerUnavailable,
+    /// `conda_cli_command`'s helper produced no answer.
+    HelperFailed,
+    /// A bug inside the server.
+    Internal,
+    /// conda: a requested package does not exist in the channels or the
+    /// environment.
+    PackagesNotFound,
+    /// conda: the request cannot be solved.
+    Unsatisfiable,
+    /// conda: the named environment or prefix does not exist.
+    EnvironmentNotFound,
+    /// conda: the environment already exists.
+    EnvironmentExists,
+    /// conda: a package specification cannot be parsed.
+    InvalidSpec,
+    /// conda: a network failure (HTTP, proxy, TLS) (retryable).
+    Network,
+    /// conda: a lock is held by another process (retryable).
+    Lock,
+    /// conda: a file or directory cannot be written.
+    Permission,
+    /// conda: its configuration is invalid, or a key or channel is missing.
+    Config,
+    /// conda failed for another reason (`details.exception_name` names it
+    /// when conda did).
+    CondaError,
+    /// conda died of a signal (details: `signal`).
+    KilledBySignal,
+    /// conda printed its success document and then died of a signal at
+    /// exit: the change was very probably applied.
+    CrashedAfterSuccess,
+}
+
+impl ErrorCode {
+    /// Whether repeating the same call may succeed.
+    pub fn retryable(self) -> bool {
+        matches!(
+            self,
+            ErrorCode::Timeout
+                | ErrorCode::QueueTimeout
+                | ErrorCode::WorkerUnavailable
+                | ErrorCode::Network
+                | ErrorCode::Lock
+        )
+    }
+}
+
+/// A typed error.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolError {
+    /// What kind of failure (a stable code).
+    pub code: ErrorCode,
+    /// One or a few sentences for the model: what happened and what to do.
+    pub message: String,
+    /// Whether repeating the same call may succeed.
+    pub retryable: bool,
+    /// Facts by code (`exception_name`, `exit_code`, `signal`, `missing`,
+    /// `errors`, ...).
+    pub details: Map<String, Value>,
+}
+
+impl ToolError {
+    /// An error of `code` with the code's retryability and no details.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        ToolError {
+            code,
+            message: message.into(),
+            retryable: code.retryable(),
+            details: Map::new(),
+        }
+    }
+
+    /// Adds one detail.
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.details.insert(key.to_owned(), value.into());
+        self
+    }
+}
