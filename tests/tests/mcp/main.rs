@@ -14,6 +14,7 @@ mod installed;
 mod long_calls;
 mod packaging;
 mod real_conda;
+mod results;
 mod server;
 mod soak;
 mod surface;
