@@ -119,6 +119,18 @@ pub fn figures(pid: i32) -> Option<Figures> {
     })
 }
 
+/// The command line of `pid`, one item per argument (empty when gone).
+pub fn cmdline(pid: i32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| {
+            b.split(|c| *c == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Where each open descriptor of `pid` points (`fd -> target`, sorted by
 /// descriptor); empty when unreadable.
 pub fn fd_targets(pid: i32) -> Vec<String> {

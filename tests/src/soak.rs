@@ -480,6 +480,13 @@ impl Report {
             }
             s.push('\n');
         }
+        if self.kills_skipped > 0 {
+            let _ = writeln!(
+                s,
+                "{} kills dropped: no call was left to start a worker",
+                self.kills_skipped
+            );
+        }
         let _ = writeln!(
             s,
             "calls answered once {}, twice or more {}, never (cancelled) {}; responses in all {}, notifications {}; processes seen in the server's tree {}",
@@ -928,6 +935,11 @@ pub async fn run(plan: &Plan) -> Report {
                 let (tool, args) = Kind::Slow.request(&mut rng, n);
                 s.call(slow.clone(), Kind::Slow, n, tool, args).await;
                 n += 1;
+                if kill_at.contains(&n) {
+                    // (Deferred until the cancel is sent, below.)
+                    let at = Instant::now() + rng.delay(Duration::from_millis(300));
+                    timers.push((at, Timer::Kill));
+                }
                 let victim = format!("c{n}");
                 let (tool, args) = Kind::QueuedVictim.request(&mut rng, n);
                 s.call(victim.clone(), Kind::QueuedVictim, n, tool, args)
@@ -1114,13 +1126,26 @@ pub async fn run(plan: &Plan) -> Report {
     report.processes_seen = s.seen.len();
     report.workers_seen = s.workers.len();
 
-    // Processes while serving: only the live worker and its warm conda.
+    // Processes while serving: only live workers (each with its socket
+    // folder) and their warm condas.
     settle_processes(&mut s, true).await;
     report.socket_dir.0 = entries(&tmp);
-    if report.socket_dir.0.len() > 1 {
+    let live_folders: HashSet<PathBuf> = procfs::descendants(s.pid, &procfs::all())
+        .iter()
+        .filter(|p| is_worker(p, s.pid))
+        .filter_map(|p| socket_folder(p.pid))
+        .collect();
+    let stray: Vec<PathBuf> = std::fs::read_dir(&tmp)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    let stray: Vec<String> = stray
+        .into_iter()
+        .filter(|p| !live_folders.contains(p))
+        .map(|p| p.display().to_string())
+        .collect();
+    if !stray.is_empty() {
         s.violations.push(format!(
-            "worker socket directory holds more than the live worker's folder: {:?}",
-            report.socket_dir.0
+            "worker socket directory holds what no live worker uses: {stray:?}"
         ));
     }
 
@@ -1233,6 +1258,7 @@ async fn settle_processes(s: &mut Session, serving: bool) -> Vec<Proc> {
     loop {
         let table = procfs::all();
         let mut expected: HashSet<i32> = HashSet::new();
+        let mut detached = Vec::new();
         if serving {
             // The server, each live worker (the exec lane's, the idle
             // discovery helper's) and each worker's warm conda.
@@ -1240,6 +1266,15 @@ async fn settle_processes(s: &mut Session, serving: bool) -> Vec<Proc> {
             let desc = procfs::descendants(s.pid, &table);
             for w in desc.iter().filter(|p| is_worker(p, s.pid)) {
                 expected.insert(w.pid);
+                if let Some(dir) = socket_folder(w.pid)
+                    && !dir.exists()
+                {
+                    detached.push(format!(
+                        "worker {} runs detached (its socket folder {} is gone)",
+                        w.pid,
+                        dir.display()
+                    ));
+                }
                 for z in desc.iter().filter(|p| is_zygote_of(p, w)) {
                     expected.insert(z.pid);
                 }
@@ -1247,7 +1282,7 @@ async fn settle_processes(s: &mut Session, serving: bool) -> Vec<Proc> {
         }
         let seen_pgids: HashSet<i32> = s.seen.values().map(|p| p.pgid).collect();
         let by_pid: HashMap<i32, &Proc> = table.iter().map(|p| (p.pid, p)).collect();
-        let mut problems = Vec::new();
+        let mut problems = detached;
         for p in procfs::descendants(s.pid, &table) {
             if !expected.contains(&p.pid) {
                 problems.push(format!(
@@ -1304,6 +1339,13 @@ async fn settle_processes(s: &mut Session, serving: bool) -> Vec<Proc> {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// The private folder of a spawned worker's socket (`--socket PATH`).
+fn socket_folder(pid: i32) -> Option<PathBuf> {
+    let args = procfs::cmdline(pid);
+    let i = args.iter().position(|a| a == "--socket")?;
+    Path::new(args.get(i + 1)?).parent().map(Path::to_path_buf)
 }
 
 /// A live `conda-mcp-worker` child of `server`.

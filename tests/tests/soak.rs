@@ -96,3 +96,76 @@ async fn a_worker_killed_while_idle_leaves_no_zombie_and_the_next_call_answers()
     );
     c.close().await;
 }
+
+/// Every live worker of the server is one the server still talks to: its
+/// private socket folder (removed with the connection) exists. The lane
+/// that ran the discovery helper (at startup after a cache miss, and again
+/// when a mutation changed the plugin set) is dropped afterwards; it must
+/// not leave its worker running, detached, until the server exits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_worker_outlives_its_connection_after_startup_or_a_rediscovery() {
+    use conda_mcp_tests::procfs;
+    use conda_mcp_tests::rawrpc::RawClient;
+    use conda_mcp_tests::standin::{ControlRule, PluginSpec, StandinPrefix};
+    use serde_json::json;
+    use std::path::PathBuf;
+    use std::time::{Duration, Instant};
+
+    let prefix = StandinPrefix::standard();
+    prefix
+        .set_control(&[ControlRule {
+            add_plugin: Some(PluginSpec {
+                distribution: "conda-soak".into(),
+                version: "0.1.0".into(),
+                name: "conda-soak".into(),
+                value: "conda_soak.plugin".into(),
+            }),
+            ..ControlRule::for_commands(&["install"])
+        }])
+        .expect("control file");
+    // A private cache: discovery runs the helper through its own worker.
+    let mut c = RawClient::start(&prefix.conda_exe, &["--allow-write"]).await;
+    assert!(
+        c.stderr_text().contains("running the helper"),
+        "discovery ran the helper (a cache miss)"
+    );
+    // A mutation that changes the plugin set: discovery runs again.
+    c.call_tool(
+        "one",
+        "conda_install",
+        json!({"packages": ["numpy"], "yes": true}),
+        None,
+    )
+    .await;
+    let (one, _) = c.response("one", Duration::from_secs(60)).await;
+    let result = &one["result"]["structuredContent"];
+    assert_eq!(result["exit_code"], json!(0), "{one}");
+    assert_eq!(result["restart_required"], json!(true), "{one}");
+    let server = c.pid() as i32;
+    let detached = || -> Vec<String> {
+        procfs::descendants(server, &procfs::all())
+            .into_iter()
+            .filter(|p| p.ppid == server && p.comm.starts_with("conda-mcp-work") && !p.is_zombie())
+            .filter_map(|p| {
+                let args = procfs::cmdline(p.pid);
+                let socket = args.iter().position(|a| a == "--socket")?;
+                let dir = PathBuf::from(args.get(socket + 1)?).parent()?.to_path_buf();
+                (!dir.exists())
+                    .then(|| format!("worker {} (socket folder {} gone)", p.pid, dir.display()))
+            })
+            .collect()
+    };
+    let since = Instant::now();
+    loop {
+        let d = detached();
+        if d.is_empty() {
+            break;
+        }
+        assert!(
+            since.elapsed() < Duration::from_secs(5),
+            "workers still running after their connection was dropped: {d:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    c.close().await;
+}

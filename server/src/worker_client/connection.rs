@@ -280,6 +280,16 @@ impl Connection {
     }
 }
 
+impl Drop for Connection {
+    /// A connection dropped without [`Connection::close`] (its executor
+    /// went away) still ends: the reader task, which holds the socket's
+    /// read half, is stopped, so the socket closes and the worker exits
+    /// (and is reaped) instead of running detached until the server exits.
+    fn drop(&mut self) {
+        self.reader.abort();
+    }
+}
+
 /// A spawned worker owned by a task that waits for it, so that it is
 /// reaped the moment it exits: a worker that dies (is killed, crashes)
 /// while no call runs must not stay a zombie until the next call notices.
