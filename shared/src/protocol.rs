@@ -17,7 +17,7 @@ use crate::limits::Limits;
 use crate::result::ExecutionResult;
 
 /// Version of this message set; bump on any change of the types below.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// Identifies the build of both binaries: crate version + protocol version.
 /// Server and worker refuse each other when it differs.

@@ -274,7 +274,7 @@ fn run_request_limits_encode_as_three_flat_integers() {
 
 #[test]
 fn handshake_values_are_stable() {
-    assert_eq!(PROTOCOL_VERSION, 3);
+    assert_eq!(PROTOCOL_VERSION, 4);
     assert!(build_id().contains(env!("CARGO_PKG_VERSION")));
 }
 

@@ -95,3 +95,26 @@ fn build_into(profile_dir: &Path) {
         "building the binaries failed ({status:?}): run `{BUILD_HINT}` and look at its errors"
     );
 }
+
+/// A command that runs one `#[ignore]`d helper test of the running test
+/// binary in a process of its own (`--ignored --exact NAME --nocapture
+/// --test-threads=1`), for tests that need a second "server" process to
+/// kill. `module_path` is the caller's `module_path!()`: libtest names a
+/// test by its path below the crate root (`worker::serve` and `helper` →
+/// `serve::helper`), which changes when test files are grouped into one
+/// binary, so the name is derived, never spelled out.
+pub fn helper_test(module_path: &str, name: &str) -> Command {
+    let exact = match module_path.split_once("::") {
+        Some((_, below_root)) => format!("{below_root}::{name}"),
+        None => name.to_string(),
+    };
+    let mut cmd = Command::new(std::env::current_exe().expect("the test binary's path"));
+    cmd.args([
+        "--ignored",
+        "--exact",
+        &exact,
+        "--nocapture",
+        "--test-threads=1",
+    ]);
+    cmd
+}

@@ -9,7 +9,7 @@
 //! socket directory.
 //!
 //! [`run`] does it for a [`Plan`] and returns a [`Report`];
-//! `tests/tests/soak.rs` runs [`Plan::short`], the `soak` binary of this
+//! `tests/tests/mcp/soak.rs` runs [`Plan::short`], the `soak` binary of this
 //! crate ([`Plan::full`] by default, counts as flags) prints
 //! [`Report::table`].
 //!

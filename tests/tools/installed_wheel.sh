@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the Python wheel with maturin and runs tests/tests/installed.rs
+# Builds the Python wheel with maturin and runs tests/tests/mcp/installed.rs
 # against the binaries as pip, pipx and uv install them (a fresh venv, a pipx
 # home, a uv tool folder, all under target/wheel-test/), plus `uvx --from
 # WHEEL conda-mcp --version`. Fails on the first error. .ci/run runs it; it
@@ -37,19 +37,19 @@ echo "== wheel: pip install into a fresh venv"
 python3 -m venv "$work/venv"
 "$work/venv/bin/pip" install --quiet --disable-pip-version-check "$wheel"
 CONDA_MCP_INSTALLED_BIN_DIR="$work/venv/bin" \
-  cargo test --locked -p conda-mcp-tests --test installed
+  cargo test --locked -p conda-mcp-tests --test mcp installed::
 
 echo "== wheel: uv tool install"
 UV_TOOL_DIR="$work/uv-tools" UV_TOOL_BIN_DIR="$work/uv-bin" UV_CACHE_DIR="$work/uv-cache" \
   "$work/tools/bin/uv" tool install --offline "$wheel"
 CONDA_MCP_INSTALLED_BIN_DIR="$work/uv-bin" \
-  cargo test --locked -p conda-mcp-tests --test installed
+  cargo test --locked -p conda-mcp-tests --test mcp installed::
 
 echo "== wheel: pipx install"
 PIPX_HOME="$work/pipx-home" PIPX_BIN_DIR="$work/pipx-bin" PIPX_MAN_DIR="$work/pipx-man" \
   "$work/tools/bin/pipx" install "$wheel"
 CONDA_MCP_INSTALLED_BIN_DIR="$work/pipx-bin" \
-  cargo test --locked -p conda-mcp-tests --test installed
+  cargo test --locked -p conda-mcp-tests --test mcp installed::
 
 echo "== wheel: uvx --from WHEEL conda-mcp --version"
 version=$(UV_CACHE_DIR="$work/uv-cache" "$work/tools/bin/uvx" --offline --from "$wheel" conda-mcp --version)

@@ -86,10 +86,7 @@ pub async fn start(settings: &Settings) -> Result<Started, StartupError> {
             live: settings
                 .live_tools
                 .then(|| LiveTools::new(options, discovered.target.clone(), environment.summary)),
-            policy,
-            profile: settings.profile,
-            limits: settings.limits,
-            typed: settings.typed(),
+            settings: settings.clone(),
             runner: Runner {
                 exec: discovered.exec,
                 discovery: discovered.discovery_lane.clone(),

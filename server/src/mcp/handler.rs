@@ -36,7 +36,7 @@ use super::progress::Progress;
 use super::results::Results;
 use super::tools::Route;
 use crate::call::{self, NotRun, Outcome, Plan, Runner};
-use crate::policy::Policy;
+use crate::settings::Settings;
 
 /// Everything a call needs.
 #[derive(Debug)]
@@ -47,15 +47,11 @@ pub struct State {
     /// `--live-tools`: how the surface is rebuilt and whom to tell; `None`
     /// keeps the surface for the life of the process.
     pub live: Option<LiveTools>,
-    /// The startup policy.
-    pub policy: Policy,
-    /// The schema profile (`conda_describe` answers in it).
-    pub profile: crate::schema::Profile,
-    /// Limits of every call.
-    pub limits: conda_mcp_shared::limits::Limits,
-    /// What the server decides for typed calls (confirmation by dry run,
+    /// The settings the server started with: the policy, the limits of
+    /// every call, the schema profile (`conda_describe` answers in it),
+    /// what the server decides for typed calls (confirmation by dry run,
     /// `conda_run`'s server options).
-    pub typed: crate::typed::Settings,
+    pub settings: Settings,
     /// The executors (exec and discovery lanes) and the restart watch.
     pub runner: Runner,
     /// Outcomes as tool results (output-schema checked).
@@ -86,12 +82,12 @@ impl CondaMcp {
     /// The plan of a call routed to `route` on surface `sf`, or its early
     /// outcome.
     fn plan(&self, sf: &Surface, route: Route, args: &Value) -> Result<Plan, Outcome> {
-        let st = &self.state;
+        let st = &self.state.settings;
         match route {
             Route::Generated(i) => call::generated::plan(
                 &sf.catalog,
                 &st.policy,
-                st.typed,
+                st.typed(),
                 &sf.tools.generated[i],
                 args,
             ),
@@ -108,7 +104,7 @@ impl CondaMcp {
             Route::Compact(tool) => call::compact::plan(
                 &sf.catalog,
                 &st.policy,
-                st.typed,
+                st.typed(),
                 &sf.tools,
                 st.profile,
                 tool,

@@ -1,7 +1,7 @@
 //! Unit tests of the resolver and classifier on small hand-built catalogs
 //! (shaped like conda's parsers). The table-driven argv cases against the
 //! recorded real parser and the argparse oracle live in
-//! `tests/tests/policy_*.rs`.
+//! `tests/tests/library/policy_cases.rs` and `policy_oracle.rs`.
 
 use super::*;
 use crate::catalog::{

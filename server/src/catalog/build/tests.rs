@@ -1,6 +1,6 @@
 //! Catalog tests on the recorded real conda 26 dump
 //! (`tests/fixtures/dumps/conda-26.json`, see [`crate::dump::recorded_conda`]).
-//! The in-project stand-in dump is covered by `tests/tests/catalog_*.rs`.
+//! The in-project stand-in dump is covered by `tests/tests/library/catalog.rs`.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;

@@ -25,7 +25,7 @@ use serde_json::Value;
 const LIMIT: Duration = Duration::from_secs(600);
 
 fn real_conda() -> Option<PathBuf> {
-    conda_mcp_tests::tiers::real_conda("warm_real_conda")
+    conda_mcp_tests::tiers::real_conda(module_path!())
 }
 
 fn build_channel(dir: &Path) -> String {

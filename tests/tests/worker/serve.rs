@@ -514,14 +514,7 @@ async fn helper_server_process() {
 async fn a_server_killed_mid_job_leaves_no_job_behind() {
     use std::io::BufRead;
     let w = Served::start(&["--allow-uid", "0"], &[]);
-    let mut server = Command::new(std::env::current_exe().expect("test exe"))
-        .args([
-            "--ignored",
-            "--exact",
-            "helper_server_process",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+    let mut server = conda_mcp_tests::bins::helper_test(module_path!(), "helper_server_process")
         .env("CONDA_MCP_TEST_SOCKET", &w.socket)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -532,7 +525,7 @@ async fn a_server_killed_mid_job_leaves_no_job_behind() {
     let job_pid = tokio::task::spawn_blocking(move || {
         for line in std::io::BufReader::new(stdout).lines() {
             let line = line.expect("line");
-            // libtest prints "test helper_server_process ... " before it.
+            // libtest prints "test <name> ... " before it.
             if let Some((_, p)) = line.split_once("JOBPID ") {
                 return p.trim().parse::<u32>().expect("pid");
             }

@@ -4,7 +4,8 @@
 //!
 //! `CONDA_MCP_INSTALLED_BIN_DIR` names that folder: `.ci/run` builds the
 //! wheel with maturin, installs it into a fresh venv (and with `uv tool
-//! install`) and runs this file once per install. Without the variable the
+//! install`) and runs this module once per install
+//! (`cargo test -p conda-mcp-tests --test mcp installed::`). Without the variable the
 //! folder is cargo's build folder, which is laid out the same way
 //! (`cargo install --path server` puts both binaries side by side too).
 //!

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 const PACKAGE: &str = "conda-mcp-probe";
 
 fn real_conda() -> Option<PathBuf> {
-    conda_mcp_tests::tiers::real_conda("mcp_real_conda")
+    conda_mcp_tests::tiers::real_conda(module_path!())
 }
 
 /// A local channel with one noarch package (`conda-mcp-probe 1.0 0`),

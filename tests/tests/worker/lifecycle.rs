@@ -220,21 +220,15 @@ async fn helper_spawning_server_process() {
 #[tokio::test]
 async fn nothing_survives_a_killed_server() {
     use std::io::BufRead;
-    use std::process::{Command, Stdio};
-    let mut server = Command::new(std::env::current_exe().expect("test exe"))
-        .args([
-            "--ignored",
-            "--exact",
-            "helper_spawning_server_process",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("CONDA_MCP_BIN_DIR", conda_mcp_tests::bins::bin_dir())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("helper server");
+    use std::process::Stdio;
+    let mut server =
+        conda_mcp_tests::bins::helper_test(module_path!(), "helper_spawning_server_process")
+            .env("CONDA_MCP_BIN_DIR", conda_mcp_tests::bins::bin_dir())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("helper server");
     let stdout = server.stdout.take().expect("stdout");
     let pids = tokio::task::spawn_blocking(move || {
         for line in std::io::BufReader::new(stdout).lines() {

@@ -1,0 +1,21 @@
+//! The `mcp` test binary: the built `conda-mcp` as a host runs it. A real
+//! MCP client (rmcp) or raw JSON-RPC speaks to it over stdio, its `check`
+//! command runs as a person runs it, and the installed and packaged
+//! binaries are used the way an MCP host uses them. Every module here goes
+//! through the server's process boundary, never through its library.
+//!
+//! One binary for all of them (not one per file) so the server library and
+//! its dependencies are linked once; run one module with a filter, e.g.
+//! `cargo test -p conda-mcp-tests --test mcp surface::`.
+
+mod check;
+mod cli_command;
+mod installed;
+mod long_calls;
+mod packaging;
+mod real_conda;
+mod results;
+mod server;
+mod soak;
+mod surface;
+mod trust;
