@@ -209,10 +209,11 @@ fn string_len(s: &str) -> usize {
 }
 
 /// The longest cut of `text` by `cut(text, n)` whose serialized length is
-/// at most `max`; `n` is the number of original bytes to keep.
-fn fit(text: &str, max: usize, cut: impl Fn(&str, usize) -> String) -> (String, usize) {
+/// at most `max` (`n` is the number of original bytes to keep), with what
+/// was kept of it (`None` when `text` fits whole).
+fn fit(text: &str, max: usize, cut: impl Fn(&str, usize) -> String) -> (String, Option<TextCut>) {
     if string_len(text) <= max {
-        return (text.to_owned(), text.len());
+        return (text.to_owned(), None);
     }
     let (mut lo, mut hi) = (0usize, text.len());
     while lo < hi {
@@ -223,7 +224,17 @@ fn fit(text: &str, max: usize, cut: impl Fn(&str, usize) -> String) -> (String, 
             hi = mid - 1;
         }
     }
-    (cut(text, lo), lo)
+    let out = cut(text, lo);
+    if lo >= text.len() {
+        return (out, None);
+    }
+    (
+        out,
+        Some(TextCut {
+            kept_bytes: lo as u64,
+            total_bytes: text.len() as u64,
+        }),
+    )
 }
 
 fn marker(dropped: usize) -> String {
@@ -242,17 +253,7 @@ pub fn head_and_tail(text: &str, max: usize) -> (String, Option<TextCut>) {
         let tail = tail.max(head);
         format!("{}{}{}", &t[..head], marker(tail - head), &t[tail..])
     };
-    let (out, kept) = fit(text, max, cut);
-    if kept >= text.len() {
-        return (out, None);
-    }
-    (
-        out,
-        Some(TextCut {
-            kept_bytes: kept as u64,
-            total_bytes: text.len() as u64,
-        }),
-    )
+    fit(text, max, cut)
 }
 
 /// `text` cut to its tail so that its serialized form fits `max`.
@@ -264,17 +265,7 @@ pub fn tail(text: &str, max: usize) -> (String, Option<TextCut>) {
         let start = ceil_boundary(t, t.len() - n);
         format!("{}{}", marker(start).trim_start(), &t[start..])
     };
-    let (out, kept) = fit(text, max, cut);
-    if kept >= text.len() {
-        return (out, None);
-    }
-    (
-        out,
-        Some(TextCut {
-            kept_bytes: kept as u64,
-            total_bytes: text.len() as u64,
-        }),
-    )
+    fit(text, max, cut)
 }
 
 #[cfg(test)]

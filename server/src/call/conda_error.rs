@@ -316,16 +316,9 @@ mod tests {
     fn failed(stderr: &str) -> ExecutionResult {
         ExecutionResult {
             exit_code: Some(1),
-            stdout: String::new(),
             stderr: stderr.to_owned(),
             duration_ms: 5,
-            timed_out: false,
-            cancelled: false,
-            stdout_truncated: false,
-            stderr_truncated: false,
-            stdout_lossy: false,
-            stderr_lossy: false,
-            stopped_by: None,
+            ..ExecutionResult::nothing_ran()
         }
     }
 

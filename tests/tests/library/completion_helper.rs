@@ -37,14 +37,7 @@ fn ask(
         exit_code: out.status.code(),
         stdout,
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        duration_ms: 0,
-        timed_out: false,
-        cancelled: false,
-        stdout_truncated: false,
-        stderr_truncated: false,
-        stdout_lossy: false,
-        stderr_lossy: false,
-        stopped_by: None,
+        ..ExecutionResult::nothing_ran()
     };
     completion::read_answer(&result)
 }
