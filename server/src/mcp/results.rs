@@ -199,28 +199,25 @@ impl Results {
     /// answer.
     fn answer(&self, answer: &CompletionAnswer) -> CallToolResult {
         let what = completion::TOOL_NAME;
+        let internal = |reason: &'static str| {
+            self.to_tool_result(
+                Outcome::NotRun {
+                    what: what.to_owned(),
+                    reason: NotRun::Internal(reason),
+                },
+                false,
+            )
+        };
         let structured = match serde_json::to_value(answer) {
             Ok(v) => v,
             Err(e) => {
                 tracing::error!("cannot serialize a conda_cli_command answer: {e}");
-                return self.to_tool_result(
-                    Outcome::NotRun {
-                        what: what.to_owned(),
-                        reason: NotRun::Internal("the answer could not be serialized"),
-                    },
-                    false,
-                );
+                return internal("the answer could not be serialized");
             }
         };
         if !self.answer.is_valid(&structured) {
             tracing::error!("a conda_cli_command answer does not match its output schema");
-            return self.to_tool_result(
-                Outcome::NotRun {
-                    what: what.to_owned(),
-                    reason: NotRun::Internal("the answer does not match the tool's output schema"),
-                },
-                false,
-            );
+            return internal("the answer does not match the tool's output schema");
         }
         let path = if answer.resolved_path.is_empty() {
             "conda".to_owned()

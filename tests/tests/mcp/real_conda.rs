@@ -418,44 +418,30 @@ async fn real_conda_typed_errors() {
             r.structured_content.clone().expect("structured")["error"].clone()
         };
         for json_flag in [true, false] {
-            let r = server
-                .call_ok(
+            let cases = [
+                (
                     "conda_search",
                     json!({"match_spec": "no-such-package-xyz", "channel": [channel],
                            "override_channels": true, "json": json_flag}),
-                )
-                .await;
-            let e = check("conda_search", &r);
-            assert_eq!(
-                e["code"],
-                json!("packages_not_found"),
-                "{mode} json={json_flag}: {e}"
-            );
-            let r = server
-                .call_ok(
+                    "packages_not_found",
+                ),
+                (
                     "conda_list",
                     json!({"name": "no-such-env-xyz", "json": json_flag}),
-                )
-                .await;
-            let e = check("conda_list", &r);
-            assert_eq!(
-                e["code"],
-                json!("environment_not_found"),
-                "{mode} json={json_flag}: {e}"
-            );
-            let r = server
-                .call_ok(
+                    "environment_not_found",
+                ),
+                (
                     "conda_search",
                     json!({"match_spec": "probe[version=", "channel": [channel],
                            "override_channels": true, "json": json_flag}),
-                )
-                .await;
-            let e = check("conda_search", &r);
-            assert_eq!(
-                e["code"],
-                json!("invalid_spec"),
-                "{mode} json={json_flag}: {e}"
-            );
+                    "invalid_spec",
+                ),
+            ];
+            for (tool, args, code) in cases {
+                let r = server.call_ok(tool, args).await;
+                let e = check(tool, &r);
+                assert_eq!(e["code"], json!(code), "{mode} json={json_flag}: {e}");
+            }
         }
         server.close().await;
     }

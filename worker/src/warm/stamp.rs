@@ -4,15 +4,16 @@
 //! upgrading a package that Python can import (conda itself, a plugin, a
 //! `.pth` file) creates, removes or renames entries in one of the
 //! directories on the zygote's `sys.path`, which changes that directory's
-//! modification time. The stamp is those directories' times plus the conda
-//! script's and the interpreter's: a few `stat` calls, taken when the zygote
+//! modification time. The stamp is those directories' times, sizes and
+//! inodes plus the conda script's and the interpreter's: a few `stat` calls, taken when the zygote
 //! reports its `sys.path` (before it imports conda) and compared before
 //! every job. A moved stamp replaces the zygote before the next call.
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-/// What one path looked like: modification time and size, or absent.
+/// What one path looked like: modification time, size and inode, or
+/// absent.
 type Seen = Option<(SystemTime, u64, u64)>;
 
 /// The modification times of the zygote's import locations.
