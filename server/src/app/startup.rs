@@ -24,6 +24,7 @@ use crate::mcp::results::Results;
 use crate::mcp::server_config;
 use crate::mcp::tools::{self, ToolOptions, ToolSet};
 use crate::settings::Settings;
+use crate::worker_client::ExecError;
 use crate::worker_client::Executor;
 use conda_mcp_shared::env::FIXED_CWD;
 
@@ -199,6 +200,11 @@ async fn discover(settings: &Settings) -> Result<Discovered, StartupError> {
         // A listening worker that is absent or refuses is a startup error,
         // not a failure of the first call.
         exec.connect().await.map_err(StartupError::Worker)?;
+    } else {
+        // The spawned worker starts with the first call (a cached startup
+        // starts no process), but a worker binary that cannot start is a
+        // startup error on a cache hit as it is on a miss.
+        worker_exe_runnable(&exec.config().worker_exe).map_err(StartupError::Worker)?;
     }
     tracing::info!(
         from_cache = discovery.from_cache,
@@ -212,4 +218,18 @@ async fn discover(settings: &Settings) -> Result<Discovered, StartupError> {
         exec,
         discovery_lane,
     })
+}
+
+/// Whether `path` is an executable file (one `stat`, no process).
+/// Errors: [`ExecError::WorkerUnavailable`] with the path and the reason,
+/// worded as a failed spawn would be.
+fn worker_exe_runnable(path: &std::path::Path) -> Result<(), ExecError> {
+    use std::os::unix::fs::PermissionsExt;
+    let unavailable =
+        |why: String| ExecError::WorkerUnavailable(format!("starting {}: {why}", path.display()));
+    let meta = std::fs::metadata(path).map_err(|e| unavailable(e.to_string()))?;
+    if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
+        return Err(unavailable("not an executable file".into()));
+    }
+    Ok(())
 }

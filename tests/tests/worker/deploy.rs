@@ -121,6 +121,52 @@ async fn a_missing_worker_socket_is_a_clear_startup_error() {
     assert!(err.contains("conda-mcp worker"), "{err}");
 }
 
+/// A worker binary that cannot start is a startup error also when the
+/// discovery cache is warm (no process is started at startup then).
+#[tokio::test]
+async fn a_missing_worker_binary_is_a_startup_error_on_a_cached_startup() {
+    let standin = StandinPrefix::standard();
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Fill the cache.
+    let out = conda_mcp_tests::mcp::server_command(&standin.conda_exe, &["check"], dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .expect("check");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let missing = dir.path().join("no-such-worker");
+    let out = tokio::time::timeout(
+        Duration::from_secs(30),
+        tokio::process::Command::new(conda_mcp_tests::bins::server())
+            .arg("--conda-exe")
+            .arg(&standin.conda_exe)
+            .arg("--worker-exe")
+            .arg(&missing)
+            .env("XDG_CACHE_HOME", dir.path().join("cache"))
+            .env_remove("CONDA_EXE")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output(),
+    )
+    .await
+    .expect("exits in time")
+    .expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("startup cache hit"),
+        "the cache was used: {err}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(out.stdout.is_empty(), "nothing but MCP on stdout");
+    assert!(err.contains("no-such-worker"), "{err}");
+    assert!(err.contains("conda-mcp worker"), "{err}");
+}
+
 #[tokio::test]
 async fn conda_gets_an_allowlisted_environment_in_a_fixed_directory() {
     let standin = StandinPrefix::standard();
