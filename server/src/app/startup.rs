@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use super::error::StartupError;
 use crate::call::Runner;
+use crate::call::install_lock::{self, InstallLock};
 use crate::catalog::Catalog;
 use crate::discovery::DiscoveryOptions;
 use crate::discovery::restart::RestartWatch;
@@ -97,6 +98,7 @@ pub async fn start(settings: &Settings) -> Result<Started, StartupError> {
                     settings.live_tools,
                 ),
                 settings: settings.results,
+                install_lock: Some(install_lock(&discovered.discovery)),
             },
             results,
             info,
@@ -218,6 +220,23 @@ async fn discover(settings: &Settings) -> Result<Discovered, StartupError> {
         exec,
         discovery_lane,
     })
+}
+
+/// The writer lock of the discovered installation: keyed by its root
+/// prefix (the `sys.prefix` the helper reported, canonical when it can be;
+/// the target executable when the dump has none), in
+/// [`install_lock::default_dir`].
+fn install_lock(discovery: &crate::discovery::Discovery) -> InstallLock {
+    let root = discovery
+        .dump
+        .prefix
+        .as_ref()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| discovery.target.path.clone());
+    let root = std::fs::canonicalize(&root).unwrap_or(root);
+    let lock = InstallLock::new(&install_lock::default_dir(), &root);
+    tracing::debug!(lock = %lock.path().display(), "the installation's writer lock");
+    lock
 }
 
 /// Whether `path` is an executable file (one `stat`, no process).

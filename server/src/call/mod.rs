@@ -13,7 +13,9 @@
 //! 2. **Run.** [`Runner::run`] runs a plan on its lane and turns what came
 //!    back into an [`Outcome`]: every worker result enters the server in
 //!    one place ([`run::received`]), and the restart watch runs after a
-//!    successful call that was not read-only. An execution result becomes
+//!    successful call that was not read-only; a call that is not read-only
+//!    holds the installation's writer lock ([`install_lock`]) while it
+//!    waits and runs. An execution result becomes
 //!    the tool output in [`shape`]: `parsed_json` by the result mode
 //!    ([`document`]), the typed error ([`error`], [`conda_error`]), one copy
 //!    of the output in lean mode, the result budget ([`budget`]).
@@ -30,6 +32,7 @@ pub mod conda_error;
 pub mod document;
 pub mod error;
 pub mod generated;
+pub mod install_lock;
 pub mod outcome;
 pub mod output;
 pub mod plan;

@@ -69,6 +69,11 @@ pub enum NotRun {
     /// The completion helper produced no answer.
     #[error(transparent)]
     Helper(AnswerError),
+    /// The installation's writer lock was not obtained (another conda-mcp
+    /// held it until the time limit, the call was cancelled while it
+    /// waited, or the lock file could not be used).
+    #[error(transparent)]
+    InstallLock(#[from] super::install_lock::LockError),
     /// A bug inside the server (a panicked call task); logged.
     #[error("{0}")]
     Internal(&'static str),

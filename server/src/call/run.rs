@@ -9,6 +9,8 @@ use conda_mcp_shared::ExecutionResult;
 use crate::discovery::restart::RestartWatch;
 use crate::worker_client::{Executor, JobUpdate};
 
+use super::install_lock::InstallLock;
+
 use super::outcome::{NotRun, Outcome, Ran};
 use super::plan::{Lane, Plan, Reader};
 use super::shape::{self, CallFacts, ResultSettings};
@@ -23,6 +25,10 @@ pub struct Runner {
     pub discovery: Arc<Executor>,
     /// Restart detection after mutations.
     pub restart: RestartWatch,
+    /// The installation's writer lock, held by every call on the exec lane
+    /// that is not read-only while it waits and runs (`None`: no lock, as
+    /// in tests of the runner alone).
+    pub install_lock: Option<InstallLock>,
     /// How execution results are shaped (`--result-mode`,
     /// `--max-result-bytes`, `--no-mask-credentials`).
     pub settings: ResultSettings,
@@ -45,8 +51,12 @@ impl Runner {
     /// Runs `plan` to its outcome.
     ///
     /// `cancel` is the request's cancellation: it cancels the job, which
-    /// kills its process tree (or takes it out of the queue). `on_update`
-    /// receives the job's updates (queue position, start, output counters).
+    /// kills its process tree (or takes it out of the queue, or ends its
+    /// wait for the writer lock). `on_update` receives the job's updates
+    /// (waiting for another server's write, queue position, start, output
+    /// counters). A call that is not read-only first takes the
+    /// installation's writer lock ([`InstallLock`]) and holds it until its
+    /// result; the wait counts against its time limit.
     /// An execution's result is shaped into the tool output
     /// ([`shape::shape`]: `parsed_json`, the typed error, lean mode, the
     /// budget). After a successful execution that was not read-only, the
@@ -58,7 +68,27 @@ impl Runner {
         on_update: impl FnMut(JobUpdate) + Send + 'static,
         cancel: CancellationToken,
     ) -> Outcome {
-        let job = plan.job();
+        let mut on_update = on_update;
+        let mut job = plan.job();
+        let mut _writer = None;
+        if let (Lane::Exec, false, Some(lock)) =
+            (plan.lane, plan.read_only(), self.install_lock.as_ref())
+        {
+            let arrived = tokio::time::Instant::now();
+            let deadline = arrived + plan.limits.timeout;
+            let waiting = || on_update(JobUpdate::WaitingForWriter);
+            match lock.acquire(deadline, &cancel, waiting).await {
+                Ok(guard) => _writer = Some(guard),
+                Err(e) => {
+                    tracing::info!("{}: not run: {e}", plan.what);
+                    return Outcome::NotRun {
+                        what: plan.what,
+                        reason: NotRun::InstallLock(e),
+                    };
+                }
+            }
+            job.limits.timeout = plan.limits.timeout.saturating_sub(arrived.elapsed());
+        }
         let job_cancel = job.cancel.clone();
         let lane = match plan.lane {
             Lane::Exec => &self.exec,

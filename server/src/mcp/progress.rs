@@ -43,6 +43,8 @@ const OUTPUT_MIN_GAP: Duration = Duration::from_secs(2);
 enum Phase {
     /// Not yet queued or started.
     Arrived,
+    /// Waiting for another conda-mcp writing to the same installation.
+    WaitingForWriter,
     /// Waiting behind `ahead` other conda calls.
     Queued { ahead: usize },
     /// conda runs.
@@ -128,6 +130,7 @@ impl Progress {
                 return;
             };
             let (phase, urgent) = match update {
+                JobUpdate::WaitingForWriter => (Phase::WaitingForWriter, true),
                 JobUpdate::Queued { position } => (Phase::Queued { ahead: position }, true),
                 JobUpdate::Started { .. } => (
                     Phase::Running {
@@ -194,7 +197,11 @@ async fn tick(
             () = done.cancelled() => return sent,
             () = changed.notified() => {
                 let (urgent, waiting) = match shared.lock() {
-                    Ok(s) => (s.urgent, matches!(s.phase, Phase::Queued { ahead } if ahead > 0)),
+                    Ok(s) => (
+                        s.urgent,
+                        matches!(s.phase, Phase::Queued { ahead } if ahead > 0)
+                            || s.phase == Phase::WaitingForWriter,
+                    ),
                     Err(_) => return sent,
                 };
                 // A quick call stays silent; a call waiting in the queue says
@@ -232,6 +239,9 @@ async fn tick(
 fn message(what: &str, phase: &Phase) -> String {
     match phase {
         Phase::Arrived => format!("{what}: waiting for the worker"),
+        Phase::WaitingForWriter => format!(
+            "{what}: waiting for another conda-mcp on this installation (one writer at a time)"
+        ),
         Phase::Queued { ahead } => format!(
             "{what}: queued at position {} ({ahead} conda call{} ahead; conda runs one call at a time)",
             ahead + 1,

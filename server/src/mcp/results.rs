@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use conda_mcp_shared::mask::mask;
 
 use crate::call::error::{ErrorCode, ToolError};
+use crate::call::install_lock::LockError;
 use crate::call::{CallOutput, NotRun, Outcome, Ran};
 use crate::completion::{self, Availability, CompletionAnswer};
 use crate::policy::Refusal;
@@ -63,6 +64,9 @@ fn not_run_error(reason: &NotRun) -> ToolError {
         // The worker could not start the program, or broke its own rules.
         NotRun::Exec(ExecError::Rejected(_)) => ErrorCode::Internal,
         NotRun::Helper(_) => ErrorCode::HelperFailed,
+        NotRun::InstallLock(LockError::TimedOut) => ErrorCode::QueueTimeout,
+        NotRun::InstallLock(LockError::Cancelled) => ErrorCode::Cancelled,
+        NotRun::InstallLock(LockError::Io { .. }) => ErrorCode::Internal,
         NotRun::Internal(_) => ErrorCode::Internal,
     };
     ToolError::new(code, reason.to_string())
