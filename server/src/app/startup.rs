@@ -16,6 +16,7 @@ use crate::call::Runner;
 use crate::call::install_lock::{self, InstallLock};
 use crate::catalog::Catalog;
 use crate::discovery::DiscoveryOptions;
+use crate::discovery::config::ConfigWatch;
 use crate::discovery::restart::RestartWatch;
 use crate::host_env;
 use crate::mcp::State;
@@ -93,12 +94,16 @@ pub async fn start(settings: &Settings) -> Result<Started, StartupError> {
                 exec: discovered.exec,
                 discovery: discovered.discovery_lane.clone(),
                 restart: RestartWatch::new(
-                    discovered.options,
+                    discovered.options.clone(),
                     &discovered.discovery,
                     settings.live_tools,
                 ),
                 settings: settings.results,
                 install_lock: Some(install_lock(&discovered.discovery)),
+                config: Some(ConfigWatch::new(
+                    discovered.options.clone(),
+                    &discovered.discovery,
+                )),
             },
             results,
             info,

@@ -30,6 +30,15 @@ pub enum Outcome {
         /// Why.
         reason: NotRun,
     },
+    /// conda's configuration forces `dry_run` (a key marked final), so
+    /// conda would not honour the `--dry-run` this call is read-only by;
+    /// nothing ran.
+    DryRunNotHonoured {
+        /// What was to run.
+        what: String,
+        /// The key and where it is forced (never its value).
+        forced: crate::discovery::config::ForcedKey,
+    },
     /// The server answered from what it knows, without running anything
     /// (`conda_commands`, `conda_describe`): a JSON document.
     Answered {

@@ -6,7 +6,9 @@ use tokio_util::sync::CancellationToken;
 
 use conda_mcp_shared::ExecutionResult;
 
+use crate::discovery::config::ConfigWatch;
 use crate::discovery::restart::RestartWatch;
+use crate::policy::Reason;
 use crate::worker_client::{Executor, JobUpdate};
 
 use super::install_lock::InstallLock;
@@ -25,6 +27,9 @@ pub struct Runner {
     pub discovery: Arc<Executor>,
     /// Restart detection after mutations.
     pub restart: RestartWatch,
+    /// conda's forced configuration keys, re-read when its files change
+    /// (`None`: not watched, as in tests of the runner alone).
+    pub config: Option<ConfigWatch>,
     /// The installation's writer lock, held by every call on the exec lane
     /// that is not read-only while it waits and runs (`None`: no lock, as
     /// in tests of the runner alone).
@@ -57,6 +62,12 @@ impl Runner {
     /// counters). A call that is not read-only first takes the
     /// installation's writer lock ([`InstallLock`]) and holds it until its
     /// result; the wait counts against its time limit.
+    ///
+    /// Before a conda call, conda's forced configuration is looked at
+    /// ([`ConfigWatch::current`]): a call that is read-only only because of
+    /// `--dry-run` ends as [`Outcome::DryRunNotHonoured`] when conda would
+    /// ignore that flag, and when `--json` is forced off, a result without
+    /// `parsed_json` says so in `parsed_json_error`.
     /// An execution's result is shaped into the tool output
     /// ([`shape::shape`]: `parsed_json`, the typed error, lean mode, the
     /// budget). After a successful execution that was not read-only, the
@@ -68,6 +79,22 @@ impl Runner {
         on_update: impl FnMut(JobUpdate) + Send + 'static,
         cancel: CancellationToken,
     ) -> Outcome {
+        let mut json_off = None;
+        if let (Lane::Exec, Some(watch)) = (plan.lane, self.config.as_ref()) {
+            let forced = watch.current().await;
+            let by_dry_run = plan
+                .classification
+                .as_ref()
+                .is_some_and(|c| c.reason == Reason::DryRun);
+            if by_dry_run && let Some(key) = forced.dry_run_defeated() {
+                tracing::info!(key = %key.key, "{}: refused: conda would not honour --dry-run", plan.what);
+                return Outcome::DryRunNotHonoured {
+                    what: plan.what,
+                    forced: key.clone(),
+                };
+            }
+            json_off = forced.json_off().cloned();
+        }
         let mut on_update = on_update;
         let mut job = plan.job();
         let mut _writer = None;
@@ -129,6 +156,16 @@ impl Runner {
                 };
                 let mut output = shape::shape(result, self.settings, facts);
                 output.confirmation_required = plan.confirmation_required;
+                if let Some(key) = json_off
+                    && output.parsed_json.is_none()
+                    && plan.argv.iter().any(|a| a == "--json")
+                {
+                    output.parsed_json_error = Some(format!(
+                        "conda's configuration turns --json off (`{}` is marked final in {}), so conda printed text, not JSON",
+                        key.key,
+                        key.place()
+                    ));
+                }
                 output.credentials_masked = output.credentials_masked.saturating_add(masked);
                 output.restart_required = if !plan.read_only() && succeeded {
                     self.restart.after_mutation().await

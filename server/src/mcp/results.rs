@@ -126,6 +126,23 @@ impl Results {
                 error.message = mask(&error.message).into_owned();
                 self.nothing_ran(&what, &text, error, restart_required)
             }
+            Outcome::DryRunNotHonoured { what, forced } => {
+                let text = format!(
+                    "{what} was not run: conda's configuration marks `{}` final in {}, so conda would not honour --dry-run and this call, which the server runs only as a dry run, would change the installation; nothing ran. Remove the final marker (#!final) there; the server sees the change before the next call, without a restart.",
+                    forced.key,
+                    forced.place()
+                );
+                let mut error = ToolError::new(ErrorCode::DryRunNotHonoured, text.clone())
+                    .with("key", forced.key.clone());
+                error = match forced.file() {
+                    Some(file) => error.with("file", file),
+                    None => error.with(
+                        "variable",
+                        format!("CONDA_{}", forced.key.to_ascii_uppercase()),
+                    ),
+                };
+                self.nothing_ran(&what, &text, error, restart_required)
+            }
             Outcome::Answered { value, .. } => CallToolResult::structured(value),
             Outcome::Ran {
                 what,
