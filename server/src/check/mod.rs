@@ -131,7 +131,10 @@ impl Builder {
 fn configuration(r: &mut Builder, dump: &crate::dump::Dump) {
     use crate::discovery::config::ForcedConfig;
     let Some(facts) = &dump.config else {
-        r.item("condarc", "not reported by this conda (forced keys unknown)");
+        r.item(
+            "condarc",
+            "not reported by this conda (forced keys unknown)",
+        );
         return;
     };
     if facts.files.is_empty() {

@@ -53,7 +53,9 @@ impl ConfigPath {
                         rd.filter_map(|e| e.ok())
                             .filter_map(|e| {
                                 let name = e.file_name().to_string_lossy().into_owned();
-                                std::fs::metadata(e.path()).ok().map(|m| file_state(name, &m))
+                                std::fs::metadata(e.path())
+                                    .ok()
+                                    .map(|m| file_state(name, &m))
                             })
                             .collect()
                     })
