@@ -123,6 +123,49 @@ async fn a_final_dry_run_false_refuses_previews_until_the_marker_goes_without_a_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raw_argv_and_compact_calls_that_rely_on_dry_run_are_refused_too() {
+    let p = StandinPrefix::standard();
+    let work = tempfile::tempdir().expect("tempdir");
+    let target = work.path().join("env-r");
+    let t = target.display().to_string();
+    let rc = p.prefix.join("condarc.d");
+    std::fs::create_dir(&rc).expect("condarc.d");
+    let file = rc.join("policy.yml");
+    std::fs::write(&file, "dry_run: false  #!final\n").expect("condarc.d file");
+    let raw = Server::start(&p.conda_exe, &["--allow-exec"], Era::Initialize).await;
+    let r = raw
+        .call_ok(
+            "conda_execute",
+            json!({"argv": ["env", "create", "-p", t, "--dry-run", "--json"]}),
+        )
+        .await;
+    let e = &structured(&r)["error"];
+    assert_eq!(e["code"], json!("dry_run_not_honoured"), "{r:?}");
+    assert_eq!(
+        e["details"]["file"],
+        json!(file.display().to_string()),
+        "{e}"
+    );
+    raw.close().await;
+
+    let compact = Server::start(&p.conda_exe, &["--tool-mode", "compact"], Era::Initialize).await;
+    let r = compact
+        .call_ok(
+            "conda_call",
+            json!({"command": "env create", "arguments": {"prefix": t}}),
+        )
+        .await;
+    assert_eq!(
+        structured(&r)["error"]["code"],
+        json!("dry_run_not_honoured"),
+        "{r:?}"
+    );
+    compact.close().await;
+    assert!(!created(&target), "nothing was created");
+    assert_eq!(p.conda_runs(), 0, "conda never ran");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_final_json_false_is_said_in_the_result_and_check_reports_both_keys() {
     let p = StandinPrefix::standard();
     let work = tempfile::tempdir().expect("tempdir");
