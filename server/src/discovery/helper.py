@@ -244,7 +244,7 @@ def config_facts(context, warnings):
             final_keys.append({"key": str(key), "source": str(source), "value": value})
     return {
         "search_path": search_path,
-        "files": [str(p) for p in getattr(context, "_search_path", ())],
+        "files": list(dict.fromkeys(str(p) for p in getattr(context, "_search_path", ()))),
         "final_keys": final_keys,
     }
 

@@ -371,3 +371,52 @@ async fn a_waiting_writer_reports_progress_can_be_cancelled_and_proceeds_when_th
     drop(holder);
     other.close().await;
 }
+
+/// The real tier (`CONDA_MCP_TEST_CONDA`): the same guarantees with a real
+/// conda and a real `.condarc` named by `CONDARC`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_conda_final_keys_in_a_condarc() {
+    let Some(conda) = conda_mcp_tests::tiers::real_conda(module_path!()) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rc = dir.path().join(".condarc");
+    std::fs::write(&rc, "dry_run: false  #!final\njson: false  #!final\n").expect("condarc");
+    let rc_text = rc.display().to_string();
+    let s = Server::start_with_env(
+        &conda,
+        &["--timeout", "600"],
+        Era::Initialize,
+        &[("CONDARC", rc_text.as_str())],
+    )
+    .await;
+    let target = dir.path().join("env");
+    let r = s
+        .call_ok(
+            "conda_create",
+            json!({"prefix": target.display().to_string(), "packages": ["python"]}),
+        )
+        .await;
+    let e = &structured(&r)["error"];
+    assert_eq!(e["code"], json!("dry_run_not_honoured"), "{r:?}");
+    assert_eq!(e["details"]["file"], json!(rc_text), "{e}");
+    assert!(!target.exists(), "nothing was created");
+
+    let r = s.call_ok("conda_info", json!({"json": true})).await;
+    let out = structured(&r);
+    assert_eq!(out["exit_code"], json!(0), "{r:?}");
+    assert!(
+        out.get("parsed_json").is_none(),
+        "conda printed text: {r:?}"
+    );
+    let why = out["parsed_json_error"]
+        .as_str()
+        .expect("parsed_json_error");
+    assert!(why.contains("--json") && why.contains(&rc_text), "{why}");
+
+    // Without the markers conda honours both flags again, no restart.
+    std::fs::write(&rc, "dry_run: false\njson: false\n").expect("condarc");
+    let r = s.call_ok("conda_info", json!({"json": true})).await;
+    assert!(structured(&r)["parsed_json"].is_object(), "{r:?}");
+    s.close().await;
+}
