@@ -18,7 +18,6 @@
 //! when one changed, so an edited `.condarc` counts from the next call on,
 //! without a restart.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -197,17 +196,6 @@ impl ConfigWatch {
             Err(e) => tracing::warn!("rediscovery after a configuration change failed: {e}"),
         }
         state.forced.clone()
-    }
-
-    /// The places watched.
-    pub async fn places(&self) -> Vec<PathBuf> {
-        self.state
-            .lock()
-            .await
-            .places
-            .iter()
-            .map(|p| p.path.clone())
-            .collect()
     }
 }
 
