@@ -11,7 +11,7 @@ use crate::discovery::restart::RestartWatch;
 use crate::policy::Reason;
 use crate::worker_client::{Executor, JobUpdate};
 
-use super::install_lock::InstallLock;
+use super::install_lock::{InstallLock, LockError, WriterGuard};
 
 use super::outcome::{NotRun, Outcome, Ran};
 use super::plan::{Lane, Plan, Reader};
@@ -79,6 +79,50 @@ impl Runner {
         on_update: impl FnMut(JobUpdate) + Send + 'static,
         cancel: CancellationToken,
     ) -> Outcome {
+        self.run_as(plan, false, on_update, cancel).await
+    }
+
+    /// [`Runner::run`] for a caller that holds the installation's writer
+    /// lock across several calls (taken with [`Runner::take_writer`], e.g.
+    /// from a plan to its apply): the call runs under that guard instead of
+    /// taking the lock again; the caller releases it by dropping it.
+    pub async fn run_holding(
+        &self,
+        plan: Plan,
+        _writer: &WriterGuard,
+        on_update: impl FnMut(JobUpdate) + Send + 'static,
+        cancel: CancellationToken,
+    ) -> Outcome {
+        self.run_as(plan, true, on_update, cancel).await
+    }
+
+    /// Takes the installation's writer lock to hold across several calls
+    /// (see [`InstallLock::acquire`]); `Ok(None)` when this runner has no
+    /// lock.
+    ///
+    /// Errors: [`LockError`] (timed out, cancelled, lock file unusable).
+    pub async fn take_writer(
+        &self,
+        timeout: std::time::Duration,
+        cancel: &CancellationToken,
+        on_wait: impl FnMut(),
+    ) -> Result<Option<WriterGuard>, LockError> {
+        match &self.install_lock {
+            Some(lock) => {
+                let deadline = tokio::time::Instant::now() + timeout;
+                lock.acquire(deadline, cancel, on_wait).await.map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+
+    async fn run_as(
+        &self,
+        plan: Plan,
+        holding: bool,
+        on_update: impl FnMut(JobUpdate) + Send + 'static,
+        cancel: CancellationToken,
+    ) -> Outcome {
         let mut json_off = None;
         if let (Lane::Exec, Some(watch)) = (plan.lane, self.config.as_ref()) {
             let forced = watch.current().await;
@@ -98,9 +142,12 @@ impl Runner {
         let mut on_update = on_update;
         let mut job = plan.job();
         let mut _writer = None;
-        if let (Lane::Exec, false, Some(lock)) =
-            (plan.lane, plan.read_only(), self.install_lock.as_ref())
-        {
+        if let (Lane::Exec, false, false, Some(lock)) = (
+            plan.lane,
+            plan.read_only(),
+            holding,
+            self.install_lock.as_ref(),
+        ) {
             let arrived = tokio::time::Instant::now();
             let deadline = arrived + plan.limits.timeout;
             let waiting = || on_update(JobUpdate::WaitingForWriter);
