@@ -10,6 +10,7 @@
 
 mod check;
 mod cli_command;
+mod condarc;
 mod installed;
 mod long_calls;
 mod packaging;
@@ -19,4 +20,4 @@ mod server;
 mod soak;
 mod surface;
 mod trust;
-mod writes;
+mod writer_lock;
