@@ -11,6 +11,7 @@
 mod check;
 mod cli_command;
 mod condarc;
+mod docs;
 mod installed;
 mod long_calls;
 mod packaging;
