@@ -218,11 +218,19 @@ async fn through_the_server(standin: &StandinPrefix) {
             raw.timed("conda_env_create", fresh()).await;
         }
     }
-    let rounds = 60;
+    let rounds = 100;
     let mut reads = vec![Vec::new(); builds.len()];
     let mut writes = vec![Vec::new(); builds.len()];
-    for _ in 0..rounds {
-        for (i, (_, raw)) in builds.iter_mut().enumerate() {
+    for round in 0..rounds {
+        // Alternate which build goes first, so neither always follows the
+        // other's write.
+        let order: Vec<usize> = if round % 2 == 0 {
+            (0..builds.len()).collect()
+        } else {
+            (0..builds.len()).rev().collect()
+        };
+        for i in order {
+            let raw = &mut builds[i].1;
             reads[i].push(raw.timed("conda_info", json!({})).await);
             writes[i].push(raw.timed("conda_env_create", fresh()).await);
         }
