@@ -16,7 +16,8 @@
 //!   meets the same file.
 //! * **Where.** `$XDG_RUNTIME_DIR/conda-mcp/` when that variable is an
 //!   absolute path (the per-user runtime directory of systemd and most
-//!   desktops), else `/tmp/conda-mcp-<uid>/` ([`default_dir`]); created
+//!   desktops), else `conda-mcp-locks-<uid>/` in the temporary folder
+//!   (`$TMPDIR`, else `/tmp`) ([`default_dir`]); created
 //!   with mode 0700. Both are per user: the lock is taken by the server
 //!   process (also when `--worker-user` runs conda as another user, the
 //!   server takes it around sending the job), so servers of one user meet;
@@ -46,7 +47,8 @@ use tokio_util::sync::CancellationToken;
 pub const POLL: Duration = Duration::from_millis(50);
 
 /// The lock folder: `$XDG_RUNTIME_DIR/conda-mcp` when `XDG_RUNTIME_DIR` is
-/// absolute, else `/tmp/conda-mcp-<uid>` (see the module docs).
+/// absolute, else `conda-mcp-locks-<uid>` in the temporary folder (see the
+/// module docs).
 pub fn default_dir() -> PathBuf {
     dir_from(
         std::env::var_os("XDG_RUNTIME_DIR"),
@@ -61,7 +63,7 @@ pub fn dir_from(xdg_runtime_dir: Option<std::ffi::OsString>, uid: u32) -> PathBu
         .filter(|p| p.is_absolute())
     {
         Some(d) => d.join("conda-mcp"),
-        None => std::env::temp_dir().join(format!("conda-mcp-{uid}")),
+        None => std::env::temp_dir().join(format!("conda-mcp-locks-{uid}")),
     }
 }
 
@@ -202,7 +204,7 @@ mod tests {
             PathBuf::from("/run/user/7/conda-mcp")
         );
         let fallback = dir_from(Some("relative".into()), 7);
-        assert!(fallback.ends_with("conda-mcp-7"), "{fallback:?}");
+        assert!(fallback.ends_with("conda-mcp-locks-7"), "{fallback:?}");
         assert_eq!(dir_from(None, 7), fallback);
         assert_ne!(
             lock_path(Path::new("/l"), Path::new("/opt/conda")),
