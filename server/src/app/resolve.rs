@@ -6,6 +6,7 @@
 
 use crate::cli::{Cli, LogFormatArg};
 use crate::mcp::filter::ToolFilter;
+use crate::mcp::tasks::TaskSettings;
 use crate::policy::Policy;
 use crate::settings::{DiscoverySettings, Settings, WorkerSettings};
 use conda_mcp_shared::LogFormat;
@@ -58,6 +59,10 @@ pub fn resolve(cli: &Cli) -> Settings {
             home: cli.worker_home.clone(),
             warm_conda: !cli.no_warm_conda,
             pass_env: cli.pass_env.clone(),
+        },
+        tasks: TaskSettings {
+            retention: cli.task_retention,
+            max_finished: cli.max_finished_tasks,
         },
     }
 }

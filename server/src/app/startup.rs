@@ -21,6 +21,7 @@ use crate::mcp::State;
 use crate::mcp::capabilities::{self, PolicySummary};
 use crate::mcp::live::{LiveTools, Served, Surface};
 use crate::mcp::results::Results;
+use crate::mcp::tasks::TaskStore;
 use crate::mcp::server_config;
 use crate::mcp::tools::{self, ToolOptions, ToolSet};
 use crate::settings::Settings;
@@ -100,6 +101,7 @@ pub async fn start(settings: &Settings) -> Result<Started, StartupError> {
             },
             results,
             info,
+            tasks: TaskStore::new(settings.tasks),
         },
         discovery_lane: discovered.discovery_lane,
     })

@@ -93,6 +93,27 @@ impl Plan {
         self.classification.as_ref().is_none_or(|c| c.read_only)
     }
 
+    /// Whether the call can outlast a host's request timeout whatever the
+    /// queue holds: any mutation; conda run (the program runs as long as it
+    /// runs); a command that solves an environment (`create`, `install`,
+    /// `update`, `remove`, `env create`, `env update`), a dry run included,
+    /// since the solve and the channel index download are the slow part;
+    /// and `search`, which downloads the channel indexes too (the first
+    /// call on a cold cache takes as long as a solve's own download).
+    /// Decided on the policy's classification of the argv that runs, so
+    /// `conda_execute` and the typed tools agree. docs/long-calls.md
+    /// "Which calls become tasks".
+    pub fn may_run_long(&self) -> bool {
+        let Some(c) = &self.classification else {
+            return false;
+        };
+        if !c.read_only {
+            return true;
+        }
+        let path: Vec<&str> = c.command.iter().skip(1).map(String::as_str).collect();
+        LONG_COMMANDS.contains(&path.as_slice())
+    }
+
     /// The worker job of this plan.
     pub fn job(&self) -> Job {
         let mut job = Job::new(self.program, self.argv.clone());
@@ -103,6 +124,19 @@ impl Plan {
         job
     }
 }
+
+/// Command paths (after `conda`, canonical names) that run long even as a
+/// dry run or read-only ([`Plan::may_run_long`]).
+const LONG_COMMANDS: &[&[&str]] = &[
+    &["create"],
+    &["install"],
+    &["update"],
+    &["remove"],
+    &["env", "create"],
+    &["env", "update"],
+    &["run"],
+    &["search"],
+];
 
 /// Which policy check applies to an argv.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
