@@ -18,4 +18,5 @@ mod results;
 mod server;
 mod soak;
 mod surface;
+mod tasks;
 mod trust;
