@@ -387,6 +387,8 @@ mod tests {
         assert_eq!(cli.schema_profile, Profile::Portable);
         assert!(!cli.allow_write && !cli.allow_exec && !cli.no_cache);
         assert_eq!(cli.log_format, LogFormatArg::Text);
+        assert_eq!(cli.task_retention, Duration::from_secs(600));
+        assert_eq!(cli.max_finished_tasks, 32);
     }
 
     #[test]
@@ -405,6 +407,10 @@ mod tests {
             &["--pass-env", "A=B"],
             &["--pass-env", ""],
             &["--worker-home", "/tmp/h"],
+            &["--task-retention", "0"],
+            &["--task-retention", "-1"],
+            &["--max-finished-tasks", "0"],
+            &["--max-finished-tasks", "-3"],
         ] {
             let e = parse(args).expect_err("invalid");
             assert_eq!(e.exit_code(), 2, "{args:?}");

@@ -117,6 +117,8 @@ mod tests {
             "--no-mask-credentials",
             "--result-mode=lean",
             "--max-result-bytes=5000",
+            "--task-retention=1.5",
+            "--max-finished-tasks=3",
         ]);
         assert_eq!(
             s.policy,
@@ -144,6 +146,13 @@ mod tests {
         assert_eq!(s.results.mode, crate::call::document::ResultMode::Lean);
         assert_eq!(s.results.max_result_bytes, Some(5000));
         assert_eq!(s.log_format, LogFormat::Json);
+        assert_eq!(
+            s.tasks,
+            TaskSettings {
+                retention: Duration::from_millis(1500),
+                max_finished: 3,
+            }
+        );
         assert_eq!(
             s.discovery,
             DiscoverySettings {

@@ -173,3 +173,52 @@ pub fn authorize(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The plan of `argv` on the recorded conda 26 parser.
+    fn plan(catalog: &Catalog, argv: &[&str]) -> Plan {
+        let argv: Vec<String> = argv.iter().map(|s| (*s).to_owned()).collect();
+        let c = policy::classify(catalog, &argv);
+        Plan::conda("test".into(), argv, Limits::DEFAULT, c)
+    }
+
+    #[test]
+    fn mutations_solves_dry_runs_included_run_and_search_may_run_long() {
+        let catalog = crate::catalog::build(&crate::dump::recorded_conda()).expect("catalog");
+        for argv in [
+            &["install", "-n", "x", "numpy", "--dry-run"][..],
+            &["create", "-n", "x", "python", "--dry-run", "--json"],
+            &["update", "-n", "x", "--all", "--dry-run"],
+            &["upgrade", "-n", "x", "--all", "--dry-run"],
+            &["remove", "-n", "x", "numpy", "--dry-run"],
+            &["uninstall", "-n", "x", "numpy", "--dry-run"],
+            &["env", "create", "-n", "x", "--file", "/e.yml", "--dry-run"],
+            &["search", "numpy"],
+            &["run", "-n", "x", "python"],
+            &["install", "-n", "x", "numpy", "--yes"],
+            &["config", "--set", "channel_priority", "strict"],
+            &["clean", "--all", "--yes"],
+        ] {
+            assert!(plan(&catalog, argv).may_run_long(), "{argv:?}");
+        }
+        // Dry runs and search are read-only: long by their command alone.
+        for argv in [
+            &["install", "-n", "x", "numpy", "--dry-run"][..],
+            &["env", "create", "-n", "x", "--file", "/e.yml", "--dry-run"],
+            &["search", "numpy"],
+        ] {
+            assert!(plan(&catalog, argv).read_only(), "{argv:?}");
+        }
+        for argv in [
+            &["info", "--json"][..],
+            &["env", "list"],
+            &["list", "-n", "x"],
+            &["config", "--show"],
+        ] {
+            assert!(!plan(&catalog, argv).may_run_long(), "{argv:?}");
+        }
+    }
+}

@@ -181,15 +181,14 @@ impl Progress {
     /// Starts sending notifications for `token` to `peer` about the call
     /// `tracker` follows; `what` names the call in messages (`conda
     /// install`).
-    pub fn start(peer: Peer<RoleServer>, token: ProgressToken, what: String, tracker: &Tracker) -> Self {
+    pub fn start(
+        peer: Peer<RoleServer>,
+        token: ProgressToken,
+        what: String,
+        tracker: &Tracker,
+    ) -> Self {
         let done = CancellationToken::new();
-        let ticker = tokio::spawn(tick(
-            peer,
-            token,
-            what,
-            tracker.clone(),
-            done.clone(),
-        ));
+        let ticker = tokio::spawn(tick(peer, token, what, tracker.clone(), done.clone()));
         Self {
             active: Some(Active { done, ticker }),
         }

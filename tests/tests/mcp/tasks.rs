@@ -8,9 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use conda_mcp_tests::rawrpc::{
-    RawClient, pids_with_cmdline, stateless_meta, tasks_capabilities,
-};
+use conda_mcp_tests::rawrpc::{RawClient, pids_with_cmdline, stateless_meta, tasks_capabilities};
 use conda_mcp_tests::standin::{ControlRule, StandinPrefix};
 use serde_json::{Value, json};
 
@@ -161,7 +159,10 @@ async fn a_long_call_answers_at_once_reports_progress_and_its_cancel_leaves_no_p
         "a 20 s call answered after {answered_in:?}"
     );
     let id = handle["taskId"].as_str().expect("id").to_owned();
-    assert!(handle["ttlMs"].as_u64().is_some_and(|t| t >= 600_000), "{handle}");
+    assert!(
+        handle["ttlMs"].as_u64().is_some_and(|t| t >= 600_000),
+        "{handle}"
+    );
     assert!(handle["pollIntervalMs"].as_u64().is_some(), "{handle}");
     // It runs: tasks/get says working, with the progress message.
     let deadline = Instant::now() + Duration::from_secs(15);
@@ -200,7 +201,11 @@ async fn a_long_call_answers_at_once_reports_progress_and_its_cancel_leaves_no_p
             Duration::from_secs(30),
         )
         .await;
-    assert_eq!(next["result"]["structuredContent"]["exit_code"], json!(0), "{next}");
+    assert_eq!(
+        next["result"]["structuredContent"]["exit_code"],
+        json!(0),
+        "{next}"
+    );
     c.close().await;
 }
 
@@ -228,7 +233,11 @@ async fn a_call_that_must_queue_becomes_a_task_and_cancelled_in_the_queue_never_
     let id = handle["taskId"].as_str().expect("id").to_owned();
     let queued = get(&mut c, &id).await.expect("known");
     assert_eq!(queued["status"], json!("working"), "{queued}");
-    assert_eq!(queued["_meta"]["conda-mcp/queue"]["ahead"], json!(1), "{queued}");
+    assert_eq!(
+        queued["_meta"]["conda-mcp/queue"]["ahead"],
+        json!(1),
+        "{queued}"
+    );
     assert!(
         queued["statusMessage"]
             .as_str()
@@ -303,7 +312,11 @@ async fn a_client_without_the_extension_gets_a_plain_result() {
     let result = &response["result"];
     assert!(result.get("taskId").is_none(), "{response}");
     assert_ne!(result["resultType"], json!("task"), "{response}");
-    assert_eq!(result["structuredContent"]["exit_code"], json!(0), "{response}");
+    assert_eq!(
+        result["structuredContent"]["exit_code"],
+        json!(0),
+        "{response}"
+    );
     // tasks/* need the extension declared (-32021, as the extension says).
     let (e, _) = c
         .request(
@@ -391,4 +404,39 @@ async fn in_the_stateless_lifecycle_a_task_completes_with_the_plain_calls_result
     );
     assert_eq!(comparable(&done["result"]), comparable(plain));
     c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_stdin_with_a_task_running_exits_promptly_and_leaves_no_process() {
+    let prefix = sleepy(&["search"], 60.0);
+    let needle = prefix.conda_exe.display().to_string();
+    let mut c = tasks_client(&prefix, &[]).await;
+    let handle = call_expecting_task(
+        &mut c,
+        "long",
+        "conda_search",
+        json!({"match_spec": "numpy"}),
+        Duration::from_secs(10),
+    )
+    .await;
+    let id = handle["taskId"].as_str().expect("id").to_owned();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while pids_with_cmdline(&needle).is_empty() {
+        assert!(Instant::now() < deadline, "the stand-in never started");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        get(&mut c, &id).await.expect("known")["status"],
+        json!("working")
+    );
+    let took = c.close().await.expect("the server exits");
+    assert!(took < Duration::from_secs(5), "exit took {took:?}");
+    let gone = Instant::now() + Duration::from_secs(3);
+    while !pids_with_cmdline(&needle).is_empty() {
+        assert!(
+            Instant::now() < gone,
+            "a task's process outlived the server"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

@@ -211,15 +211,6 @@ impl TaskStore {
         owned(&mut tasks, owner, id).map(|_| ())
     }
 
-    /// Cancels every working task (the server is shutting down).
-    pub fn cancel_all(&self) {
-        for e in self.lock().values() {
-            if let State::Working { cancel, .. } = &e.state {
-                cancel.cancel();
-            }
-        }
-    }
-
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
         // A panic while holding the lock leaves the map consistent (every
         // update is a single assignment), so a poisoned lock is used as is.
