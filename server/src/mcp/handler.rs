@@ -192,7 +192,12 @@ impl CondaMcp {
             } else {
                 match serde_json::to_value(this.tool_result(outcome)) {
                     Ok(Value::Object(result)) => End::Completed(result),
-                    _ => End::Completed(JsonObject::new()),
+                    // A CallToolResult is a JSON object with string keys:
+                    // never reached; logged should it ever be.
+                    _ => {
+                        tracing::error!("a task's result did not serialize as an object");
+                        End::Completed(JsonObject::new())
+                    }
                 }
             };
             this.state.tasks.finish(&id, end);
