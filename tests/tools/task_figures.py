@@ -14,7 +14,7 @@ reports: tools/call to the task handle; tools/call to `completed` seen by
 one `tasks/get`; and that the completed task's result equals the plain
 one (apart from `duration_ms`). Standard library only.
 """
-import json, os, statistics, subprocess, sys, tempfile, time
+import json, os, shutil, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.environ.get("CONDA_MCP_BIN", os.path.join(ROOT, "target", "release", "conda-mcp"))
@@ -142,6 +142,7 @@ for i in range(ROUNDS):
     equal.append(comparable(g) == comparable(p))
 tasks.close()
 plain.close()
+shutil.rmtree(work, ignore_errors=True)
 med = statistics.median
 print(f"rounds: {ROUNDS} (conda_create dry run on a local file channel)")
 print(f"tools/call -> task handle: median {med(handle_ms):.1f} ms (max {max(handle_ms):.1f})")

@@ -227,7 +227,7 @@ async fn a_call_that_must_queue_becomes_a_task_and_cancelled_in_the_queue_never_
         "queued",
         "conda_env_list",
         json!({}),
-        Duration::from_secs(3),
+        Duration::from_secs(10),
     )
     .await;
     let id = handle["taskId"].as_str().expect("id").to_owned();
@@ -264,7 +264,7 @@ async fn a_call_that_must_queue_becomes_a_task_and_cancelled_in_the_queue_never_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_is_unknown_to_another_client_and_dropped_after_the_retention() {
     let prefix = sleepy(&["install"], 1.0);
-    let mut owner = tasks_client(&prefix, &["--allow-write", "--task-retention", "1"]).await;
+    let mut owner = tasks_client(&prefix, &["--allow-write", "--task-retention", "3"]).await;
     let mut other = tasks_client(&prefix, &[]).await;
     // install solves: a task at once, even as a dry run.
     let handle = call_expecting_task(
@@ -289,8 +289,9 @@ async fn a_task_is_unknown_to_another_client_and_dropped_after_the_retention() {
         json!(["install"]),
         "{done}"
     );
-    // Retention 1 s: gone a little later, for its owner too.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // Retention 3 s (long enough for the polls above to see it finished
+    // on a loaded machine): gone a little later, for its owner too.
+    tokio::time::sleep(Duration::from_millis(3_500)).await;
     assert_unknown(&get(&mut owner, &id).await.expect_err("expired"), &id);
     assert_unknown(&cancel(&mut owner, &id).await.expect_err("expired"), &id);
     owner.close().await;

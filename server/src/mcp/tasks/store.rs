@@ -340,14 +340,16 @@ mod tests {
 
     #[test]
     fn finished_tasks_are_dropped_after_the_retention() {
-        let s = store(50, 10);
+        // A retention long enough that "kept right after" holds on a
+        // loaded machine; the sleeps only need to exceed it.
+        let s = store(1_000, 10);
         let me = Principal::stdio();
         let (id, _) = working(&s, &me);
-        std::thread::sleep(Duration::from_millis(80));
+        std::thread::sleep(Duration::from_millis(1_100));
         assert!(s.get(&me, &id).is_ok(), "a working task is never dropped");
         s.finish(&id, done());
         assert!(s.get(&me, &id).is_ok(), "kept right after it finished");
-        std::thread::sleep(Duration::from_millis(80));
+        std::thread::sleep(Duration::from_millis(1_100));
         assert_eq!(s.get(&me, &id), Err(UnknownTask));
     }
 
