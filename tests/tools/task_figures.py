@@ -84,14 +84,11 @@ class Server:
 
 
 def comparable(result):
-    """The result without what differs between two runs of one call (its
-    duration, the text that repeats it) and without `resultType` (the
-    task's copy carries the 2026-07-28 field; an `initialize` session's
-    plain answer has none)."""
+    """The result without what differs between two runs of one call: its
+    duration, and the text that repeats it."""
     r = dict(result)
     r["structuredContent"] = {k: v for k, v in r["structuredContent"].items() if k != "duration_ms"}
     r.pop("content", None)
-    r.pop("resultType", None)
     return r
 
 

@@ -26,7 +26,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CreateTaskResult,
     GetTaskParams, GetTaskResult, JsonObject, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    Resource, ResourceContents, ServerConfig, UpdateTaskParams,
+    Resource, ResourceContents, ServerConfig, ServerResult, UpdateTaskParams,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -166,10 +166,13 @@ impl CondaMcp {
     }
 
     /// Registers the running call as a task of `owner` and returns its
-    /// handle; the task records the call's end when it comes.
+    /// handle; the task records the call's end when it comes, as the plain
+    /// call's answer would carry it to this client (`legacy`: an
+    /// `initialize` session, whose results have no `resultType`).
     fn start_task(
         &self,
         owner: Principal,
+        legacy: bool,
         planned: Planned,
         tracker: Tracker,
         cancel: CancellationToken,
@@ -190,7 +193,11 @@ impl CondaMcp {
             let end = if cancel.is_cancelled() && outcome.cancelled() {
                 End::Cancelled
             } else {
-                match serde_json::to_value(this.tool_result(outcome)) {
+                let mut result = ServerResult::CallToolResult(this.tool_result(outcome));
+                if legacy {
+                    result.strip_result_type_for_legacy_peer();
+                }
+                match serde_json::to_value(result) {
                     Ok(Value::Object(result)) => End::Completed(result),
                     // A CallToolResult is a JSON object with string keys:
                     // never reached; logged should it ever be.
@@ -393,8 +400,11 @@ impl ServerHandler for CondaMcp {
             Answer::Task => match planned.take() {
                 Some(planned) => {
                     let owner = Principal::of(&context);
+                    let legacy = context
+                        .protocol_version()
+                        .is_none_or(|v| v.has_initialize());
                     return Ok(CallToolResponse::Task(
-                        self.start_task(owner, planned, tracker, cancel, running),
+                        self.start_task(owner, legacy, planned, tracker, cancel, running),
                     ));
                 }
                 None => None,

@@ -289,6 +289,8 @@ async fn a_task_is_unknown_to_another_client_and_dropped_after_the_retention() {
         json!(["install"]),
         "{done}"
     );
+    // As a plain answer in an initialize session: no resultType.
+    assert!(done["result"].get("resultType").is_none(), "{done}");
     // Retention 3 s (long enough for the polls above to see it finished
     // on a loaded machine): gone a little later, for its owner too.
     tokio::time::sleep(Duration::from_millis(3_500)).await;
