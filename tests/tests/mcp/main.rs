@@ -20,5 +20,6 @@ mod results;
 mod server;
 mod soak;
 mod surface;
+mod tasks;
 mod trust;
 mod writer_lock;
