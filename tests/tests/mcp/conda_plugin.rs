@@ -238,3 +238,81 @@ async fn the_server_never_offers_conda_mcp_and_says_why() {
     );
     server.close().await;
 }
+
+/// Real tier: a real conda (`CONDA_MCP_TEST_CONDA`) loads the plugin through
+/// its own plugin mechanism (the entry point found on `PYTHONPATH`, so the
+/// conda installation itself is left untouched), lists `mcp` in its help,
+/// and `conda mcp --help` / `conda mcp check` become the built `conda-mcp`
+/// (found on `PATH`) serving that very conda.
+#[test]
+fn real_conda_loads_the_plugin_and_conda_mcp_becomes_the_server() {
+    let Some(real) = conda_mcp_tests::tiers::real_conda(module_path!()) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let site = dir.path().join("site");
+    let dist_info = site.join("conda_mcp-0.1.0.dist-info");
+    std::fs::create_dir_all(&dist_info).expect("dist-info");
+    std::os::unix::fs::symlink(plugin_source().join("conda_mcp"), site.join("conda_mcp"))
+        .expect("plugin package");
+    std::fs::write(
+        dist_info.join("METADATA"),
+        "Metadata-Version: 2.1\nName: conda-mcp\nVersion: 0.1.0\n",
+    )
+    .expect("METADATA");
+    std::fs::write(
+        dist_info.join("entry_points.txt"),
+        "[conda]\nconda-mcp = conda_mcp.plugin\n",
+    )
+    .expect("entry_points.txt");
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).expect("bin");
+    for exe in [bins::server(), bins::worker()] {
+        let name = exe.file_name().expect("name").to_owned();
+        std::os::unix::fs::symlink(&exe, bin.join(name)).expect("symlink the binary");
+    }
+    let run = |args: &[&str]| {
+        Command::new(&real)
+            .args(args)
+            .env("PYTHONPATH", &site)
+            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+            .env("XDG_CACHE_HOME", dir.path().join("cache"))
+            .env_remove("CONDA_EXE")
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run the real conda")
+    };
+    let text = |o: &Output| {
+        format!(
+            "status {:?}\nstdout:\n{}\nstderr:\n{}",
+            o.status,
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+
+    let help = run(&["--help"]);
+    assert!(
+        String::from_utf8_lossy(&help.stdout).contains("mcp"),
+        "conda --help lists mcp:\n{}",
+        text(&help)
+    );
+    let o = run(&["mcp", "--help"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("Usage: conda-mcp"),
+        "conda-mcp's own help:\n{}",
+        text(&o)
+    );
+    let o = run(&["mcp", "check", "--timeout", "120"]);
+    let report = String::from_utf8_lossy(&o.stdout);
+    let canonical = std::fs::canonicalize(&real).expect("canonical");
+    assert!(
+        report.contains(&format!("executable    {}", canonical.display()))
+            && report.contains("found by      --conda-exe"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
