@@ -90,3 +90,23 @@ fi
 echo "$version"
 CONDA_MCP_INSTALLED_BIN_DIR="$prefix/bin" \
   cargo test --locked -p conda-mcp-tests --test mcp installed::
+
+# Real tier (CONDA_MCP_TEST_CONDA names a real conda): that conda installs
+# conda-mcp-server from the local channel (offline, nothing else), and the
+# installed binaries serve it. Declared in CONDA_MCP_TEST_TIERS, a missing
+# conda fails; undeclared, it is skipped with a line saying so.
+case ",${CONDA_MCP_TEST_TIERS:-}," in *,real,*) real_declared=1 ;; *) real_declared=0 ;; esac
+if [ -x "${CONDA_MCP_TEST_CONDA:-}" ]; then
+  echo "== conda package: a real conda installs conda-mcp-server from the local channel"
+  real_prefix=$work/real-prefix
+  "$CONDA_MCP_TEST_CONDA" create --yes --quiet --offline --override-channels \
+    -c "file://$channel" -p "$real_prefix" conda-mcp-server
+  "$real_prefix/bin/conda-mcp" --version
+  XDG_CACHE_HOME=$work/cache "$real_prefix/bin/conda-mcp" check \
+    --conda-exe "$CONDA_MCP_TEST_CONDA" --timeout 120 | tail -n 1
+elif [ "$real_declared" = 1 ]; then
+  echo "tier real is declared but CONDA_MCP_TEST_CONDA does not name an executable conda" >&2
+  exit 1
+else
+  echo "SKIPPED the real conda install: CONDA_MCP_TEST_CONDA is not set (tier real)"
+fi
