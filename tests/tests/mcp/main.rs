@@ -10,6 +10,7 @@
 
 mod check;
 mod cli_command;
+mod conda_plugin;
 mod condarc;
 mod docs;
 mod installed;
