@@ -99,6 +99,16 @@ impl Runner {
                 };
                 let mut output = shape::shape(result, self.settings, facts);
                 output.confirmation_required = plan.confirmation_required;
+                if succeeded
+                    && output.error.is_none()
+                    && let Some(pc) = &plan.postcondition
+                {
+                    output.error = pc.failure(&output);
+                }
+                output.replaced_environment = plan.replacement.clone().map(|mut r| {
+                    r.read_plan(output.parsed_json.as_ref());
+                    r
+                });
                 output.credentials_masked = output.credentials_masked.saturating_add(masked);
                 output.restart_required = if !plan.read_only() && succeeded {
                     self.restart.after_mutation().await

@@ -147,6 +147,10 @@ impl ToolSet {
                 add_server_options(&mut advertised);
                 add_server_options(&mut full);
             }
+            if crate::typed::creates_environment(command) {
+                add_replace_existing(&mut advertised);
+                add_replace_existing(&mut full);
+            }
             check_schema_document(&name, &advertised)?;
             let validator = ArgumentValidator::new(&name, &full)?;
             let runnable = crate::policy::runnable(catalog, cmd, &options.policy);
@@ -318,6 +322,20 @@ pub(crate) fn add_server_options(schema: &mut Value) {
         for (name, s) in crate::typed::server_option_schemas() {
             props.entry(name.to_owned()).or_insert(s);
         }
+    }
+}
+
+/// Adds the server option `replace_existing`
+/// ([`crate::call::guard::REPLACE_EXISTING`]) to the input schema of a tool
+/// that creates an environment, unless conda has a property of that name.
+pub(crate) fn add_replace_existing(schema: &mut Value) {
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        props
+            .entry(crate::call::guard::REPLACE_EXISTING.to_owned())
+            .or_insert(serde_json::json!({
+                "type": "boolean",
+                "description": crate::call::guard::REPLACE_EXISTING_DESCRIPTION,
+            }));
     }
 }
 
