@@ -19,3 +19,4 @@ mod server;
 mod soak;
 mod surface;
 mod trust;
+mod writes;
