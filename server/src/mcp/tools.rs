@@ -426,7 +426,10 @@ mod tests {
                     // the conda-completion and rattler-solver plugins; this
                     // recording also has the menuinst plugin's `conda
                     // menuinst`, which the target does not include (the
-                    // total is printed above).
+                    // total is printed above). Raised by 500 bytes for the
+                    // server option `replace_existing` of `conda_create` and
+                    // `conda_env_create` (about 2 × 186 bytes): the guard of
+                    // existing environments needs the argument listed.
                     let without_menuinst = serde_json::to_vec(
                         &set.listed
                             .iter()
@@ -436,7 +439,7 @@ mod tests {
                     .expect("json")
                     .len();
                     assert!(
-                        without_menuinst <= 45_000,
+                        without_menuinst <= 45_500,
                         "tools/list without conda_menuinst is {without_menuinst} bytes"
                     );
                 }
