@@ -110,19 +110,17 @@ impl Postcondition {
                     return Some(e);
                 }
             }
-            Some(Expect::Removed(prefix)) => {
-                if prefix.exists() {
-                    return Some(
-                        ToolError::new(
-                            ErrorCode::PostconditionFailed,
-                            "conda exited 0, but the environment it was to remove is still there",
-                        )
-                        .with("check", "removed")
-                        .with("prefix", prefix.display().to_string()),
-                    );
-                }
+            Some(Expect::Removed(prefix)) if prefix.exists() => {
+                return Some(
+                    ToolError::new(
+                        ErrorCode::PostconditionFailed,
+                        "conda exited 0, but the environment it was to remove is still there",
+                    )
+                    .with("check", "removed")
+                    .with("prefix", prefix.display().to_string()),
+                );
             }
-            None => {}
+            Some(Expect::Removed(_)) | None => {}
         }
         if self.json
             && let Some(success) = output.parsed_json.as_ref().and_then(|d| d.get("success"))
@@ -138,5 +136,94 @@ impl Postcondition {
             );
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use conda_mcp_shared::ExecutionResult;
+
+    fn catalog() -> Catalog {
+        crate::catalog::build(&crate::dump::recorded_conda()).expect("catalog")
+    }
+
+    fn argv(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn which_calls_are_checked_and_for_what() {
+        let c = catalog();
+        let cwd = Path::new("/work");
+        let of = |s: &str| of(&c, &argv(s), cwd);
+        let created = of("create -p /x/env numpy --json --yes").expect("checked");
+        assert_eq!(
+            created.expect,
+            Some(Expect::Created(TargetSpec::Prefix("/x/env".into())))
+        );
+        assert!(created.json);
+        // conda's spellings resolve as argparse does; relative to cwd.
+        assert_eq!(
+            of("create --prefix=rel numpy").and_then(|p| p.expect),
+            Some(Expect::Created(TargetSpec::Prefix("/work/rel".into())))
+        );
+        assert_eq!(
+            of("env create -n lab").and_then(|p| p.expect),
+            Some(Expect::Created(TargetSpec::Name("lab".into())))
+        );
+        for unchecked in [
+            "create -p /x/env numpy --dry-run --json",
+            "create -p /x/env numpy -dy",
+            "install -n e numpy --download-only",
+            "list --json",
+            "env export -n e",
+        ] {
+            assert_eq!(of(unchecked), None, "{unchecked}");
+        }
+        let install = of("install -n e numpy --json --yes").expect("checked");
+        assert_eq!(install.expect, None);
+        assert!(install.json);
+        // remove --all of a prefix that is not there: nothing to check.
+        assert_eq!(
+            of("remove --all -p /nonexistent/x --json").and_then(|p| p.expect),
+            None
+        );
+        let t = tempfile::tempdir().expect("tmp");
+        let line = format!("remove --all -p {} --json", t.path().display());
+        assert_eq!(
+            of(&line).and_then(|p| p.expect),
+            Some(Expect::Removed(t.path().to_path_buf()))
+        );
+        assert_eq!(
+            of(&format!("{line} --keep-env")).and_then(|p| p.expect),
+            None
+        );
+    }
+
+    #[test]
+    fn a_missing_history_or_success_false_is_a_failure() {
+        let t = tempfile::tempdir().expect("tmp");
+        let prefix = t.path().join("env");
+        let pc = Postcondition {
+            expect: Some(Expect::Created(TargetSpec::Prefix(prefix.clone()))),
+            json: true,
+            dirs: EnvironmentDirs::default(),
+        };
+        let mut out = CallOutput::new(ExecutionResult::nothing_ran());
+        let e = pc.failure(&out).expect("not created");
+        assert_eq!(e.code, ErrorCode::PostconditionFailed);
+        assert!(!e.retryable);
+        assert_eq!(e.details["check"], "created");
+        std::fs::create_dir_all(prefix.join("conda-meta")).expect("mkdir");
+        std::fs::write(prefix.join("conda-meta/history"), "").expect("history");
+        assert_eq!(pc.failure(&out), None);
+        out.parsed_json = Some(serde_json::json!({"success": false}));
+        assert_eq!(
+            pc.failure(&out).map(|e| e.details["check"].clone()),
+            Some(Value::from("success"))
+        );
+        out.parsed_json = Some(serde_json::json!({"success": true}));
+        assert_eq!(pc.failure(&out), None);
     }
 }
