@@ -75,6 +75,16 @@ impl EnvironmentDirs {
         }
     }
 
+    /// Whether `prefix` is the root prefix (the same folder).
+    pub fn is_root(&self, prefix: &Path) -> bool {
+        self.root_prefix.as_deref().is_some_and(|root| {
+            match (std::fs::canonicalize(root), std::fs::canonicalize(prefix)) {
+                (Ok(a), Ok(b)) => a == b,
+                _ => root == prefix,
+            }
+        })
+    }
+
     /// Where `--name name` points now, when that is an existing folder (or
     /// the root prefix): `None` means conda would create a new folder.
     pub fn locate(&self, name: &str) -> Option<PathBuf> {
@@ -119,6 +129,9 @@ pub struct Environment {
     pub prefix: PathBuf,
     /// Number of `conda-meta/*.json` package records.
     pub packages: usize,
+    /// It is conda's root prefix (the base environment), which conda
+    /// never replaces.
+    pub root: bool,
 }
 
 /// The environment at `prefix`, if it has a `conda-meta/` folder.
@@ -132,6 +145,7 @@ pub fn environment_at(prefix: &Path) -> Option<Environment> {
     Some(Environment {
         prefix: prefix.to_path_buf(),
         packages,
+        root: false,
     })
 }
 

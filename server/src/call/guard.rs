@@ -123,7 +123,8 @@ impl Replacement {
 pub enum Decision {
     /// Not a create, or nothing exists at its target: run as planned.
     Clear,
-    /// An environment exists and `replace_existing` is not set: refuse.
+    /// An environment exists and `replace_existing` is not set (or it is
+    /// the root prefix, which is never replaced): refuse.
     Exists(Environment),
     /// An environment exists and the call may replace it.
     Replaces(Environment),
@@ -139,13 +140,16 @@ pub fn decide(
     let Some(spec) = target::create_target(catalog, resolved, cwd) else {
         return Decision::Clear;
     };
-    let Some(env) = spec
+    let Some(mut env) = spec
         .prefix(&catalog.environments)
         .and_then(|p| target::environment_at(&p))
     else {
         return Decision::Clear;
     };
-    if replace_existing {
+    // conda refuses to replace its root prefix ("The target prefix is the
+    // base prefix"): no preview can say otherwise.
+    env.root = catalog.environments.is_root(&env.prefix);
+    if replace_existing && !env.root {
         Decision::Replaces(env)
     } else {
         Decision::Exists(env)

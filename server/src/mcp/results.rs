@@ -114,10 +114,11 @@ impl Results {
                 self.nothing_ran("", &text, error, restart_required)
             }
             Outcome::EnvironmentExists(env) => {
-                let text = environment_exists_text(env.packages);
+                let text = environment_exists_text(env.packages, env.root);
                 let error = ToolError::new(ErrorCode::EnvironmentExists, text.clone())
                     .with("prefix", env.prefix.display().to_string())
-                    .with("packages", env.packages as u64);
+                    .with("packages", env.packages as u64)
+                    .with("root", env.root);
                 self.nothing_ran("", &text, error, restart_required)
             }
             Outcome::NotRun { what, reason } => {
@@ -338,7 +339,12 @@ fn invalid_arguments_text(tool: &str, errors: &[ArgumentError]) -> String {
 
 /// The guard's refusal of a create whose target holds an environment (the
 /// prefix is in `details`, not in the text).
-fn environment_exists_text(packages: usize) -> String {
+fn environment_exists_text(packages: usize, root: bool) -> String {
+    if root {
+        return format!(
+            "The target is conda's root prefix (the base environment, {packages} package(s)); nothing was run. conda never replaces it: create the environment under another name or prefix."
+        );
+    }
     format!(
         "An environment already exists at the target prefix (details.prefix) with {packages} package(s); nothing was run. Creating it again would remove it, every file under the prefix included. To replace it, repeat the call with {}: true (without yes: true it shows what would be removed and linked instead; with yes: true it applies).",
         crate::call::guard::REPLACE_EXISTING

@@ -193,6 +193,26 @@ async fn typed_create_never_replaces_an_existing_environment_by_surprise() {
     let r = call("beta", true, true).await;
     assert_replaced(&r, &prefix, "beta", "replace_existing and yes");
 
+    // conda's root prefix (`name: base`) is never replaced, not even with
+    // replace_existing.
+    let r = server
+        .call_ok(
+            "conda_create",
+            json!({"name": "base", "packages": ["beta"], "json": true, "replace_existing": true}),
+        )
+        .await;
+    let e = error_code(&r, "base");
+    assert_eq!(e["code"], json!("environment_exists"), "{e}");
+    assert_eq!(e["details"]["root"], json!(true), "{e}");
+    assert_eq!(
+        std::fs::canonicalize(e["details"]["prefix"].as_str().expect("prefix")).expect("c"),
+        std::fs::canonicalize(&standin.prefix).expect("c")
+    );
+    assert!(
+        e["message"].as_str().unwrap_or("").contains("never replaces it"),
+        "{e}"
+    );
+
     // The tool says what the server argument does.
     let tools = server.tools().await;
     let create = tools
