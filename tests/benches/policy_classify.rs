@@ -87,6 +87,11 @@ fn bench_guard(c: &mut Criterion, cat: &catalog::Catalog) {
         "--json".to_owned(),
         "--yes".to_owned(),
     ];
+    // A read-only call pays the resolve that finds it is not checked.
+    let list = argv("list -n base --json");
+    c.bench_function("postcondition/read_only_list", |b| {
+        b.iter(|| postcondition::of(black_box(cat), black_box(&list), cwd))
+    });
     let output = CallOutput::new(ExecutionResult::nothing_ran());
     c.bench_function("postcondition/create_plan_and_check", |b| {
         b.iter(|| {

@@ -49,9 +49,14 @@ impl Runner {
     /// receives the job's updates (queue position, start, output counters).
     /// An execution's result is shaped into the tool output
     /// ([`shape::shape`]: `parsed_json`, the typed error, lean mode, the
-    /// budget). After a successful execution that was not read-only, the
-    /// restart watch checks whether conda or its plugins changed; every
-    /// execution output carries the (sticky) `restart_required`.
+    /// budget). A call that exited 0 is checked against the plan's
+    /// postcondition (a failed check is the typed error
+    /// `postcondition_failed`), and a replacement of an existing
+    /// environment is reported (`replaced_environment`, with what the
+    /// preview's plan links). After a successful execution that was not
+    /// read-only, the restart watch checks whether conda or its plugins
+    /// changed; every execution output carries the (sticky)
+    /// `restart_required`.
     pub async fn run(
         &self,
         plan: Plan,
