@@ -204,7 +204,10 @@ fn create_and_remove_touch_the_file_system_as_conda_does() {
     let e = env.to_str().expect("utf-8");
     let run = |argv: &[&str]| {
         let out = p.run(argv).expect("run");
-        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
     };
     let (code, stdout) = run(&["create", "-p", e, "alpha", "--dry-run", "--json"]);
     assert_eq!(code, Some(0), "{stdout}");
@@ -215,15 +218,31 @@ fn create_and_remove_touch_the_file_system_as_conda_does() {
     std::fs::write(env.join("marker"), "x").expect("marker");
     let (code, stdout) = run(&["create", "-p", e, "beta", "--dry-run", "--json"]);
     assert_eq!(code, Some(1));
-    assert_eq!(json_line(stdout.as_bytes())["exception_name"], "CondaValueError");
-    assert_eq!(run(&["create", "-p", e, "beta"]).0, Some(1), "the prompt says no");
+    assert_eq!(
+        json_line(stdout.as_bytes())["exception_name"],
+        "CondaValueError"
+    );
+    assert_eq!(
+        run(&["create", "-p", e, "beta"]).0,
+        Some(1),
+        "the prompt says no"
+    );
     assert!(env.join("marker").is_file());
     assert_eq!(run(&["create", "-p", e, "beta", "--json"]).0, Some(0));
-    assert!(!env.join("marker").exists(), "--json replaced the environment");
+    assert!(
+        !env.join("marker").exists(),
+        "--json replaced the environment"
+    );
     assert!(env.join("conda-meta/beta-0.0-0.json").is_file());
     // A name is created in the first envs directory.
-    assert_eq!(run(&["create", "-n", "lab", "gamma", "--json", "-y"]).0, Some(0));
+    assert_eq!(
+        run(&["create", "-n", "lab", "gamma", "--json", "-y"]).0,
+        Some(0)
+    );
     assert!(p.prefix.join("envs/lab/conda-meta/history").is_file());
-    assert_eq!(run(&["remove", "-p", e, "--all", "--json", "-y"]).0, Some(0));
+    assert_eq!(
+        run(&["remove", "-p", e, "--all", "--json", "-y"]).0,
+        Some(0)
+    );
     assert!(!env.exists());
 }

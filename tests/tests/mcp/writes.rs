@@ -209,7 +209,10 @@ async fn typed_create_never_replaces_an_existing_environment_by_surprise() {
         std::fs::canonicalize(&standin.prefix).expect("c")
     );
     assert!(
-        e["message"].as_str().unwrap_or("").contains("never replaces it"),
+        e["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("never replaces it"),
         "{e}"
     );
 
