@@ -10,6 +10,7 @@
 
 mod check;
 mod cli_command;
+mod conda_plugin;
 mod docs;
 mod installed;
 mod long_calls;
@@ -19,5 +20,6 @@ mod results;
 mod server;
 mod soak;
 mod surface;
+mod tasks;
 mod trust;
 mod writes;
