@@ -44,6 +44,14 @@ pub struct Dump {
     /// cache stamp.
     #[serde(default)]
     pub stamp_dirs: Vec<String>,
+    /// `context.root_prefix` (added by the helper; absent from recordings
+    /// and older caches): where `--name base` points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_prefix: Option<String>,
+    /// `context.envs_dirs` (added by the helper): the folders conda looks
+    /// a `--name` up in, in order (see [`crate::target`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub envs_dirs: Option<Vec<String>>,
     /// conda's configuration as its own objects hold it (added by the
     /// helper; `None` in recordings and when conda's configuration module
     /// could not be read).

@@ -3,7 +3,8 @@
 Run with the target conda's own interpreter. Imports ``conda``, builds the
 parser with ``conda.cli.conda_argparse.generate_parser()`` and prints one
 ``conda-parser-dump/1`` document describing it, plus the facts the startup
-cache needs (interpreter, prefix, stamp_dirs) and conda's configuration
+cache needs (interpreter, prefix, stamp_dirs), where conda puts named
+environments (root_prefix, envs_dirs) and conda's configuration
 (``config``: its search path, the files loaded, the keys marked final).
 
 It only reports facts; conda-mcp interprets them in Rust. Standard library
@@ -249,6 +250,25 @@ def config_facts(context, warnings):
     }
 
 
+def environment_dirs(context):
+    """conda's root prefix and envs directories, as conda resolves a
+    ``--name`` (``context.root_prefix``, ``context.envs_dirs``)."""
+    out = {}
+    if context is None:
+        return out
+    for key, attr in (("root_prefix", "root_prefix"), ("envs_dirs", "envs_dirs")):
+        try:
+            value = getattr(context, attr)
+        except Exception:  # a broken configuration: report nothing
+            continue
+        if key == "envs_dirs":
+            value = [str(v) for v in value]
+        else:
+            value = str(value)
+        out[key] = value
+    return out
+
+
 def build_document():
     warnings = []
     import conda
@@ -270,7 +290,7 @@ def build_document():
     config = config_facts(context, warnings) if context is not None else None
     parser = conda_argparse.generate_parser()
     root = dump_parser(parser, ["conda"], warnings)
-    return {
+    document = {
         "format": FORMAT,
         "conda_version": str(getattr(conda, "__version__", "")),
         "python_version": platform.python_version(),
@@ -284,6 +304,8 @@ def build_document():
         "config": config,
         "warnings": warnings,
     }
+    document.update(environment_dirs(context))
+    return document
 
 
 def main():

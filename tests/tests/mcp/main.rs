@@ -24,3 +24,4 @@ mod surface;
 mod tasks;
 mod trust;
 mod writer_lock;
+mod writes;
