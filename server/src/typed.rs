@@ -27,12 +27,20 @@
 //!    on a read-only server too. With `yes: true` the call runs as given;
 //!    `--no-confirm` turns the rule off. The raw `conda_execute` tool is
 //!    never amended.
+//! 6. **Approval** (`--approve-writes`, instead of 5). A call that is not
+//!    read-only runs only after the person approved it
+//!    ([`crate::call::approval`]): the argv that applies it is the call's
+//!    own with `yes: true` (whatever the model said about `yes`: conda
+//!    must not prompt, and the person is the one who confirms), and, when
+//!    the command has conda's `dry_run`, the preview is the same call with
+//!    `dry_run: true` and `json: true` (conda's plan as a document).
 
 use std::time::Duration;
 
 use conda_mcp_shared::limits::Limits;
 use serde_json::{Map, Value};
 
+use crate::call::approval::{Approval, Preview};
 use crate::catalog::{ArgKind, Catalog, Command, CommandIdx, PropertySource};
 use crate::policy::{self, Classification, Policy, Refusal};
 use crate::schema::ArgumentError;
@@ -48,6 +56,12 @@ pub const TIMEOUT_PROPERTY: &str = "timeout_seconds";
 /// The sentence tool descriptions carry when [`confirms`] applies.
 pub const CONFIRM_SENTENCE: &str =
     "Without yes: true it runs as a dry run and only shows conda's plan.";
+
+/// The sentence tool descriptions carry for a tool that may change
+/// something, with `--approve-writes`.
+pub const APPROVE_SENTENCE: &str = "Each change needs your approval: the person is shown conda's \
+     plan through the host and asked before anything is applied (yes: true does not skip the \
+     question).";
 
 /// What the server decides for typed calls, fixed at startup.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -74,6 +88,9 @@ pub struct TypedCall {
     pub stdin: Option<Vec<u8>>,
     /// `conda_run`'s `timeout_seconds`, capped; `None` = the server's.
     pub timeout: Option<Duration>,
+    /// `--approve-writes`: the call runs only after the person approved it
+    /// (step 6 of the module docs).
+    pub approval: Option<Approval>,
 }
 
 /// Why a typed call does not run.
@@ -151,8 +168,13 @@ pub fn prepare(
         confirmation_required: false,
         stdin,
         timeout,
+        approval: None,
     };
-    if settings.confirm
+    if policy.needs_approval(&call.classification)
+        && call.classification.outcome == policy::Outcome::Runs
+    {
+        approve(catalog, cmd, &args, &mut call).map_err(invalid)?;
+    } else if settings.confirm
         && call.classification.requires_write
         && call.classification.outcome == policy::Outcome::Runs
         && let Some((yes, dry_run)) = confirm_properties(command)
@@ -171,6 +193,44 @@ pub fn prepare(
     }
     policy.check(&call.classification).map_err(Early::Refused)?;
     Ok(call)
+}
+
+/// Step 6 of the module docs: the argv that applies the call (with `yes`)
+/// and its preview (with `dry_run` and `json`, when the command has
+/// `dry_run` and the policy calls that dry run read-only).
+///
+/// Errors: a value the compiler rejects.
+fn approve(
+    catalog: &Catalog,
+    cmd: CommandIdx,
+    args: &Map<String, Value>,
+    call: &mut TypedCall,
+) -> Result<(), ArgumentError> {
+    let command = &catalog.commands[cmd];
+    if let Some(yes) = flag_property(command, "yes") {
+        let mut apply = args.clone();
+        apply.insert(yes.to_owned(), Value::Bool(true));
+        call.argv = crate::compile::compile(catalog, cmd, &apply)?;
+        call.classification = policy::classify(catalog, &call.argv);
+    }
+    let mut preview = None;
+    if let Some(dry_run) = flag_property(command, "dry_run") {
+        let mut dry = args.clone();
+        dry.insert(dry_run.to_owned(), Value::Bool(true));
+        if let Some(json) = flag_property(command, "json") {
+            dry.insert(json.to_owned(), Value::Bool(true));
+        }
+        let argv = crate::compile::compile(catalog, cmd, &dry)?;
+        let classification = policy::classify(catalog, &argv);
+        if classification.read_only {
+            preview = Some(Preview {
+                argv,
+                classification,
+            });
+        }
+    }
+    call.approval = Some(Approval { preview });
+    Ok(())
 }
 
 /// Takes `conda_run`'s server options out of `args`.

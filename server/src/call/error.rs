@@ -5,7 +5,8 @@
 //! missing startup options), `unavailable` (the tool is not served under
 //! the startup options), `timeout` and `queue_timeout` (retryable),
 //! `cancelled`, `worker_unavailable` (retryable), `helper_failed`,
-//! `internal`. Codes from conda: see [`super::conda_error`];
+//! `internal`; with `--approve-writes` `declined`, `plan_changed` and
+//! `approval_unavailable` (docs/approval.md). Codes from conda: see [`super::conda_error`];
 //! `killed_by_signal` and `crashed_after_success` for a conda that died of
 //! a signal.
 
@@ -41,6 +42,15 @@ pub enum ErrorCode {
     HelperFailed,
     /// A bug inside the server.
     Internal,
+    /// `--approve-writes`: the person declined the change or dismissed the
+    /// question; nothing was changed (not retryable).
+    Declined,
+    /// `--approve-writes`: conda's plan changed between the person's
+    /// approval and the apply; nothing was applied (a new call asks again).
+    PlanChanged,
+    /// `--approve-writes`: the host declared no elicitation capability, so
+    /// the person cannot be asked; nothing ran.
+    ApprovalUnavailable,
     /// conda: a requested package does not exist in the channels or the
     /// environment.
     PackagesNotFound,

@@ -61,6 +61,9 @@ pub struct Plan {
     /// The server turned a mutation without `yes: true` into a dry run
     /// (see `crate::typed`): the output says nothing was changed.
     pub confirmation_required: bool,
+    /// `--approve-writes`: the call runs only after the person approved it
+    /// (`crate::mcp::approval`); the preview shown first.
+    pub approval: Option<super::approval::Approval>,
 }
 
 impl Plan {
@@ -84,6 +87,7 @@ impl Plan {
             reader: Reader::Execution,
             reports_progress: true,
             confirmation_required: false,
+            approval: None,
         }
     }
 

@@ -30,6 +30,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::approval::{Consent, Reply};
 use super::capabilities;
 use super::live::{LiveTools, Served, Surface};
 use super::progress::Progress;
@@ -113,21 +114,37 @@ impl CondaMcp {
         }
     }
 
-    /// Plans and runs one call on the surface it was routed with; with
-    /// `--live-tools`, serves the tools of a change the call caused before
-    /// its outcome is returned.
-    async fn call(&self, route: Route, args: Value, call: CallContext) -> Outcome {
-        let plan = match self.plan(&call.surface, route, &args) {
+    /// Plans and runs one call of `tool` on the surface it was routed
+    /// with (a change that needs the person's approval goes through
+    /// [`CondaMcp::approved`] with `consent`); with `--live-tools`, serves
+    /// the tools of a change the call caused before its outcome is
+    /// returned.
+    async fn call(
+        &self,
+        route: Route,
+        tool: &str,
+        args: Value,
+        consent: Consent,
+        call: CallContext,
+    ) -> Reply {
+        let mut plan = match self.plan(&call.surface, route, &args) {
             Ok(plan) => plan,
-            Err(early) => return early,
+            Err(early) => return Reply::Done(early),
         };
         let peer = call.peer.clone();
-        let outcome = self.run(plan, call).await;
+        let outcome = match plan.approval.take() {
+            None => self.run(plan, call).await,
+            Some(approval) => match self.approved(plan, approval, tool, &args, consent, call).await
+            {
+                Reply::Done(outcome) => outcome,
+                ask @ Reply::Ask(_) => return ask,
+            },
+        };
         if let Some(live) = &self.state.live {
             live.apply(&self.state.surface, &self.state.runner.restart, &peer)
                 .await;
         }
-        outcome
+        Reply::Done(outcome)
     }
 
     /// Runs one plan and waits for its outcome.
@@ -242,6 +259,7 @@ impl ServerHandler for CondaMcp {
             return Err(unknown("tool"));
         };
         let name = request.name.to_string();
+        let consent = Consent::of(&request, &context);
         let args = Value::Object(request.arguments.unwrap_or_default());
         let this = self.clone();
         let call = CallContext {
@@ -253,9 +271,14 @@ impl ServerHandler for CondaMcp {
             peer: context.peer.clone(),
             surface,
         };
-        let task = tokio::spawn(async move { this.call(route, args, call).await });
+        let tool = name.clone();
+        let task =
+            tokio::spawn(async move { this.call(route, &tool, args, consent, call).await });
         let outcome = match task.await {
-            Ok(outcome) => outcome,
+            Ok(Reply::Done(outcome)) => outcome,
+            Ok(Reply::Ask(question)) => {
+                return Ok(super::approval::input_required(&question).into());
+            }
             Err(e) => {
                 tracing::error!("a tool call failed internally: {e}");
                 Outcome::NotRun {

@@ -64,6 +64,9 @@ fn not_run_error(reason: &NotRun) -> ToolError {
         NotRun::Exec(ExecError::Rejected(_)) => ErrorCode::Internal,
         NotRun::Helper(_) => ErrorCode::HelperFailed,
         NotRun::Internal(_) => ErrorCode::Internal,
+        NotRun::Declined => ErrorCode::Declined,
+        NotRun::PlanChanged => ErrorCode::PlanChanged,
+        NotRun::ApprovalUnavailable => ErrorCode::ApprovalUnavailable,
     };
     ToolError::new(code, reason.to_string())
 }

@@ -552,6 +552,7 @@ fn policy_check_and_refusal_text() {
     let w = Policy {
         allow_write: true,
         allow_exec: false,
+        approve_writes: false,
     };
     let cl = c(&k, "config --set secret-key secret-value");
     let e = none.check(&cl).expect_err("refused");
