@@ -1,0 +1,408 @@
+//! `--approve-writes` (docs/approval.md): each change is shown to the person
+//! through the host and applied exactly as shown, or not at all. The host
+//! is the Python `mcp` client (`tests/fixtures/approval_client.py`, the
+//! official SDK from PyPI: [`conda_mcp_tests::pyclient`]) with an
+//! elicitation callback, in both protocol eras (`initialize`, and the
+//! stateless 2026-07-28 lifecycle where the form travels as an
+//! input-required result), against the stand-in conda built from the
+//! recorded conda 26 parser with its `transaction` switch (a `--json`
+//! dry-run plan; a real environment folder with its history when applied).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use conda_mcp_tests::bins;
+use conda_mcp_tests::mcp::{Era, Server};
+use conda_mcp_tests::paths;
+use conda_mcp_tests::pyclient::{self, mcp_python};
+use conda_mcp_tests::standin::{ControlRule, StandinPrefix};
+
+/// The Python client's `mode=` for an era.
+fn mode(era: Era) -> &'static str {
+    match era {
+        Era::Initialize => "legacy",
+        Era::Stateless => "2026-07-28",
+    }
+}
+
+/// A stand-in of the real conda 26 parser whose `create` and `install` act
+/// as transactions.
+fn transaction_standin() -> StandinPrefix {
+    let standin = StandinPrefix::create(&paths::real_dump()).expect("stand-in");
+    standin
+        .set_control(&[ControlRule {
+            transaction: Some(json!(true)),
+            ..ControlRule::default()
+        }])
+        .expect("control");
+    standin
+}
+
+/// The environment `conda create --name NAME` makes in the stand-in.
+fn env_prefix(standin: &StandinPrefix, name: &str) -> PathBuf {
+    standin.prefix.join("envs").join(name)
+}
+
+/// Every argv the stand-in ran (its `standin-runs.log`).
+fn runs(standin: &StandinPrefix) -> Vec<Vec<String>> {
+    std::fs::read_to_string(standin.prefix.join("standin-runs.log"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(_, argv)| serde_json::from_str(argv).expect("argv json"))
+        .collect()
+}
+
+/// Runs the Python client against a server for `standin` with `flags`:
+/// one session in `era`, declaring elicitation or not, making `calls`.
+fn session(
+    python: &Path,
+    standin: &StandinPrefix,
+    flags: &[&str],
+    era: Era,
+    elicitation: bool,
+    calls: Value,
+) -> Value {
+    let cache = tempfile::tempdir().expect("cache dir");
+    let mut args = vec![
+        "--conda-exe".to_owned(),
+        standin.conda_exe.display().to_string(),
+        "--worker-exe".to_owned(),
+        bins::worker().display().to_string(),
+    ];
+    args.extend(flags.iter().map(|f| f.to_string()));
+    let report = pyclient::run_script(
+        python,
+        "approval_client.py",
+        &json!({
+            "command": bins::server(),
+            "args": args,
+            "env": {"XDG_CACHE_HOME": cache.path().join("cache")},
+            "mode": mode(era),
+            "elicitation": elicitation,
+            "calls": calls,
+        }),
+    );
+    let version = report["protocol_version"].as_str().unwrap_or("");
+    match era {
+        Era::Stateless => assert_eq!(version, "2026-07-28", "{report}"),
+        Era::Initialize => assert!(version < "2026-07-28", "{report}"),
+    }
+    report
+}
+
+fn error_code(result: &Value) -> &str {
+    assert_eq!(result["is_error"], true, "{result}");
+    result["structured"]["error"]["code"].as_str().unwrap_or("")
+}
+
+fn questions(result: &Value) -> Vec<String> {
+    result["questions"]
+        .as_array()
+        .expect("questions")
+        .iter()
+        .map(|q| q["message"].as_str().expect("message").to_owned())
+        .collect()
+}
+
+/// Accept → applied, and what was applied equals what the form showed: the
+/// form of a create lists the packages the dry run would link (with version
+/// and build), those are exactly the packages the environment got, and the
+/// apply ran the call's own specs with `--yes` (not every dependency
+/// pinned), as conda's history shows.
+#[test]
+fn accepted_create_applies_what_the_form_showed() {
+    let Some(python) = mcp_python("approval::accepted_create_applies_what_the_form_showed")
+    else {
+        return;
+    };
+    for era in Era::ALL {
+        let standin = transaction_standin();
+        let report = session(
+            &python,
+            &standin,
+            &["--approve-writes"],
+            era,
+            true,
+            json!([{"tool": "conda_create", "answer": "accept",
+                    "arguments": {"name": "demo", "packages": ["zlib=1.3"], "json": true}}]),
+        );
+        let result = &report["results"][0];
+        assert_eq!(result["is_error"], false, "{era:?}: {result}");
+        assert_eq!(result["structured"]["exit_code"], 0, "{era:?}: {result}");
+        let asked = questions(result);
+        assert_eq!(asked.len(), 1, "{era:?}: one question: {asked:?}");
+        let message = &asked[0];
+        let env = env_prefix(&standin, "demo");
+        for line in [
+            "Command: conda create zlib=1.3 --name demo --json --yes".to_owned(),
+            format!("Environment: {}", env.display()),
+            "Packages to install (link):".to_owned(),
+            "  standin-dep 0.1 (build h1_0, channel standin)".to_owned(),
+            "  zlib 1.3 (build h0_0, channel standin)".to_owned(),
+            "Download: 15 KB (2 packages)".to_owned(),
+        ] {
+            assert!(
+                message.lines().any(|l| l == line),
+                "{era:?}: the form lacks {line:?}:\n{message}"
+            );
+        }
+        let schema = &result["questions"][0]["requested_schema"];
+        assert_eq!(schema["properties"]["approve"]["type"], "boolean", "{schema}");
+        assert_eq!(schema["required"], json!(["approve"]), "{schema}");
+
+        let applied: Value = serde_json::from_slice(
+            &std::fs::read(env.join("conda-meta").join("standin-transaction.json"))
+                .unwrap_or_else(|e| panic!("{era:?}: the environment was not created: {e}")),
+        )
+        .expect("transaction json");
+        let mut linked: Vec<String> = applied["link"]
+            .as_array()
+            .expect("link")
+            .iter()
+            .map(|p| {
+                format!(
+                    "  {} {} (build {}, channel {})",
+                    p["name"].as_str().unwrap_or(""),
+                    p["version"].as_str().unwrap_or(""),
+                    p["build_string"].as_str().unwrap_or(""),
+                    p["channel"].as_str().unwrap_or("")
+                )
+            })
+            .collect();
+        linked.sort();
+        let shown: Vec<&str> = message
+            .split("Packages to install (link):\n")
+            .nth(1)
+            .expect("link list")
+            .lines()
+            .take_while(|l| l.starts_with("  "))
+            .collect();
+        assert_eq!(shown, linked, "{era:?}: applied = shown");
+        let argv: Vec<&str> = applied["argv"]
+            .as_array()
+            .expect("argv")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(argv.contains(&"--yes") && !argv.contains(&"--dry-run"), "{argv:?}");
+        assert!(
+            argv.contains(&"zlib=1.3") && !argv.iter().any(|a| a.contains("standin-dep")),
+            "the call's own specs, not the pinned plan: {argv:?}"
+        );
+        // Two dry runs (the question, then the re-plan) and one apply.
+        let creates: Vec<Vec<String>> = runs(&standin)
+            .into_iter()
+            .filter(|a| a.first().is_some_and(|c| c == "create"))
+            .collect();
+        let dry = creates
+            .iter()
+            .filter(|a| a.iter().any(|x| x == "--dry-run"))
+            .count();
+        assert_eq!((dry, creates.len()), (2, 3), "{era:?}: {creates:?}");
+    }
+}
+
+/// Decline, cancel, and accept without the approval set → `declined` (not
+/// retryable), nothing changed; `yes: true` from the model still asks; a
+/// client without the elicitation capability → `approval_unavailable`
+/// and nothing ran at all.
+#[test]
+fn refused_answers_change_nothing() {
+    let Some(python) = mcp_python("approval::refused_answers_change_nothing") else {
+        return;
+    };
+    for era in Era::ALL {
+        let standin = transaction_standin();
+        let call = |name: &str, answer: &str, yes: bool| {
+            json!({"tool": "conda_create", "answer": answer,
+                   "arguments": {"name": name, "packages": ["zlib"], "yes": yes}})
+        };
+        let report = session(
+            &python,
+            &standin,
+            &["--approve-writes"],
+            era,
+            true,
+            json!([
+                call("d", "decline", false),
+                call("c", "cancel", false),
+                call("n", "accept_no", false),
+                call("y", "decline", true),
+            ]),
+        );
+        for (i, name) in ["d", "c", "n", "y"].iter().enumerate() {
+            let result = &report["results"][i];
+            assert_eq!(error_code(result), "declined", "{era:?} {name}: {result}");
+            assert_eq!(result["structured"]["error"]["retryable"], false);
+            assert_eq!(questions(result).len(), 1, "{era:?} {name}: asked once");
+            assert!(
+                !env_prefix(&standin, name).exists(),
+                "{era:?} {name}: nothing may change"
+            );
+        }
+        assert!(
+            runs(&standin)
+                .iter()
+                .all(|a| a.first().is_none_or(|c| c != "create") || a.iter().any(|x| x == "--dry-run")),
+            "{era:?}: only dry runs ran"
+        );
+
+        let report = session(
+            &python,
+            &standin,
+            &["--approve-writes"],
+            era,
+            false,
+            json!([call("u", "accept", true)]),
+        );
+        let result = &report["results"][0];
+        assert_eq!(error_code(result), "approval_unavailable", "{era:?}: {result}");
+        let message = result["structured"]["error"]["message"].as_str().unwrap_or("");
+        assert!(
+            message.contains("cannot ask the person") && message.contains("--allow-write"),
+            "{message}"
+        );
+        assert!(questions(result).is_empty());
+        assert!(!env_prefix(&standin, "u").exists());
+        assert!(
+            !runs(&standin)
+                .iter()
+                .any(|a| a.iter().any(|x| x == "u")),
+            "{era:?}: nothing ran for a client that cannot ask"
+        );
+    }
+}
+
+/// The plan changes while the question is open (the stand-in's plan gains
+/// a package before the person answers): the re-plan differs from what was
+/// shown → `plan_changed`, nothing applied.
+#[test]
+fn a_plan_that_changed_after_approval_is_not_applied() {
+    let Some(python) = mcp_python("approval::a_plan_that_changed_after_approval_is_not_applied")
+    else {
+        return;
+    };
+    for era in Era::ALL {
+        let standin = transaction_standin();
+        let changed = serde_json::to_string(&[ControlRule {
+            transaction: Some(json!({"extra_link": ["surprise 9.9 h9_0"]})),
+            ..ControlRule::default()
+        }])
+        .expect("json");
+        let report = session(
+            &python,
+            &standin,
+            &["--approve-writes"],
+            era,
+            true,
+            json!([{"tool": "conda_create", "answer": "accept",
+                    "before_answer": {"path": standin.prefix.join("standin-control.json"), "text": changed},
+                    "arguments": {"name": "moved", "packages": ["zlib"]}}]),
+        );
+        let result = &report["results"][0];
+        assert_eq!(error_code(result), "plan_changed", "{era:?}: {result}");
+        assert!(!questions(result)[0].contains("surprise"));
+        assert!(!env_prefix(&standin, "moved").exists(), "{era:?}: not applied");
+    }
+}
+
+/// A change without a preview (`conda run`) is asked about with its exact
+/// command line and the statement that no preview exists; declined, it
+/// never runs.
+#[test]
+fn a_change_without_preview_shows_the_exact_command() {
+    let Some(python) = mcp_python("approval::a_change_without_preview_shows_the_exact_command")
+    else {
+        return;
+    };
+    let standin = transaction_standin();
+    let report = session(
+        &python,
+        &standin,
+        &["--approve-writes", "--allow-exec"],
+        Era::Stateless,
+        true,
+        json!([{"tool": "conda_run", "answer": "decline",
+                "arguments": {"name": "base", "executable_call": ["python", "-c", "print('hi there')"]}}]),
+    );
+    let result = &report["results"][0];
+    assert_eq!(error_code(result), "declined", "{result}");
+    let message = &questions(result)[0];
+    assert!(message.contains("There is no preview"), "{message}");
+    assert!(
+        message.contains("python -c 'print('\\''hi there'\\'')'"),
+        "{message}"
+    );
+    assert!(
+        !runs(&standin)
+            .iter()
+            .any(|a| a.first().is_some_and(|c| c == "run")),
+        "declined: conda run never started"
+    );
+}
+
+/// The mode is reported: the flag excludes `--allow-write` (a usage error,
+/// exit 2, naming both); capabilities say `approve_writes`; tool
+/// descriptions carry the approval sentence instead of the `yes` one; the
+/// instructions say so; `conda-mcp check` reports it.
+#[tokio::test]
+async fn the_mode_is_reported_everywhere() {
+    let out = std::process::Command::new(bins::server())
+        .args(["--approve-writes", "--allow-write"])
+        .output()
+        .expect("run conda-mcp");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--approve-writes") && stderr.contains("--allow-write"),
+        "{stderr}"
+    );
+
+    let standin = transaction_standin();
+    let server = Server::start(&standin.conda_exe, &["--approve-writes"], Era::Initialize).await;
+    let (caps, _) = server
+        .read_text("conda://capabilities")
+        .await
+        .expect("capabilities");
+    let caps: Value = serde_json::from_str(&caps).expect("json");
+    assert_eq!(caps["policy"]["writes"], "approve_writes", "{}", caps["policy"]);
+    assert_eq!(caps["policy"]["approve_writes"], true);
+    let tools = server.tools().await;
+    let create = tools
+        .iter()
+        .find(|t| t.name == "conda_create")
+        .expect("conda_create");
+    let description = create.description.as_deref().unwrap_or("");
+    assert!(
+        description.contains("Each change needs your approval")
+            && !description.contains("Without yes: true"),
+        "{description}"
+    );
+    let info = server.client.peer_info().expect("server info");
+    let instructions = info.instructions.as_deref().unwrap_or("");
+    assert!(
+        instructions.contains("Each change needs the person's approval"),
+        "{instructions}"
+    );
+    server.close().await;
+
+    let check = std::process::Command::new(bins::server())
+        .arg("check")
+        .arg("--conda-exe")
+        .arg(&standin.conda_exe)
+        .arg("--worker-exe")
+        .arg(bins::worker())
+        .arg("--approve-writes")
+        .env("XDG_CACHE_HOME", standin.prefix.join("check-cache"))
+        .env_remove("CONDA_EXE")
+        .output()
+        .expect("conda-mcp check");
+    let report = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        report.contains("--approve-writes on")
+            && report.contains("each change only after the person approves it"),
+        "{report}"
+    );
+}
