@@ -572,6 +572,33 @@ fn policy_check_and_refusal_text() {
 }
 
 #[test]
+fn approve_writes_lets_mutations_through_only_with_approval() {
+    let k = mini();
+    let a = Policy {
+        approve_writes: true,
+        ..Policy::default()
+    };
+    assert_eq!(a.writes_mode(), WritesMode::ApproveWrites);
+    assert_eq!(Policy::default().writes_mode(), WritesMode::Refused);
+    let set = c(&k, "config --set secret-key secret-value");
+    assert!(a.check(&set).is_ok());
+    assert!(a.needs_approval(&set));
+    let list = c(&k, "list");
+    assert!(a.check(&list).is_ok() && !a.needs_approval(&list));
+    // Arbitrary programs still need --allow-exec, and are asked about too.
+    let greedy = c(&k, "greedy x");
+    let e = a.check(&greedy).expect_err("exec");
+    assert_eq!(e.missing, vec!["--allow-exec"]);
+    assert!(a.needs_approval(&greedy));
+    // Without --approve-writes nothing asks.
+    let w = Policy {
+        allow_write: true,
+        ..Policy::default()
+    };
+    assert!(!w.needs_approval(&set));
+}
+
+#[test]
 fn annotations_describe_the_broadest_behaviour() {
     let k = mini();
     let a = annotations(&k, k.find(&["conda", "list"]).expect("list"));
