@@ -170,9 +170,9 @@ pub fn prepare(
         timeout,
         approval: None,
     };
-    if policy.needs_approval(&call.classification)
-        && call.classification.outcome == policy::Outcome::Runs
-    {
+    // Every call that is not read-only, also one the resolver could not
+    // reproduce (it fails closed: conda might still run it).
+    if policy.needs_approval(&call.classification) {
         approve(catalog, cmd, &args, &mut call).map_err(invalid)?;
     } else if settings.confirm
         && call.classification.requires_write

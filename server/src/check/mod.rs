@@ -272,10 +272,13 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
     }
 
     // 6. tools
+    let writes = if s.policy.approve_writes {
+        "--approve-writes on".to_owned()
+    } else {
+        format!("--allow-write {}", on_off(s.policy.allow_write))
+    };
     r.section(&format!(
-        "tools (--allow-write {}, --approve-writes {}, --allow-exec {}, --schema-profile {})",
-        on_off(s.policy.allow_write),
-        on_off(s.policy.approve_writes),
+        "tools ({writes}, --allow-exec {}, --schema-profile {})",
         on_off(s.policy.allow_exec),
         profile_name(s)
     ));

@@ -33,7 +33,8 @@ use serde_json::Value;
 
 use super::handler::{CallContext, CondaMcp};
 use crate::call::approval::{self, APPROVE_FIELD, Answer, Approval, Question};
-use crate::call::{NotRun, Outcome, Plan, Ran};
+use crate::call::error::ErrorCode;
+use crate::call::{CallOutput, NotRun, Outcome, Plan, Ran};
 use crate::worker_client::ExecError;
 
 /// The key of the approval form in an input-required result's
@@ -213,8 +214,9 @@ impl CondaMcp {
     /// The question for `plan`: runs its preview (conda's dry run), when
     /// there is one, and describes it.
     ///
-    /// Errors: the preview's outcome when it did not end with exit status 0
-    /// (conda's own error, a timeout, a cancel): nothing is asked.
+    /// Errors: the preview's outcome when it did not show a plan
+    /// ([`previewed`]: conda's own error, a timeout, a cancel): nothing is
+    /// asked.
     async fn question(
         &self,
         plan: &Plan,
@@ -234,12 +236,22 @@ impl CondaMcp {
                     Outcome::Ran {
                         ran: Ran::Execution(out),
                         ..
-                    } if out.execution.exit_code == Some(0) => out.parsed_json,
+                    } if previewed(&out) => out.parsed_json,
                     other => return Err(other),
                 }
             }
         };
         Ok(approval::question(tool, args, &plan.argv, document.as_ref()))
+    }
+}
+
+/// Whether a dry run showed its plan: it exited 0, or printed its success
+/// document and then died at exit (`crashed_after_success`, conda 26 with
+/// the rattler solver; the plan printed is complete).
+fn previewed(out: &CallOutput) -> bool {
+    match &out.error {
+        None => out.execution.exit_code == Some(0),
+        Some(e) => e.code == ErrorCode::CrashedAfterSuccess,
     }
 }
 

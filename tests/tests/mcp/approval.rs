@@ -406,3 +406,52 @@ async fn the_mode_is_reported_everywhere() {
         "{report}"
     );
 }
+
+/// The real tier: one approved and one declined create against a real
+/// conda (`CONDA_MCP_TEST_CONDA`) and the local file channel of
+/// `real_conda.rs`, in the stateless lifecycle.
+#[test]
+fn real_conda_approved_and_declined_create() {
+    let Some(conda) = conda_mcp_tests::tiers::real_conda(module_path!()) else {
+        return;
+    };
+    let Some(python) = mcp_python("approval::real_conda_approved_and_declined_create") else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let channel = super::real_conda::build_channel(&dir.path().join("channel"));
+    let (yes, no) = (dir.path().join("approved"), dir.path().join("declined"));
+    let create = |prefix: &Path, answer: &str| {
+        json!({"tool": "conda_create", "answer": answer,
+               "arguments": {"prefix": prefix, "packages": [super::real_conda::PACKAGE],
+                             "channel": [channel], "override_channels": true, "json": true}})
+    };
+    let cache = tempfile::tempdir().expect("cache dir");
+    let report = pyclient::run_script(
+        &python,
+        "approval_client.py",
+        &json!({
+            "command": bins::server(),
+            "args": ["--conda-exe", conda, "--worker-exe", bins::worker(),
+                     "--approve-writes", "--timeout", "600"],
+            "env": {"XDG_CACHE_HOME": cache.path().join("cache")},
+            "mode": mode(Era::Stateless),
+            "elicitation": true,
+            "calls": [create(&yes, "accept"), create(&no, "decline")],
+        }),
+    );
+    let approved = &report["results"][0];
+    let message = &questions(approved)[0];
+    assert!(
+        message.contains(&format!("{} 1.0 (build 0", super::real_conda::PACKAGE)),
+        "the form lists the package conda would link:\n{message}"
+    );
+    let code = approved["structured"]["error"]["code"].as_str();
+    assert!(
+        approved["is_error"] == false || code == Some("crashed_after_success"),
+        "{approved}"
+    );
+    assert!(yes.join("conda-meta").is_dir(), "the approved environment exists");
+    assert_eq!(error_code(&report["results"][1]), "declined");
+    assert!(!no.exists(), "the declined environment was not created");
+}
