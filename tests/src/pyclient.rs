@@ -37,9 +37,7 @@ fn has_mcp(python: &Path) -> bool {
     Command::new(python)
         .args([
             "-c",
-            &format!(
-                "import importlib.metadata as m; assert m.version('mcp') == '{MCP_VERSION}'"
-            ),
+            &format!("import importlib.metadata as m; assert m.version('mcp') == '{MCP_VERSION}'"),
         ])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -91,7 +89,9 @@ fn make_venv() -> Result<PathBuf, String> {
         }
     };
     run(
-        Command::new(host_python()).args(["-m", "venv"]).arg(&staged),
+        Command::new(host_python())
+            .args(["-m", "venv"])
+            .arg(&staged),
         "python3 -m venv",
     )?;
     run(
@@ -108,7 +108,10 @@ fn make_venv() -> Result<PathBuf, String> {
     if has_mcp(&python) {
         Ok(python)
     } else {
-        Err(format!("the venv at {} does not import mcp", venv.display()))
+        Err(format!(
+            "the venv at {} does not import mcp",
+            venv.display()
+        ))
     }
 }
 

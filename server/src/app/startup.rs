@@ -52,7 +52,7 @@ pub async fn start(settings: &Settings) -> Result<Started, StartupError> {
         &catalog,
         &discovered.target,
         &tools,
-PolicySummary::of(&policy),
+        PolicySummary::of(&policy),
         settings.profile,
         environment.summary.clone(),
         settings.mode,

@@ -67,9 +67,7 @@ pub const APPROVE_FIELD: &str = "approve";
 /// only an explicit yes applies a change.
 pub fn read_answer(action: &str, content: Option<&Value>) -> Answer {
     match action {
-        "accept"
-            if content.and_then(|c| c.get(APPROVE_FIELD)) == Some(&Value::Bool(true)) =>
-        {
+        "accept" if content.and_then(|c| c.get(APPROVE_FIELD)) == Some(&Value::Bool(true)) => {
             Answer::Approve
         }
         "cancel" => Answer::Cancel,
@@ -80,12 +78,7 @@ pub fn read_answer(action: &str, content: Option<&Value>) -> Answer {
 /// The question for a call of `tool` with `args` whose command line is
 /// `argv` (what applies the change) and whose dry run printed `plan`
 /// (conda's `--json` document; `None` when there is no preview).
-pub fn question(
-    tool: &str,
-    args: &Value,
-    argv: &[String],
-    plan: Option<&Value>,
-) -> Question {
+pub fn question(tool: &str, args: &Value, argv: &[String], plan: Option<&Value>) -> Question {
     let mut m = String::from("conda-mcp asks for your approval before it changes anything.\n\n");
     m.push_str("Command: ");
     m.push_str(&command_line(argv));
@@ -257,7 +250,13 @@ mod tests {
         let q = question(
             "conda_create",
             &json!({"name": "demo"}),
-            &argv(&["create", "--name", "demo", "--yes", "https://u:secret@x.org/c"]),
+            &argv(&[
+                "create",
+                "--name",
+                "demo",
+                "--yes",
+                "https://u:secret@x.org/c",
+            ]),
             Some(&plan),
         );
         let m = &q.message;
@@ -274,7 +273,13 @@ mod tests {
         let other = question(
             "conda_create",
             &json!({"name": "other"}),
-            &argv(&["create", "--name", "demo", "--yes", "https://u:secret@x.org/c"]),
+            &argv(&[
+                "create",
+                "--name",
+                "demo",
+                "--yes",
+                "https://u:secret@x.org/c",
+            ]),
             Some(&plan),
         );
         assert_ne!(q.digest, other.digest);

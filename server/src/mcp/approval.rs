@@ -22,13 +22,13 @@
 //! A `requestState` is only ever compared with the digest of a fresh plan,
 //! so an altered one cannot apply anything the person was not shown.
 
+use rmcp::RoleServer;
 use rmcp::model::{
     BooleanSchema, CallToolRequestParams, ClientResult, ElicitRequest, ElicitRequestParams,
     ElicitationSchema, InputRequest, InputRequests, InputRequiredResult, PrimitiveSchemaDefinition,
     ProtocolVersion, ServerRequest,
 };
 use rmcp::service::{Peer, RequestContext};
-use rmcp::RoleServer;
 use serde_json::Value;
 
 use super::handler::{CallContext, CondaMcp};
@@ -241,7 +241,12 @@ impl CondaMcp {
                 }
             }
         };
-        Ok(approval::question(tool, args, &plan.argv, document.as_ref()))
+        Ok(approval::question(
+            tool,
+            args,
+            &plan.argv,
+            document.as_ref(),
+        ))
     }
 }
 
@@ -267,9 +272,9 @@ async fn ask(peer: &Peer<RoleServer>, q: &Question, call: &CallContext) -> Resul
         () = call.ct.cancelled() => return Err(NotRun::Exec(ExecError::Cancelled)),
     };
     match result {
-        Ok(ClientResult::ElicitResult(r)) => Ok(read(
-            &serde_json::to_value(&r).unwrap_or(Value::Null),
-        )),
+        Ok(ClientResult::ElicitResult(r)) => {
+            Ok(read(&serde_json::to_value(&r).unwrap_or(Value::Null)))
+        }
         Ok(_) => {
             tracing::warn!("the client answered the approval question with another result");
             Err(NotRun::ApprovalUnavailable)

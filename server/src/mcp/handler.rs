@@ -134,7 +134,9 @@ impl CondaMcp {
         let peer = call.peer.clone();
         let outcome = match plan.approval.take() {
             None => self.run(plan, call).await,
-            Some(approval) => match self.approved(plan, approval, tool, &args, consent, call).await
+            Some(approval) => match self
+                .approved(plan, approval, tool, &args, consent, call)
+                .await
             {
                 Reply::Done(outcome) => outcome,
                 ask @ Reply::Ask(_) => return ask,
@@ -272,8 +274,7 @@ impl ServerHandler for CondaMcp {
             surface,
         };
         let tool = name.clone();
-        let task =
-            tokio::spawn(async move { this.call(route, &tool, args, consent, call).await });
+        let task = tokio::spawn(async move { this.call(route, &tool, args, consent, call).await });
         let outcome = match task.await {
             Ok(Reply::Done(outcome)) => outcome,
             Ok(Reply::Ask(question)) => {

@@ -130,7 +130,7 @@ impl LiveTools {
             &catalog,
             &self.target,
             &tools,
-PolicySummary::of(&self.options.policy),
+            PolicySummary::of(&self.options.policy),
             self.options.profile,
             self.environment.clone(),
             self.options.mode,

@@ -113,8 +113,7 @@ fn questions(result: &Value) -> Vec<String> {
 /// pinned), as conda's history shows.
 #[test]
 fn accepted_create_applies_what_the_form_showed() {
-    let Some(python) = mcp_python("approval::accepted_create_applies_what_the_form_showed")
-    else {
+    let Some(python) = mcp_python("approval::accepted_create_applies_what_the_form_showed") else {
         return;
     };
     for era in Era::ALL {
@@ -149,7 +148,10 @@ fn accepted_create_applies_what_the_form_showed() {
             );
         }
         let schema = &result["questions"][0]["requested_schema"];
-        assert_eq!(schema["properties"]["approve"]["type"], "boolean", "{schema}");
+        assert_eq!(
+            schema["properties"]["approve"]["type"], "boolean",
+            "{schema}"
+        );
         assert_eq!(schema["required"], json!(["approve"]), "{schema}");
 
         let applied: Value = serde_json::from_slice(
@@ -186,7 +188,10 @@ fn accepted_create_applies_what_the_form_showed() {
             .iter()
             .filter_map(Value::as_str)
             .collect();
-        assert!(argv.contains(&"--yes") && !argv.contains(&"--dry-run"), "{argv:?}");
+        assert!(
+            argv.contains(&"--yes") && !argv.contains(&"--dry-run"),
+            "{argv:?}"
+        );
         assert!(
             argv.contains(&"zlib=1.3") && !argv.iter().any(|a| a.contains("standin-dep")),
             "the call's own specs, not the pinned plan: {argv:?}"
@@ -245,7 +250,8 @@ fn refused_answers_change_nothing() {
         assert!(
             runs(&standin)
                 .iter()
-                .all(|a| a.first().is_none_or(|c| c != "create") || a.iter().any(|x| x == "--dry-run")),
+                .all(|a| a.first().is_none_or(|c| c != "create")
+                    || a.iter().any(|x| x == "--dry-run")),
             "{era:?}: only dry runs ran"
         );
 
@@ -258,8 +264,14 @@ fn refused_answers_change_nothing() {
             json!([call("u", "accept", true)]),
         );
         let result = &report["results"][0];
-        assert_eq!(error_code(result), "approval_unavailable", "{era:?}: {result}");
-        let message = result["structured"]["error"]["message"].as_str().unwrap_or("");
+        assert_eq!(
+            error_code(result),
+            "approval_unavailable",
+            "{era:?}: {result}"
+        );
+        let message = result["structured"]["error"]["message"]
+            .as_str()
+            .unwrap_or("");
         assert!(
             message.contains("cannot ask the person") && message.contains("--allow-write"),
             "{message}"
@@ -267,9 +279,7 @@ fn refused_answers_change_nothing() {
         assert!(questions(result).is_empty());
         assert!(!env_prefix(&standin, "u").exists());
         assert!(
-            !runs(&standin)
-                .iter()
-                .any(|a| a.iter().any(|x| x == "u")),
+            !runs(&standin).iter().any(|a| a.iter().any(|x| x == "u")),
             "{era:?}: nothing ran for a client that cannot ask"
         );
     }
@@ -304,7 +314,10 @@ fn a_plan_that_changed_after_approval_is_not_applied() {
         let result = &report["results"][0];
         assert_eq!(error_code(result), "plan_changed", "{era:?}: {result}");
         assert!(!questions(result)[0].contains("surprise"));
-        assert!(!env_prefix(&standin, "moved").exists(), "{era:?}: not applied");
+        assert!(
+            !env_prefix(&standin, "moved").exists(),
+            "{era:?}: not applied"
+        );
     }
 }
 
@@ -367,7 +380,11 @@ async fn the_mode_is_reported_everywhere() {
         .await
         .expect("capabilities");
     let caps: Value = serde_json::from_str(&caps).expect("json");
-    assert_eq!(caps["policy"]["writes"], "approve_writes", "{}", caps["policy"]);
+    assert_eq!(
+        caps["policy"]["writes"], "approve_writes",
+        "{}",
+        caps["policy"]
+    );
     assert_eq!(caps["policy"]["approve_writes"], true);
     let tools = server.tools().await;
     let create = tools
@@ -451,7 +468,10 @@ fn real_conda_approved_and_declined_create() {
         approved["is_error"] == false || code == Some("crashed_after_success"),
         "{approved}"
     );
-    assert!(yes.join("conda-meta").is_dir(), "the approved environment exists");
+    assert!(
+        yes.join("conda-meta").is_dir(),
+        "the approved environment exists"
+    );
     assert_eq!(error_code(&report["results"][1]), "declined");
     assert!(!no.exists(), "the declined environment was not created");
 }
