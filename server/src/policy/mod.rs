@@ -1,6 +1,6 @@
 //! The safety policy: what a call may do, fixed at startup by
-//! `--allow-write` (or `--approve-writes`) and `--allow-exec` (README.md
-//! "Safety model", docs/approval.md).
+//! `--allow-write` (or `--approve-writes`) and `--allow-exec`
+//! (docs/safety.md, docs/approval.md).
 //!
 //! What a call may do is decided on the *resolved* command: the argv is
 //! parsed with the catalog by the same rules conda's argparse parser uses

@@ -11,6 +11,7 @@
 mod approval;
 mod check;
 mod cli_command;
+mod docs;
 mod installed;
 mod long_calls;
 mod packaging;
