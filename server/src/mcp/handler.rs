@@ -161,7 +161,7 @@ impl CondaMcp {
     pub async fn run(&self, plan: Plan, call: CallContext) -> Outcome {
         let progress = match call.progress {
             Some((peer, token)) if plan.reports_progress => {
-                Progress::start_with(peer, token, plan.what.clone())
+                Progress::start_with(peer, token, plan.what.clone(), call.arrived)
             }
             _ => Progress::inert(),
         };
@@ -187,6 +187,9 @@ pub struct CallContext {
     pub peer: Peer<RoleServer>,
     /// The surface the call was routed with.
     pub surface: Arc<Surface>,
+    /// When the call arrived: the origin of its progress values, across
+    /// every run of the call.
+    pub arrived: std::time::Instant,
 }
 
 fn unknown(what: &str) -> McpError {
@@ -272,6 +275,7 @@ impl ServerHandler for CondaMcp {
                 .map(|t| (context.peer.clone(), t)),
             peer: context.peer.clone(),
             surface,
+            arrived: std::time::Instant::now(),
         };
         let tool = name.clone();
         let task = tokio::spawn(async move { this.call(route, &tool, args, consent, call).await });

@@ -83,7 +83,7 @@ impl Progress {
         let Some(token) = context.meta.get_progress_token() else {
             return Self { active: None };
         };
-        Self::start_with(context.peer.clone(), token, what.to_owned())
+        Self::start_with(context.peer.clone(), token, what.to_owned(), Instant::now())
     }
 
     /// A reporter that sends nothing (the request had no progress token).
@@ -91,8 +91,16 @@ impl Progress {
         Self { active: None }
     }
 
-    /// [`Progress::start`] from its parts.
-    pub fn start_with(peer: Peer<RoleServer>, token: ProgressToken, what: String) -> Self {
+    /// [`Progress::start`] from its parts; `arrived` is when the call
+    /// arrived, the origin of the `progress` values, so that several runs
+    /// of one call (the preview and the apply of an approved change) report
+    /// on one rising scale.
+    pub fn start_with(
+        peer: Peer<RoleServer>,
+        token: ProgressToken,
+        what: String,
+        arrived: Instant,
+    ) -> Self {
         let shared = Arc::new(Mutex::new(Shared {
             phase: Phase::Arrived,
             urgent: false,
@@ -103,6 +111,7 @@ impl Progress {
             peer,
             token,
             what,
+            arrived,
             shared.clone(),
             changed.clone(),
             done.clone(),
@@ -176,17 +185,18 @@ async fn tick(
     peer: Peer<RoleServer>,
     token: ProgressToken,
     what: String,
+    arrived: Instant,
     shared: Arc<Mutex<Shared>>,
     changed: Arc<Notify>,
     done: CancellationToken,
 ) -> u64 {
-    let arrived = Instant::now();
+    let started = Instant::now();
     let mut last_value = 0.0_f64;
     let mut last_sent: Option<Instant> = None;
     let mut sent = 0u64;
     loop {
         let next_beat = match last_sent {
-            None => arrived + FIRST_AFTER,
+            None => started + FIRST_AFTER,
             Some(t) => t + HEARTBEAT,
         };
         tokio::select! {
@@ -199,7 +209,7 @@ async fn tick(
                 };
                 // A quick call stays silent; a call waiting in the queue says
                 // so at once.
-                if last_sent.is_none() && arrived.elapsed() < FIRST_AFTER && !waiting {
+                if last_sent.is_none() && started.elapsed() < FIRST_AFTER && !waiting {
                     continue;
                 }
                 if !urgent && last_sent.is_some_and(|t| t.elapsed() < OUTPUT_MIN_GAP) {

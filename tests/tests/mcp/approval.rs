@@ -110,7 +110,12 @@ fn questions(result: &Value) -> Vec<String> {
 /// form of a create lists the packages the dry run would link (with version
 /// and build), those are exactly the packages the environment got, and the
 /// apply ran the call's own specs with `--yes` (not every dependency
-/// pinned), as conda's history shows.
+/// pinned), as conda's history shows. Each conda run takes 1.2 s here, so
+/// every run reports progress: the values of one request rise across its
+/// runs (the MCP spec asks for rising values per token): in an
+/// `initialize` session the preview, the re-plan and the apply are one
+/// request; in the stateless lifecycle the preview answers the first
+/// request and the retry's re-plan and apply rise from its own start.
 #[test]
 fn accepted_create_applies_what_the_form_showed() {
     let Some(python) = mcp_python("approval::accepted_create_applies_what_the_form_showed") else {
@@ -118,6 +123,12 @@ fn accepted_create_applies_what_the_form_showed() {
     };
     for era in Era::ALL {
         let standin = transaction_standin();
+        standin
+            .set_control(&[ControlRule {
+                transaction: Some(json!({"sleep_seconds": 1.2})),
+                ..ControlRule::default()
+            }])
+            .expect("control");
         let report = session(
             &python,
             &standin,
@@ -206,6 +217,23 @@ fn accepted_create_applies_what_the_form_showed() {
             .filter(|a| a.iter().any(|x| x == "--dry-run"))
             .count();
         assert_eq!((dry, creates.len()), (2, 3), "{era:?}: {creates:?}");
+        let progress: Vec<f64> = result["progress"]
+            .as_array()
+            .expect("progress")
+            .iter()
+            .filter_map(Value::as_f64)
+            .collect();
+        assert!(progress.len() >= 3, "{era:?}: one report per run at least: {progress:?}");
+        // The values fall only where a new request starts.
+        let falls = progress.windows(2).filter(|w| w[0] >= w[1]).count();
+        let requests = match era {
+            Era::Initialize => 1,
+            Era::Stateless => 2,
+        };
+        assert!(
+            falls < requests,
+            "{era:?}: progress rises across the runs of one request: {progress:?}"
+        );
     }
 }
 
