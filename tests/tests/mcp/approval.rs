@@ -223,7 +223,10 @@ fn accepted_create_applies_what_the_form_showed() {
             .iter()
             .filter_map(Value::as_f64)
             .collect();
-        assert!(progress.len() >= 3, "{era:?}: one report per run at least: {progress:?}");
+        assert!(
+            progress.len() >= 3,
+            "{era:?}: one report per run at least: {progress:?}"
+        );
         // The values fall only where a new request starts.
         let falls = progress.windows(2).filter(|w| w[0] >= w[1]).count();
         let requests = match era {
