@@ -352,39 +352,77 @@ fn a_plan_that_changed_after_approval_is_not_applied() {
     }
 }
 
-/// A change without a preview (`conda run`) is asked about with its exact
-/// command line and the statement that no preview exists; declined, it
-/// never runs.
+/// A change without a preview (`conda run`, the raw tool's argv) is asked
+/// about with its exact command line, credentials masked, and the
+/// statement that no preview exists; declined, it never runs; approved,
+/// the raw argv runs as given.
 #[test]
 fn a_change_without_preview_shows_the_exact_command() {
     let Some(python) = mcp_python("approval::a_change_without_preview_shows_the_exact_command")
     else {
         return;
     };
-    let standin = transaction_standin();
-    let report = session(
-        &python,
-        &standin,
-        &["--approve-writes", "--allow-exec"],
-        Era::Stateless,
-        true,
-        json!([{"tool": "conda_run", "answer": "decline",
-                "arguments": {"name": "base", "executable_call": ["python", "-c", "print('hi there')"]}}]),
-    );
-    let result = &report["results"][0];
-    assert_eq!(error_code(result), "declined", "{result}");
-    let message = &questions(result)[0];
-    assert!(message.contains("There is no preview"), "{message}");
-    assert!(
-        message.contains("python -c 'print('\\''hi there'\\'')'"),
-        "{message}"
-    );
-    assert!(
-        !runs(&standin)
-            .iter()
-            .any(|a| a.first().is_some_and(|c| c == "run")),
-        "declined: conda run never started"
-    );
+    for era in Era::ALL {
+        let standin = transaction_standin();
+        let raw = |answer: &str| {
+            json!({"tool": "conda_execute", "answer": answer,
+                   "arguments": {"argv": ["config", "--set", "channel_alias",
+                                          "https://someone:s3cret-pw@conda.example.org/t/tk-1234/"]}})
+        };
+        let report = session(
+            &python,
+            &standin,
+            &["--approve-writes", "--allow-exec"],
+            era,
+            true,
+            json!([
+                {"tool": "conda_run", "answer": "decline",
+                 "arguments": {"name": "base", "executable_call": ["python", "-c", "print('hi there')"]}},
+                raw("decline"),
+                raw("accept"),
+            ]),
+        );
+        let result = &report["results"][0];
+        assert_eq!(error_code(result), "declined", "{era:?}: {result}");
+        let message = &questions(result)[0];
+        assert!(message.contains("There is no preview"), "{message}");
+        assert!(
+            message.contains("python -c 'print('\\''hi there'\\'')'"),
+            "{message}"
+        );
+        assert!(
+            !runs(&standin)
+                .iter()
+                .any(|a| a.first().is_some_and(|c| c == "run")),
+            "{era:?}: declined: conda run never started"
+        );
+
+        let declined = &report["results"][1];
+        assert_eq!(error_code(declined), "declined", "{era:?}: {declined}");
+        let message = &questions(declined)[0];
+        assert!(
+            message.contains("Command: conda config --set channel_alias https://someone:***@conda.example.org/t/<TOKEN>/")
+                && message.contains("There is no preview"),
+            "{era:?}: the exact argv, masked:\n{message}"
+        );
+        assert!(
+            !message.contains("s3cret") && !message.contains("tk-1234"),
+            "{message}"
+        );
+        let configs = runs(&standin)
+            .into_iter()
+            .filter(|a| a.first().is_some_and(|c| c == "config"))
+            .count();
+        let applied = &report["results"][2];
+        assert_eq!(applied["is_error"], false, "{era:?}: {applied}");
+        assert_eq!(questions(applied).len(), 1);
+        assert_eq!(
+            applied["structured"]["parsed_json"]["command"],
+            json!(["config"]),
+            "{era:?}: the raw argv ran once approved: {applied}"
+        );
+        assert_eq!(configs, 1, "{era:?}: only the approved raw call ran");
+    }
 }
 
 /// The mode is reported: the flag excludes `--allow-write` (a usage error,
