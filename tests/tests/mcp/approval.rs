@@ -544,3 +544,49 @@ fn real_conda_approved_and_declined_create() {
     assert_eq!(error_code(&report["results"][1]), "declined");
     assert!(!no.exists(), "the declined environment was not created");
 }
+
+/// The host gives up while the question is open (the client cancels the
+/// call with `notifications/cancelled` after 2 s): the server stops
+/// waiting, and the person's late yes (at 4 s) applies nothing; a question
+/// never answered holds nothing up either (`initialize` era: the server
+/// itself waits for the answer there).
+#[test]
+fn a_call_cancelled_while_the_question_is_open_applies_nothing() {
+    let Some(python) =
+        mcp_python("approval::a_call_cancelled_while_the_question_is_open_applies_nothing")
+    else {
+        return;
+    };
+    let standin = transaction_standin();
+    let report = session(
+        &python,
+        &standin,
+        &["--approve-writes"],
+        Era::Initialize,
+        true,
+        json!([
+            {"tool": "conda_create", "answer": "late_accept", "answer_delay": 4,
+             "read_timeout_seconds": 2,
+             "arguments": {"name": "left", "packages": ["zlib"]}},
+            {"tool": "conda_create", "answer": "never", "read_timeout_seconds": 2,
+             "sleep_before": 3,
+             "arguments": {"name": "never", "packages": ["zlib"]}},
+            {"tool": "conda_create", "answer": "decline",
+             "arguments": {"name": "next", "packages": ["zlib"]}},
+        ]),
+    );
+    for gave_up in &report["results"].as_array().expect("results")[..2] {
+        assert!(gave_up["gave_up"].is_string(), "{gave_up}");
+        assert_eq!(questions(gave_up).len(), 1, "the question was open");
+    }
+    let next = &report["results"][2];
+    assert_eq!(error_code(next), "declined", "the next call is served: {next}");
+    for name in ["left", "never"] {
+        assert!(!env_prefix(&standin, name).exists(), "{name}: nothing applied");
+    }
+    let applies = runs(&standin)
+        .iter()
+        .filter(|a| a.first().is_some_and(|c| c == "create") && !a.iter().any(|x| x == "--dry-run"))
+        .count();
+    assert_eq!(applies, 0, "no create ran without --dry-run");
+}
