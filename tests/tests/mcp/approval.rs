@@ -546,10 +546,13 @@ fn real_conda_approved_and_declined_create() {
 }
 
 /// The host gives up while the question is open (the client cancels the
-/// call with `notifications/cancelled` after 2 s): the server stops
-/// waiting, and the person's late yes (at 4 s) applies nothing; a question
-/// never answered holds nothing up either (`initialize` era: the server
-/// itself waits for the answer there).
+/// call with `notifications/cancelled` after 2 s; the person would have
+/// said yes at 4 s, or never answers): nothing is applied and the server
+/// goes on serving calls (`initialize` era: the server itself waits for the
+/// answer there). The Python client drops the open question together with
+/// the call, so the late yes never reaches the server; that the server
+/// stops waiting on the cancel is the `select!` in `mcp/approval.rs`'s
+/// `ask`.
 #[test]
 fn a_call_cancelled_while_the_question_is_open_applies_nothing() {
     let Some(python) =
