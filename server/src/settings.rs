@@ -19,6 +19,7 @@ use conda_mcp_shared::limits::Limits;
 
 use crate::discovery::DiscoveryOptions;
 use crate::mcp::filter::ToolFilter;
+use crate::mcp::tasks::TaskSettings;
 use crate::mcp::tools::{ToolMode, ToolOptions};
 use crate::policy::Policy;
 use crate::schema::Profile;
@@ -55,6 +56,9 @@ pub struct Settings {
     pub discovery: DiscoverySettings,
     /// Which worker runs conda and how it is started.
     pub worker: WorkerSettings,
+    /// `--task-retention`, `--max-finished-tasks`: how long and how many
+    /// finished MCP tasks are kept.
+    pub tasks: TaskSettings,
 }
 
 /// The target conda and discovery (`--conda-exe`, `--python`,
@@ -122,6 +126,7 @@ impl Default for Settings {
                 ..DiscoverySettings::default()
             },
             worker: WorkerSettings::default(),
+            tasks: TaskSettings::default(),
         }
     }
 }

@@ -208,7 +208,7 @@ impl CondaMcp {
             return Reply::Done(not_run(&plan, NotRun::PlanChanged));
         }
         tracing::info!(tool = %tool, "change approved by the person; applying");
-        Reply::Done(self.run(plan, call).await)
+        Reply::Done(self.run(plan, &call).await)
     }
 
     /// The question for `plan`: runs its preview (conda's dry run), when
@@ -232,7 +232,7 @@ impl CondaMcp {
                 dry.argv = preview.argv.clone();
                 dry.classification = Some(preview.classification.clone());
                 dry.approval = None;
-                match self.run(dry, call.clone()).await {
+                match self.run(dry, call).await {
                     Outcome::Ran {
                         ran: Ran::Execution(out),
                         ..
@@ -269,7 +269,7 @@ async fn ask(peer: &Peer<RoleServer>, q: &Question, call: &CallContext) -> Resul
     let request = ServerRequest::ElicitRequest(ElicitRequest::new(form(q)));
     let result = tokio::select! {
         r = peer.send_request(request) => r,
-        () = call.ct.cancelled() => return Err(NotRun::Exec(ExecError::Cancelled)),
+        () = call.cancel.cancelled() => return Err(NotRun::Exec(ExecError::Cancelled)),
     };
     match result {
         Ok(ClientResult::ElicitResult(r)) => {

@@ -20,4 +20,5 @@ mod results;
 mod server;
 mod soak;
 mod surface;
+mod tasks;
 mod trust;
