@@ -11,6 +11,7 @@
 mod approval;
 mod check;
 mod cli_command;
+mod conda_plugin;
 mod docs;
 mod installed;
 mod long_calls;
