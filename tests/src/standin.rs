@@ -164,6 +164,10 @@ pub struct ControlRule {
     /// the plan (see `conda/cli/main.py`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transaction: Option<serde_json::Value>,
+    /// `create` / `env create` succeed (exit 0, `success: true`) without
+    /// writing the environment (a success that did not happen).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skip_create: Option<bool>,
 }
 
 impl ControlRule {

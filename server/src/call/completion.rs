@@ -71,6 +71,8 @@ pub fn plan(
         reports_progress: false,
         confirmation_required: false,
         approval: None,
+        replacement: None,
+        postcondition: None,
     })
 }
 

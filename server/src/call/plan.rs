@@ -64,6 +64,11 @@ pub struct Plan {
     /// `--approve-writes`: the call runs only after the person approved it
     /// (`crate::mcp::approval`); the preview shown first.
     pub approval: Option<super::approval::Approval>,
+    /// The call previews or applies the replacement of an existing
+    /// environment ([`super::guard`]).
+    pub replacement: Option<super::guard::Replacement>,
+    /// What must hold after the call exits 0 ([`super::postcondition`]).
+    pub postcondition: Option<super::postcondition::Postcondition>,
 }
 
 impl Plan {
@@ -88,6 +93,8 @@ impl Plan {
             reports_progress: true,
             confirmation_required: false,
             approval: None,
+            replacement: None,
+            postcondition: None,
         }
     }
 
