@@ -232,6 +232,9 @@ impl CondaMcp {
                 dry.argv = preview.argv.clone();
                 dry.classification = Some(preview.classification.clone());
                 dry.approval = None;
+                // The apply's checks are not the dry run's.
+                dry.postcondition = None;
+                dry.replacement = None;
                 match self.run(dry, call).await {
                     Outcome::Ran {
                         ran: Ran::Execution(out),
