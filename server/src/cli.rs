@@ -97,6 +97,14 @@ pub struct Cli {
           default_value_t = false, action = clap::ArgAction::Set)]
     pub allow_exec: bool,
 
+    /// Let mutations run, each one only after the person approves it: the
+    /// server shows conda's plan through the host (MCP elicitation) and
+    /// applies exactly that plan, or nothing. A model's yes: true does not
+    /// skip the question. Needs a host that supports elicitation; cannot
+    /// be combined with --allow-write.
+    #[arg(long, conflicts_with = "allow_write")]
+    pub approve_writes: bool,
+
     /// Pass mutations of commands that have conda's `yes` option through as
     /// given. By default such a call without `yes: true` runs as a dry run
     /// (conda shows its plan, nothing changes) and its result says so
@@ -352,6 +360,24 @@ mod tests {
         }
         for args in [&["--allow-write=yes"][..], &["--allow-exec="]] {
             assert_eq!(parse(args).expect_err("invalid").exit_code(), 2, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn approve_writes_excludes_allow_write() {
+        let cli = parse(&["--approve-writes", "--allow-exec"]).expect("parses");
+        assert!(cli.approve_writes && !cli.allow_write && cli.allow_exec);
+        for args in [
+            &["--approve-writes", "--allow-write"][..],
+            &["--allow-write=true", "--approve-writes"],
+        ] {
+            let e = parse(args).expect_err("exclusive");
+            assert_eq!(e.exit_code(), 2, "{args:?}");
+            let text = e.to_string();
+            assert!(
+                text.contains("--approve-writes") && text.contains("--allow-write"),
+                "{text}"
+            );
         }
     }
 

@@ -31,12 +31,21 @@
 //!    carry the server option `replace_existing`; a create whose target
 //!    holds an environment is refused without it, and with it a dry run
 //!    is solved for a fresh prefix ([`crate::call::guard`]).
+//! 7. **Approval** (`--approve-writes`, instead of 5). A call that is not
+//!    read-only runs only after the person approved it
+//!    ([`crate::call::approval`]): the argv that applies it is the call's
+//!    own with `yes: true` (whatever the model said about `yes`: conda
+//!    must not prompt, and the person is the one who confirms), and, when
+//!    the command has conda's `dry_run`, the preview is the same call with
+//!    `dry_run: true` and `json: true` (conda's plan as a document). The
+//!    guard of step 6 applies to the argv that applies the call.
 
 use std::time::Duration;
 
 use conda_mcp_shared::limits::Limits;
 use serde_json::{Map, Value};
 
+use crate::call::approval::{Approval, Preview};
 use crate::call::guard::{self, Decision, REPLACE_EXISTING, Replacement};
 use crate::catalog::{ArgKind, Catalog, Command, CommandIdx, PropertySource};
 use crate::policy::{self, Classification, Policy, Refusal};
@@ -54,6 +63,12 @@ pub const TIMEOUT_PROPERTY: &str = "timeout_seconds";
 /// The sentence tool descriptions carry when [`confirms`] applies.
 pub const CONFIRM_SENTENCE: &str =
     "Without yes: true it runs as a dry run and only shows conda's plan.";
+
+/// The sentence tool descriptions carry for a tool that may change
+/// something, with `--approve-writes`.
+pub const APPROVE_SENTENCE: &str = "Each change needs your approval: the person is shown conda's \
+     plan through the host and asked before anything is applied (yes: true does not skip the \
+     question).";
 
 /// What the server decides for typed calls, fixed at startup.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -83,6 +98,9 @@ pub struct TypedCall {
     /// The call previews or applies the replacement of an existing
     /// environment.
     pub replacement: Option<Replacement>,
+    /// `--approve-writes`: the call runs only after the person approved it
+    /// (step 7 of the module docs).
+    pub approval: Option<Approval>,
 }
 
 /// Why a typed call does not run.
@@ -184,9 +202,14 @@ pub fn prepare(
         stdin,
         timeout,
         replacement: None,
+        approval: None,
     };
     let mut effective = args.clone();
-    if settings.confirm
+    // Every call that is not read-only, also one the resolver could not
+    // reproduce (it fails closed: conda might still run it).
+    if policy.needs_approval(&call.classification) {
+        approve(catalog, cmd, &args, &mut call).map_err(invalid)?;
+    } else if settings.confirm
         && call.classification.requires_write
         && call.classification.outcome == policy::Outcome::Runs
         && let Some((yes, dry_run)) = confirm_properties(command)
@@ -207,6 +230,44 @@ pub fn prepare(
     guard_existing(catalog, cmd, &mut call, &effective, replace_existing)?;
     policy.check(&call.classification).map_err(Early::Refused)?;
     Ok(call)
+}
+
+/// Step 7 of the module docs: the argv that applies the call (with `yes`)
+/// and its preview (with `dry_run` and `json`, when the command has
+/// `dry_run` and the policy calls that dry run read-only).
+///
+/// Errors: a value the compiler rejects.
+fn approve(
+    catalog: &Catalog,
+    cmd: CommandIdx,
+    args: &Map<String, Value>,
+    call: &mut TypedCall,
+) -> Result<(), ArgumentError> {
+    let command = &catalog.commands[cmd];
+    if let Some(yes) = flag_property(command, "yes") {
+        let mut apply = args.clone();
+        apply.insert(yes.to_owned(), Value::Bool(true));
+        call.argv = crate::compile::compile(catalog, cmd, &apply)?;
+        call.classification = policy::classify(catalog, &call.argv);
+    }
+    let mut preview = None;
+    if let Some(dry_run) = flag_property(command, "dry_run") {
+        let mut dry = args.clone();
+        dry.insert(dry_run.to_owned(), Value::Bool(true));
+        if let Some(json) = flag_property(command, "json") {
+            dry.insert(json.to_owned(), Value::Bool(true));
+        }
+        let argv = crate::compile::compile(catalog, cmd, &dry)?;
+        let classification = policy::classify(catalog, &argv);
+        if classification.read_only {
+            preview = Some(Preview {
+                argv,
+                classification,
+            });
+        }
+    }
+    call.approval = Some(Approval { preview });
+    Ok(())
 }
 
 /// The guard of existing environments on the argv about to run
@@ -231,28 +292,48 @@ fn guard_existing(
         Decision::Exists(env) => return Err(Early::Exists(env)),
         Decision::Replaces(env) => env,
     };
+    let fresh = guard::preview_prefix(&env.prefix);
+    // The same arguments with the target moved to `fresh`: conda refuses a
+    // dry run over an existing environment, so a plan is solved there.
+    // `None`: the command has no --prefix to point the plan elsewhere.
+    let retarget = |args: &Map<String, Value>| -> Option<Result<Vec<String>, Early>> {
+        let prefix = dest_property(command, "prefix")?;
+        let mut amended = args.clone();
+        if let Some(name) = dest_property(command, "name") {
+            amended.remove(name);
+        }
+        amended.insert(
+            prefix.to_owned(),
+            Value::String(fresh.display().to_string()),
+        );
+        Some(crate::compile::compile(catalog, cmd, &amended).map_err(|e| Early::Invalid(vec![e])))
+    };
     if !resolved.has(catalog, "dry_run") {
+        // An apply. Under `--approve-writes` its preview (step 7) is the
+        // dry run the person is shown: solved for the fresh prefix too.
+        if let Some(preview) = call.approval.as_mut().and_then(|a| a.preview.as_mut()) {
+            let mut dry = args.clone();
+            for dest in ["dry_run", "json"] {
+                if let Some(p) = flag_property(command, dest) {
+                    dry.insert(p.to_owned(), Value::Bool(true));
+                }
+            }
+            match retarget(&dry) {
+                Some(argv) => {
+                    let argv = argv?;
+                    preview.classification = policy::classify(catalog, &argv);
+                    preview.argv = argv;
+                }
+                None => call.approval = Some(Approval { preview: None }),
+            }
+        }
         call.replacement = Some(Replacement::of(&env, None));
         return Ok(());
     }
-    let (Some(prefix), name) = (
-        dest_property(command, "prefix"),
-        dest_property(command, "name"),
-    ) else {
-        // No --prefix to point the plan elsewhere: no preview.
+    let Some(argv) = retarget(args) else {
         return Err(Early::Exists(env));
     };
-    let fresh = guard::preview_prefix(&env.prefix);
-    let mut amended = args.clone();
-    if let Some(name) = name {
-        amended.remove(name);
-    }
-    amended.insert(
-        prefix.to_owned(),
-        Value::String(fresh.display().to_string()),
-    );
-    let argv =
-        crate::compile::compile(catalog, cmd, &amended).map_err(|e| Early::Invalid(vec![e]))?;
+    let argv = argv?;
     call.classification = policy::classify(catalog, &argv);
     call.argv = argv;
     call.replacement = Some(Replacement::of(&env, Some(&fresh)));

@@ -13,6 +13,7 @@ pub mod exec;
 pub mod mcp;
 pub mod paths;
 pub mod procfs;
+pub mod pyclient;
 pub mod rawrpc;
 pub mod results;
 pub mod roundtrip;

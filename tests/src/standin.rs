@@ -163,6 +163,12 @@ pub struct ControlRule {
     /// a status.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_message: Option<String>,
+    /// `create` and `install` act as conda's transactions (a `--json`
+    /// dry-run plan, or an environment created with its history): `true`,
+    /// or `{"extra_link": ["name version build", ...]}` to add packages to
+    /// the plan (see `conda/cli/main.py`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transaction: Option<serde_json::Value>,
     /// `create` / `env create` succeed (exit 0, `success: true`) without
     /// writing the environment (a success that did not happen).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -20,6 +20,7 @@ pub fn resolve(cli: &Cli) -> Settings {
         policy: Policy {
             allow_write: cli.allow_write,
             allow_exec: cli.allow_exec,
+            approve_writes: cli.approve_writes,
         },
         limits: Limits {
             timeout: cli.timeout,
@@ -124,7 +125,8 @@ mod tests {
             s.policy,
             Policy {
                 allow_write: true,
-                allow_exec: true
+                allow_exec: true,
+                approve_writes: false,
             }
         );
         assert_eq!(

@@ -55,10 +55,7 @@ pub async fn start(settings: &Settings) -> Result<Started, StartupError> {
         &catalog,
         &discovered.target,
         &tools,
-        PolicySummary {
-            allow_write: policy.allow_write,
-            allow_exec: policy.allow_exec,
-        },
+        PolicySummary::of(&policy),
         settings.profile,
         environment.summary.clone(),
         settings.mode,
@@ -76,6 +73,7 @@ pub async fn start(settings: &Settings) -> Result<Started, StartupError> {
         settings.results.mode,
         &environment.warnings,
         settings.live_tools,
+        settings.policy.approve_writes,
     );
     let results = Results::new()
         .map_err(StartupError::ResultSchemas)?

@@ -70,6 +70,7 @@ pub fn plan(
         reader: Reader::CompletionAnswer,
         reports_progress: false,
         confirmation_required: false,
+        approval: None,
         replacement: None,
         postcondition: None,
     })

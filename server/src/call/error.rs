@@ -6,7 +6,9 @@
 //! the startup options), `timeout` and `queue_timeout` (retryable),
 //! `cancelled`, `worker_unavailable` (retryable), `helper_failed`,
 //! `dry_run_not_honoured`, `internal`, `environment_exists` (the guard of existing environments,
-//! `super::guard`), `postcondition_failed` (`super::postcondition`). Codes from conda: see [`super::conda_error`];
+//! `super::guard`), `postcondition_failed` (`super::postcondition`); with
+//! `--approve-writes` `declined`, `plan_changed` and `approval_unavailable`
+//! (docs/approval.md). Codes from conda: see [`super::conda_error`];
 //! `killed_by_signal` and `crashed_after_success` for a conda that died of
 //! a signal.
 
@@ -47,6 +49,15 @@ pub enum ErrorCode {
     /// run, would change things; nothing ran (details: `key`, and `file`
     /// or `variable` that forces it; never its value).
     DryRunNotHonoured,
+    /// `--approve-writes`: the person declined the change or dismissed the
+    /// question; nothing was changed (not retryable).
+    Declined,
+    /// `--approve-writes`: conda's plan changed between the person's
+    /// approval and the apply; nothing was applied (a new call asks again).
+    PlanChanged,
+    /// `--approve-writes`: the host declared no elicitation capability, so
+    /// the person cannot be asked; nothing ran.
+    ApprovalUnavailable,
     /// conda: a requested package does not exist in the channels or the
     /// environment.
     PackagesNotFound,

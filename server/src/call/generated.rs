@@ -66,6 +66,7 @@ pub fn plan(
     let mut plan = Plan::conda(what, typed.argv, limits, typed.classification);
     plan.stdin = typed.stdin;
     plan.confirmation_required = typed.confirmation_required;
+    plan.approval = typed.approval;
     plan.replacement = typed.replacement;
     plan.postcondition = super::postcondition::of(
         catalog,

@@ -28,6 +28,7 @@
 //! Adding a tool kind means adding one planning module here and one route
 //! in the tool set; nothing else changes.
 
+pub mod approval;
 pub mod budget;
 pub mod compact;
 pub mod completion;

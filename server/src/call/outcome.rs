@@ -104,6 +104,28 @@ pub enum NotRun {
     /// waited, or the lock file could not be used).
     #[error(transparent)]
     InstallLock(#[from] super::install_lock::LockError),
+    /// `--approve-writes`: the person declined the change, or dismissed
+    /// the question; nothing was changed.
+    #[error(
+        "the person did not approve this change; nothing was changed. Do not repeat the call \
+         unless the person asks for it"
+    )]
+    Declined,
+    /// `--approve-writes`: the plan made just before applying differs from
+    /// the one the person approved; nothing was applied.
+    #[error(
+        "conda's plan changed after the person approved it (the environment or the channels \
+         changed in between); nothing was applied. Call again to show the person the new plan"
+    )]
+    PlanChanged,
+    /// `--approve-writes`, but the client declared no elicitation
+    /// capability; nothing ran.
+    #[error(
+        "this change needs the person's approval, but the host cannot ask the person (it \
+         declared no elicitation support, or the question failed); nothing ran. An operator can start the server with \
+         --allow-write instead of --approve-writes, or use a host that supports elicitation"
+    )]
+    ApprovalUnavailable,
     /// A bug inside the server (a panicked call task); logged.
     #[error("{0}")]
     Internal(&'static str),

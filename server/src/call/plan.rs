@@ -61,6 +61,9 @@ pub struct Plan {
     /// The server turned a mutation without `yes: true` into a dry run
     /// (see `crate::typed`): the output says nothing was changed.
     pub confirmation_required: bool,
+    /// `--approve-writes`: the call runs only after the person approved it
+    /// (`crate::mcp::approval`); the preview shown first.
+    pub approval: Option<super::approval::Approval>,
     /// The call previews or applies the replacement of an existing
     /// environment ([`super::guard`]).
     pub replacement: Option<super::guard::Replacement>,
@@ -89,6 +92,7 @@ impl Plan {
             reader: Reader::Execution,
             reports_progress: true,
             confirmation_required: false,
+            approval: None,
             replacement: None,
             postcondition: None,
         }

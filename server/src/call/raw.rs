@@ -73,7 +73,11 @@ pub fn plan(
     let what = format!("conda_execute ({})", classification.command.join(" "));
     let mut limits = limits;
     limits.timeout = call.timeout;
+    let approval = policy
+        .needs_approval(&classification)
+        .then_some(super::approval::Approval { preview: None });
     let mut plan = Plan::conda(what, call.argv, limits, classification);
+    plan.approval = approval;
     plan.cwd = call.cwd;
     plan.stdin = call.stdin;
     plan.replacement = replacement;

@@ -322,12 +322,17 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
     }
 
     // 6. tools
+    let writes = if s.policy.approve_writes {
+        "--approve-writes on".to_owned()
+    } else {
+        format!("--allow-write {}", on_off(s.policy.allow_write))
+    };
     r.section(&format!(
-        "tools (--allow-write {}, --allow-exec {}, --schema-profile {})",
-        on_off(s.policy.allow_write),
+        "tools ({writes}, --allow-exec {}, --schema-profile {})",
         on_off(s.policy.allow_exec),
         profile_name(s)
     ));
+    r.item("writes", s.policy.writes_mode().describe());
     // The server's own step: a --tools entry that matches nothing fails
     // here as it would refuse to start the server.
     let tools = build_tools(catalog, &s.tool_options()).map_err(|e| match e {
@@ -352,6 +357,8 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
         "may write",
         if s.policy.allow_write {
             "read-only calls and writes allowed"
+        } else if s.policy.approve_writes {
+            "read-only calls; each write only after the person approves it (elicitation)"
         } else {
             "read-only calls only; writes refused without --allow-write"
         },
@@ -361,7 +368,11 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
         r,
         "runs programs",
         if s.policy.allow_exec {
-            "allowed (writes also need --allow-write)"
+            if s.policy.approve_writes {
+                "allowed, each run only after the person approves it"
+            } else {
+                "allowed (writes also need --allow-write)"
+            }
         } else {
             "refused without --allow-exec"
         },

@@ -72,6 +72,24 @@ pub struct PolicySummary {
     pub allow_write: bool,
     /// `--allow-exec`.
     pub allow_exec: bool,
+    /// `--approve-writes`.
+    pub approve_writes: bool,
+    /// How mutations are treated: `refused`, `allow_write` or
+    /// `approve_writes` (each change asked of the person through the host;
+    /// docs/approval.md).
+    pub writes: crate::policy::WritesMode,
+}
+
+impl PolicySummary {
+    /// The summary of the startup policy.
+    pub fn of(policy: &crate::policy::Policy) -> Self {
+        PolicySummary {
+            allow_write: policy.allow_write,
+            allow_exec: policy.allow_exec,
+            approve_writes: policy.approve_writes,
+            writes: policy.writes_mode(),
+        }
+    }
 }
 
 /// The catalog as the resource shows it.

@@ -35,6 +35,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::approval::{Consent, Reply};
 use super::capabilities;
 use super::live::{LiveTools, Served, Surface};
 use super::principal::Principal;
@@ -123,11 +124,12 @@ impl CondaMcp {
         }
     }
 
-    /// Plans and runs one call on the surface it was routed with; with
-    /// `--live-tools`, serves the tools of a change the call caused before
-    /// its outcome is returned. Once planned, what the request needs to
-    /// know of the plan goes to `planned` (nothing is sent for an early
-    /// outcome).
+    /// Plans and runs one call of `tool` on the surface it was routed
+    /// with (a change that needs the person's approval goes through
+    /// [`CondaMcp::approved`] with `consent`); with `--live-tools`, serves
+    /// the tools of a change the call caused before its outcome is
+    /// returned. Once planned, what the request needs to know of the plan
+    /// goes to `planned` (nothing is sent for an early outcome).
     ///
     /// `call.cancel` cancels the job, which kills its process tree (or
     /// takes it out of the queue); the job's updates (queue position,
@@ -135,27 +137,44 @@ impl CondaMcp {
     async fn call(
         &self,
         route: Route,
+        tool: String,
         args: Value,
+        consent: Consent,
         call: CallContext,
         planned: oneshot::Sender<Planned>,
-    ) -> Outcome {
-        let plan = match self.plan(&call.surface, route, &args) {
+    ) -> Reply {
+        let mut plan = match self.plan(&call.surface, route, &args) {
             Ok(plan) => plan,
-            Err(early) => return early,
+            Err(early) => return Reply::Done(early),
         };
         // The request may have stopped listening (cancelled): the call runs
         // on its own token regardless.
         let _ = planned.send(Planned::of(&plan));
-        let outcome = self
-            .state
-            .runner
-            .run(plan, call.tracker.observer(), call.cancel)
-            .await;
+        let peer = call.peer.clone();
+        let outcome = match plan.approval.take() {
+            None => self.run(plan, &call).await,
+            Some(approval) => match self
+                .approved(plan, approval, &tool, &args, consent, call)
+                .await
+            {
+                Reply::Done(outcome) => outcome,
+                ask @ Reply::Ask(_) => return ask,
+            },
+        };
         if let Some(live) = &self.state.live {
-            live.apply(&self.state.surface, &self.state.runner.restart, &call.peer)
+            live.apply(&self.state.surface, &self.state.runner.restart, &peer)
                 .await;
         }
-        outcome
+        Reply::Done(outcome)
+    }
+
+    /// Runs one plan of the call to its outcome (on the call's cancellation
+    /// and tracker).
+    pub(super) async fn run(&self, plan: Plan, call: &CallContext) -> Outcome {
+        self.state
+            .runner
+            .run(plan, call.tracker.observer(), call.cancel.clone())
+            .await
     }
 
     /// The tool result of an outcome (output-schema checked), with the
@@ -176,7 +195,7 @@ impl CondaMcp {
         planned: Planned,
         tracker: Tracker,
         cancel: CancellationToken,
-        running: JoinHandle<Outcome>,
+        running: JoinHandle<Reply>,
     ) -> CreateTaskResult {
         let task = self.state.tasks.create(
             owner,
@@ -189,7 +208,14 @@ impl CondaMcp {
         tracing::info!(what = %planned.what, "answered with a task");
         let this = self.clone();
         tokio::spawn(async move {
-            let outcome = joined(running.await, planned.what);
+            let outcome = match joined(running.await, planned.what.clone()) {
+                Reply::Done(outcome) => outcome,
+                // A call that asks the person is never a task (`Planned`).
+                Reply::Ask(_) => Outcome::NotRun {
+                    what: planned.what,
+                    reason: NotRun::Internal("an internal error occurred"),
+                },
+            };
             let end = if cancel.is_cancelled() && outcome.cancelled() {
                 End::Cancelled
             } else {
@@ -226,6 +252,10 @@ struct Planned {
     /// Longest the call can take: waiting in the queue and running are each
     /// bounded by its time limit, plus the worker's kill grace.
     longest: Duration,
+    /// `--approve-writes` asks the person first: never a task (the question
+    /// needs the request open, and in the stateless lifecycle it is the
+    /// request's answer).
+    approval: bool,
 }
 
 impl Planned {
@@ -235,18 +265,19 @@ impl Planned {
             reports_progress: plan.reports_progress,
             long: plan.may_run_long(),
             longest: plan.limits.timeout * 2 + conda_mcp_shared::limits::KILL_GRACE,
+            approval: plan.approval.is_some(),
         }
     }
 }
 
-/// The outcome of a call task, or the internal error its panic becomes.
-fn joined(r: Result<Outcome, tokio::task::JoinError>, what: String) -> Outcome {
+/// The reply of a call task, or the internal error its panic becomes.
+fn joined(r: Result<Reply, tokio::task::JoinError>, what: String) -> Reply {
     r.unwrap_or_else(|e| {
         tracing::error!("a tool call failed internally: {e}");
-        Outcome::NotRun {
+        Reply::Done(Outcome::NotRun {
             what,
             reason: NotRun::Internal("an internal error occurred"),
-        }
+        })
     })
 }
 
@@ -257,7 +288,7 @@ enum Answer {
     /// With its result when it is done.
     Inline,
     /// It is already done.
-    Done(Result<Outcome, tokio::task::JoinError>),
+    Done(Result<Reply, tokio::task::JoinError>),
 }
 
 /// What a call needs of its request besides the arguments.
@@ -359,6 +390,7 @@ impl ServerHandler for CondaMcp {
             return Err(unknown("tool"));
         };
         let name = request.name.to_string();
+        let consent = Consent::of(&request, &context);
         let args = Value::Object(request.arguments.unwrap_or_default());
         let declared_tasks = context
             .client_capabilities()
@@ -373,8 +405,11 @@ impl ServerHandler for CondaMcp {
         };
         let (planned_tx, planned_rx) = oneshot::channel();
         let this = self.clone();
-        let mut running =
-            tokio::spawn(async move { this.call(route, args, call, planned_tx).await });
+        let tool = name.clone();
+        let mut running = tokio::spawn(async move {
+            this.call(route, tool, args, consent, call, planned_tx)
+                .await
+        });
         // rmcp cancels this on notifications/cancelled, and after the
         // response: watched only while the request is open.
         let request_ct = context.ct.clone();
@@ -386,6 +421,7 @@ impl ServerHandler for CondaMcp {
             }
         };
         let answer = match &planned {
+            Some(p) if p.approval => Answer::Inline,
             Some(p) if declared_tasks && p.long => Answer::Task,
             Some(_) if declared_tasks => tokio::select! {
                 phase = tracker.left_arrival() => {
@@ -429,8 +465,10 @@ impl ServerHandler for CondaMcp {
             },
         };
         progress.finish().await;
-        let outcome = joined(joined_result, name);
-        Ok(self.tool_result(outcome).into())
+        match joined(joined_result, name) {
+            Reply::Done(outcome) => Ok(self.tool_result(outcome).into()),
+            Reply::Ask(question) => Ok(super::approval::input_required(&question).into()),
+        }
     }
 
     /// `tasks/get`: the task's status, message and, once finished, its

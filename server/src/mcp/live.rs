@@ -130,10 +130,7 @@ impl LiveTools {
             &catalog,
             &self.target,
             &tools,
-            PolicySummary {
-                allow_write: self.options.policy.allow_write,
-                allow_exec: self.options.policy.allow_exec,
-            },
+            PolicySummary::of(&self.options.policy),
             self.options.profile,
             self.environment.clone(),
             self.options.mode,

@@ -26,6 +26,7 @@
 //! lifecycle around the stdio session are the composition root's
 //! (`crate::app`); this module only speaks the protocol.
 
+pub mod approval;
 pub mod capabilities;
 pub mod cli_command;
 pub mod compact;
@@ -56,13 +57,15 @@ pub use handler::{CondaMcp, State};
 /// conda will not load) are appended, one sentence each. `live`
 /// (`--live-tools`) advertises `tools.listChanged`, `resources.listChanged`
 /// and `resources.subscribe` and says in the instructions that the tools
-/// can change.
+/// can change. `approve` (`--approve-writes`) says that each change is
+/// asked of the person.
 pub fn server_config(
     shared: &crate::schema::SharedHelp,
     mode: tools::ToolMode,
     result_mode: crate::call::document::ResultMode,
     warnings: &[String],
     live: bool,
+    approve: bool,
 ) -> ServerConfig {
     let mut instructions = String::from(match mode {
         tools::ToolMode::Typed => {
@@ -100,6 +103,15 @@ pub fn server_config(
         instructions.push_str(" Options shared by many tools: ");
         instructions.push_str(&shared.describe());
         instructions.push('.');
+    }
+    if approve {
+        instructions.push_str(
+            " Each change needs the person's approval: the server shows them conda's plan through \
+             the host and applies exactly that plan only if they approve (yes: true does not \
+             skip the question). error.code declined means the person said no: do not repeat \
+             the call unless they ask; plan_changed means conda's plan changed after they \
+             approved: call again to show them the new plan.",
+        );
     }
     if live {
         instructions.push_str(

@@ -68,6 +68,9 @@ fn not_run_error(reason: &NotRun) -> ToolError {
         NotRun::InstallLock(LockError::Cancelled) => ErrorCode::Cancelled,
         NotRun::InstallLock(LockError::Io { .. }) => ErrorCode::Internal,
         NotRun::Internal(_) => ErrorCode::Internal,
+        NotRun::Declined => ErrorCode::Declined,
+        NotRun::PlanChanged => ErrorCode::PlanChanged,
+        NotRun::ApprovalUnavailable => ErrorCode::ApprovalUnavailable,
     };
     ToolError::new(code, reason.to_string())
 }

@@ -154,7 +154,7 @@ impl ToolSet {
             check_schema_document(&name, &advertised)?;
             let validator = ArgumentValidator::new(&name, &full)?;
             let runnable = crate::policy::runnable(catalog, cmd, &options.policy);
-            let description = description(command, effects(catalog, cmd), options.confirm);
+            let description = description(command, effects(catalog, cmd), options);
             let description = match runnable.sentence() {
                 Some(first) => format!("{first} {description}"),
                 None => description,
@@ -303,12 +303,24 @@ pub fn command_paths(catalog: &Catalog, cmd: CommandIdx) -> Vec<String> {
     out
 }
 
-/// The description of a generated tool ([`describe::description`]), plus
-/// [`crate::typed::CONFIRM_SENTENCE`] for a tool that may mutate and has
-/// conda's `yes` and `dry_run` options, while confirmation is on.
-fn description(command: &crate::catalog::Command, effects: ToolEffects, confirm: bool) -> String {
+/// The description of a generated tool ([`describe::description`]), plus,
+/// for a tool that may mutate: with `--approve-writes`
+/// [`crate::typed::APPROVE_SENTENCE`]; otherwise
+/// [`crate::typed::CONFIRM_SENTENCE`] when it has conda's `yes` and
+/// `dry_run` options and confirmation is on.
+fn description(
+    command: &crate::catalog::Command,
+    effects: ToolEffects,
+    options: &ToolOptions,
+) -> String {
     let mut d = describe::description(command, effects);
-    if confirm && !effects.read_only && crate::typed::confirm_properties(command).is_some() {
+    if effects.read_only {
+        return d;
+    }
+    if options.policy.approve_writes {
+        d.push(' ');
+        d.push_str(crate::typed::APPROVE_SENTENCE);
+    } else if options.confirm && crate::typed::confirm_properties(command).is_some() {
         d.push(' ');
         d.push_str(crate::typed::CONFIRM_SENTENCE);
     }
@@ -402,6 +414,7 @@ mod tests {
                         policy: Policy {
                             allow_write: allow_exec,
                             allow_exec,
+                            approve_writes: false,
                         },
                         confirm: true,
                         ..ToolOptions::default()

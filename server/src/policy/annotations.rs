@@ -102,7 +102,7 @@ struct Needs {
 impl Needs {
     fn missing(&self, policy: &super::Policy) -> Vec<&'static str> {
         let mut out = Vec::new();
-        if self.write && !policy.allow_write {
+        if self.write && !policy.writes() {
             out.push("--allow-write");
         }
         if self.exec && !policy.allow_exec {

@@ -1,5 +1,6 @@
 //! The safety policy: what a call may do, fixed at startup by
-//! `--allow-write` and `--allow-exec` (docs/safety.md).
+//! `--allow-write` (or `--approve-writes`) and `--allow-exec`
+//! (docs/safety.md, docs/approval.md).
 //!
 //! What a call may do is decided on the *resolved* command: the argv is
 //! parsed with the catalog by the same rules conda's argparse parser uses
@@ -41,6 +42,39 @@ pub struct Policy {
     /// `--allow-exec`: arbitrary processes (`conda run`, passthrough to
     /// plugins, the raw `conda_execute` tool).
     pub allow_exec: bool,
+    /// `--approve-writes` (exclusive with `--allow-write`): mutations may
+    /// run, each only after the person approves it through the host
+    /// (`crate::call::approval`). The check lets them pass as
+    /// `--allow-write` does; [`Policy::needs_approval`] says which calls ask.
+    pub approve_writes: bool,
+}
+
+/// How the startup policy treats mutations: the `writes` of the
+/// capabilities resource and of `conda-mcp check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WritesMode {
+    /// Neither `--allow-write` nor `--approve-writes`: mutations are refused.
+    Refused,
+    /// `--allow-write`: mutations run when called (with `yes: true`, or as
+    /// a dry run first; `crate::typed`).
+    AllowWrite,
+    /// `--approve-writes`: each mutation runs only after the person
+    /// approved conda's plan through the host (docs/approval.md).
+    ApproveWrites,
+}
+
+impl WritesMode {
+    /// One line for `conda-mcp check`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            WritesMode::Refused => "refused (read-only server)",
+            WritesMode::AllowWrite => "allowed (--allow-write)",
+            WritesMode::ApproveWrites => {
+                "each change only after the person approves it through the host (--approve-writes)"
+            }
+        }
+    }
 }
 
 /// A refused call. Its `Display` names the command (canonical path from the
@@ -89,9 +123,33 @@ impl Policy {
         self.check_with(c, true)
     }
 
+    /// How mutations are treated (what capabilities and `check` report).
+    pub fn writes_mode(&self) -> WritesMode {
+        if self.approve_writes {
+            WritesMode::ApproveWrites
+        } else if self.allow_write {
+            WritesMode::AllowWrite
+        } else {
+            WritesMode::Refused
+        }
+    }
+
+    /// Whether mutations may run at all (`--allow-write` or
+    /// `--approve-writes`).
+    pub fn writes(&self) -> bool {
+        self.allow_write || self.approve_writes
+    }
+
+    /// Whether a call of this classification runs only after the person
+    /// approved it: with `--approve-writes`, every call that is not
+    /// read-only (mutations, and arbitrary programs such as `conda run`).
+    pub fn needs_approval(&self, c: &Classification) -> bool {
+        self.approve_writes && !c.read_only
+    }
+
     fn check_with(&self, c: &Classification, raw: bool) -> Result<(), Refusal> {
         let mut missing = Vec::new();
-        if c.requires_write && !self.allow_write {
+        if c.requires_write && !self.writes() {
             missing.push("--allow-write");
         }
         if (c.requires_exec || raw) && !self.allow_exec {

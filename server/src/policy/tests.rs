@@ -553,6 +553,7 @@ fn policy_check_and_refusal_text() {
     let w = Policy {
         allow_write: true,
         allow_exec: false,
+        approve_writes: false,
     };
     let cl = c(&k, "config --set secret-key secret-value");
     let e = none.check(&cl).expect_err("refused");
@@ -569,6 +570,33 @@ fn policy_check_and_refusal_text() {
     let text = none.check(&cl).expect_err("refused").to_string();
     assert!(!text.contains("secret"), "{text}");
     assert!(text.contains("--allow-write"));
+}
+
+#[test]
+fn approve_writes_lets_mutations_through_only_with_approval() {
+    let k = mini();
+    let a = Policy {
+        approve_writes: true,
+        ..Policy::default()
+    };
+    assert_eq!(a.writes_mode(), WritesMode::ApproveWrites);
+    assert_eq!(Policy::default().writes_mode(), WritesMode::Refused);
+    let set = c(&k, "config --set secret-key secret-value");
+    assert!(a.check(&set).is_ok());
+    assert!(a.needs_approval(&set));
+    let list = c(&k, "list");
+    assert!(a.check(&list).is_ok() && !a.needs_approval(&list));
+    // Arbitrary programs still need --allow-exec, and are asked about too.
+    let greedy = c(&k, "greedy x");
+    let e = a.check(&greedy).expect_err("exec");
+    assert_eq!(e.missing, vec!["--allow-exec"]);
+    assert!(a.needs_approval(&greedy));
+    // Without --approve-writes nothing asks.
+    let w = Policy {
+        allow_write: true,
+        ..Policy::default()
+    };
+    assert!(!w.needs_approval(&set));
 }
 
 #[test]

@@ -335,18 +335,22 @@ const POLICIES: [Policy; 4] = [
     Policy {
         allow_write: false,
         allow_exec: false,
+        approve_writes: false,
     },
     Policy {
         allow_write: true,
         allow_exec: false,
+        approve_writes: false,
     },
     Policy {
         allow_write: false,
         allow_exec: true,
+        approve_writes: false,
     },
     Policy {
         allow_write: true,
         allow_exec: true,
+        approve_writes: false,
     },
 ];
 

@@ -8,6 +8,7 @@
 //! its dependencies are linked once; run one module with a filter, e.g.
 //! `cargo test -p conda-mcp-tests --test mcp surface::`.
 
+mod approval;
 mod check;
 mod cli_command;
 mod conda_plugin;

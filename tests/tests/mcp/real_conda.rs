@@ -17,7 +17,7 @@ use conda_mcp_tests::rawrpc::RawClient;
 use conda_mcp_tests::results::assert_valid_result;
 use serde_json::{Value, json};
 
-const PACKAGE: &str = "conda-mcp-probe";
+pub(crate) const PACKAGE: &str = "conda-mcp-probe";
 
 fn real_conda() -> Option<PathBuf> {
     conda_mcp_tests::tiers::real_conda(module_path!())
@@ -26,7 +26,7 @@ fn real_conda() -> Option<PathBuf> {
 /// A local channel with one noarch package (`conda-mcp-probe 1.0 0`),
 /// built with Python's tarfile (a `.tar.bz2` v1 package) and hashed into
 /// `noarch/repodata.json`; `linux-64` and friends get an empty index.
-fn build_channel(root: &Path) -> String {
+pub(crate) fn build_channel(root: &Path) -> String {
     let script = r#"
 import hashlib, io, json, os, sys, tarfile, time
 root, name = sys.argv[1], sys.argv[2]

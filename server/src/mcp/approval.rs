@@ -1,0 +1,337 @@
+//! `--approve-writes` on the wire: a change is shown to the person through
+//! the host and applied exactly as shown, or not at all (docs/approval.md).
+//! What the question says is decided by [`crate::call::approval`]; this
+//! module carries it in both protocol eras and runs the steps.
+//!
+//! * **`initialize` sessions** (protocol before 2026-07-28): the server asks
+//!   during the call with one `elicitation/create` request (form mode) and
+//!   waits for the answer.
+//! * **The stateless lifecycle** (2026-07-28): server-to-client requests are
+//!   not allowed, so the call answers with an input-required result (SEP-2322,
+//!   rmcp's `model/mrtr.rs`) carrying the same form under the key
+//!   [`INPUT_KEY`], and the question's digest as `requestState`. The client
+//!   asks the person and calls again with the answer in `inputResponses`
+//!   and the `requestState` echoed.
+//!
+//! The steps ([`CondaMcp::approved`]): plan (conda's dry run, when the
+//! command has one) → ask → on approval, plan again just before applying:
+//! a plan whose digest differs from the one shown ends with `plan_changed`
+//! and nothing applied; otherwise the call's own argv (with `--yes`) runs.
+//! Decline or cancel ends with `declined`; a client that declared no
+//! elicitation capability gets `approval_unavailable` before anything runs.
+//! A `requestState` is only ever compared with the digest of a fresh plan,
+//! so an altered one cannot apply anything the person was not shown.
+
+use rmcp::RoleServer;
+use rmcp::model::{
+    BooleanSchema, CallToolRequestParams, ClientResult, ElicitRequest, ElicitRequestParams,
+    ElicitationSchema, InputRequest, InputRequests, InputRequiredResult, PrimitiveSchemaDefinition,
+    ProtocolVersion, ServerRequest,
+};
+use rmcp::service::{Peer, RequestContext};
+use serde_json::Value;
+
+use super::handler::{CallContext, CondaMcp};
+use crate::call::approval::{self, APPROVE_FIELD, Answer, Approval, Question};
+use crate::call::error::ErrorCode;
+use crate::call::install_lock::WriterGuard;
+use crate::call::{CallOutput, NotRun, Outcome, Plan, Ran};
+use crate::worker_client::{ExecError, JobUpdate};
+
+/// The key of the approval form in an input-required result's
+/// `inputRequests` (and of its answer in the retry's `inputResponses`).
+pub const INPUT_KEY: &str = "approval";
+
+/// How the person's answer to a call's question can arrive.
+#[derive(Debug, Clone)]
+pub enum Consent {
+    /// The client declared no (form) elicitation capability.
+    Unavailable,
+    /// `initialize` session: ask now with `elicitation/create`.
+    Ask(Peer<RoleServer>),
+    /// Stateless lifecycle, first request: answer with the question.
+    Defer,
+    /// Stateless lifecycle, the retry: the person's answer to the question
+    /// whose digest the client echoed.
+    Answered {
+        /// What they chose.
+        answer: Answer,
+        /// The echoed `requestState` (the digest of the question shown).
+        shown: String,
+    },
+}
+
+/// What an approved call ends with.
+#[derive(Debug)]
+pub enum Reply {
+    /// An outcome, as for any call.
+    Done(Outcome),
+    /// Stateless lifecycle: the question goes back to the client.
+    Ask(Question),
+}
+
+impl Consent {
+    /// How the answer to this request's question can arrive: by its
+    /// protocol version and the client's capabilities (per request in the
+    /// stateless lifecycle, from `initialize` otherwise).
+    pub fn of(request: &CallToolRequestParams, context: &RequestContext<RoleServer>) -> Consent {
+        let elicits = context
+            .client_capabilities()
+            .and_then(|c| c.elicitation)
+            // No mode named means form (the 2025-06-18 shape).
+            .is_some_and(|e| e.form.is_some() || e.url.is_none());
+        if !elicits {
+            return Consent::Unavailable;
+        }
+        let stateless = context
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        if !stateless {
+            return Consent::Ask(context.peer.clone());
+        }
+        let answer = request
+            .input_responses
+            .as_ref()
+            .and_then(|r| r.get(INPUT_KEY));
+        match (answer, &request.request_state) {
+            (Some(answer), Some(shown)) => Consent::Answered {
+                answer: read(answer),
+                shown: shown.clone(),
+            },
+            _ => Consent::Defer,
+        }
+    }
+}
+
+/// An elicitation result (`{action, content}`) as an [`Answer`].
+fn read(result: &Value) -> Answer {
+    approval::read_answer(
+        result.get("action").and_then(Value::as_str).unwrap_or(""),
+        result.get("content"),
+    )
+}
+
+/// The form of a question: its message and one required yes/no field.
+pub fn form(q: &Question) -> ElicitRequestParams {
+    let schema = ElicitationSchema::new(
+        [(
+            APPROVE_FIELD.to_owned(),
+            PrimitiveSchemaDefinition::Boolean(
+                BooleanSchema::new()
+                    .title("Apply this change")
+                    .description("Yes applies exactly the change shown; no changes nothing.")
+                    .with_default(false),
+            ),
+        )]
+        .into_iter()
+        .collect(),
+    )
+    .with_required(vec![APPROVE_FIELD.to_owned()]);
+    ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: q.message.clone(),
+        requested_schema: schema,
+    }
+}
+
+/// The input-required result of a question (stateless lifecycle).
+pub fn input_required(q: &Question) -> InputRequiredResult {
+    let mut requests = InputRequests::new();
+    requests.insert(
+        INPUT_KEY.to_owned(),
+        InputRequest::Elicitation(ElicitRequest::new(form(q))),
+    );
+    InputRequiredResult::new(Some(requests), Some(q.digest.clone()))
+}
+
+fn not_run(plan: &Plan, reason: NotRun) -> Outcome {
+    Outcome::NotRun {
+        what: plan.what.clone(),
+        reason,
+    }
+}
+
+impl CondaMcp {
+    /// Runs `plan`, which needs the person's approval, through the steps of
+    /// the module docs; `tool` and `args` are the call's, bound into the
+    /// question's digest.
+    pub(super) async fn approved(
+        &self,
+        plan: Plan,
+        approval: Approval,
+        tool: &str,
+        args: &Value,
+        consent: Consent,
+        call: CallContext,
+    ) -> Reply {
+        let mut writer = None;
+        let shown = match consent {
+            Consent::Unavailable => {
+                return Reply::Done(not_run(&plan, NotRun::ApprovalUnavailable));
+            }
+            Consent::Answered {
+                answer: Answer::Decline | Answer::Cancel,
+                ..
+            } => return Reply::Done(not_run(&plan, NotRun::Declined)),
+            Consent::Defer => {
+                return match self.question(&plan, &approval, tool, args, &call).await {
+                    Ok(q) => Reply::Ask(q),
+                    Err(outcome) => Reply::Done(outcome),
+                };
+            }
+            // From the preview to the apply, the installation must not
+            // change under the plan shown: the installation's writer lock
+            // is held for the rest of this function (no other conda-mcp
+            // writes in between; read-only calls still run).
+            Consent::Ask(peer) => {
+                writer = match self.hold_writer(&plan, &call).await {
+                    Ok(w) => w,
+                    Err(outcome) => return Reply::Done(outcome),
+                };
+                let q = match self.question(&plan, &approval, tool, args, &call).await {
+                    Ok(q) => q,
+                    Err(outcome) => return Reply::Done(outcome),
+                };
+                match ask(&peer, &q, &call).await {
+                    Ok(Answer::Approve) => q.digest,
+                    Ok(Answer::Decline | Answer::Cancel) => {
+                        return Reply::Done(not_run(&plan, NotRun::Declined));
+                    }
+                    Err(reason) => return Reply::Done(not_run(&plan, reason)),
+                }
+            }
+            Consent::Answered {
+                answer: Answer::Approve,
+                shown,
+            } => shown,
+        };
+        // Stateless lifecycle: the question was answered in a later request,
+        // so the lock is held from the re-plan to the apply (the digest
+        // check below proves the plan is still the one shown).
+        if writer.is_none() {
+            writer = match self.hold_writer(&plan, &call).await {
+                Ok(w) => w,
+                Err(outcome) => return Reply::Done(outcome),
+            };
+        }
+        let again = match self.question(&plan, &approval, tool, args, &call).await {
+            Ok(q) => q,
+            Err(outcome) => return Reply::Done(outcome),
+        };
+        if again.digest != shown {
+            tracing::info!(tool = %tool, "approved plan changed before the apply; not applied");
+            return Reply::Done(not_run(&plan, NotRun::PlanChanged));
+        }
+        tracing::info!(tool = %tool, "change approved by the person; applying");
+        let outcome = match &writer {
+            Some(guard) => {
+                self.state()
+                    .runner
+                    .run_holding(plan, guard, call.tracker.observer(), call.cancel.clone())
+                    .await
+            }
+            None => self.run(plan, &call).await,
+        };
+        Reply::Done(outcome)
+    }
+
+    /// Takes the installation's writer lock for an approved change, waiting
+    /// (with the "waiting for another conda-mcp" progress) at most the
+    /// plan's time limit; `Ok(None)` when the server has no lock.
+    ///
+    /// Errors: the outcome [`NotRun::InstallLock`] (timed out, cancelled,
+    /// lock file unusable): nothing ran.
+    async fn hold_writer(
+        &self,
+        plan: &Plan,
+        call: &CallContext,
+    ) -> Result<Option<WriterGuard>, Outcome> {
+        let mut observe = call.tracker.observer();
+        self.state()
+            .runner
+            .take_writer(plan.limits.timeout, &call.cancel, move || {
+                observe(JobUpdate::WaitingForWriter)
+            })
+            .await
+            .map_err(|e| not_run(plan, NotRun::InstallLock(e)))
+    }
+
+    /// The question for `plan`: runs its preview (conda's dry run), when
+    /// there is one, and describes it.
+    ///
+    /// Errors: the preview's outcome when it did not show a plan
+    /// ([`previewed`]: conda's own error, a timeout, a cancel): nothing is
+    /// asked.
+    async fn question(
+        &self,
+        plan: &Plan,
+        approval: &Approval,
+        tool: &str,
+        args: &Value,
+        call: &CallContext,
+    ) -> Result<Question, Outcome> {
+        let document = match &approval.preview {
+            None => None,
+            Some(preview) => {
+                let mut dry = plan.clone();
+                dry.argv = preview.argv.clone();
+                dry.classification = Some(preview.classification.clone());
+                dry.approval = None;
+                // The apply's checks are not the dry run's.
+                dry.postcondition = None;
+                dry.replacement = None;
+                match self.run(dry, call).await {
+                    Outcome::Ran {
+                        ran: Ran::Execution(out),
+                        ..
+                    } if previewed(&out) => out.parsed_json,
+                    other => return Err(other),
+                }
+            }
+        };
+        Ok(approval::question(
+            tool,
+            args,
+            &plan.argv,
+            document.as_ref(),
+            plan.replacement.as_ref(),
+        ))
+    }
+}
+
+/// Whether a dry run showed its plan: it exited 0, or printed its success
+/// document and then died at exit (`crashed_after_success`, conda 26 with
+/// the rattler solver; the plan printed is complete).
+fn previewed(out: &CallOutput) -> bool {
+    match &out.error {
+        None => out.execution.exit_code == Some(0),
+        Some(e) => e.code == ErrorCode::CrashedAfterSuccess,
+    }
+}
+
+/// Asks the person with `elicitation/create` and waits for the answer (or
+/// the call's cancellation).
+///
+/// Errors: [`NotRun::ApprovalUnavailable`] when the client could not ask
+/// (an error answer, a closed connection); a cancelled call.
+async fn ask(peer: &Peer<RoleServer>, q: &Question, call: &CallContext) -> Result<Answer, NotRun> {
+    let request = ServerRequest::ElicitRequest(ElicitRequest::new(form(q)));
+    let result = tokio::select! {
+        r = peer.send_request(request) => r,
+        () = call.cancel.cancelled() => return Err(NotRun::Exec(ExecError::Cancelled)),
+    };
+    match result {
+        Ok(ClientResult::ElicitResult(r)) => {
+            Ok(read(&serde_json::to_value(&r).unwrap_or(Value::Null)))
+        }
+        Ok(_) => {
+            tracing::warn!("the client answered the approval question with another result");
+            Err(NotRun::ApprovalUnavailable)
+        }
+        Err(_) => {
+            // The client's error text is not logged: it may echo the form.
+            tracing::warn!("the approval question failed");
+            Err(NotRun::ApprovalUnavailable)
+        }
+    }
+}
