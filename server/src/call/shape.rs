@@ -150,7 +150,7 @@ fn fit(out: &mut CallOutput, max: usize, command: &[String]) {
         // most a quarter of the share; the document gets the rest.
         let text_len = budget::json_len(stdout.as_str());
         let text_share = text_len.min(out_share / 4);
-        match budget::cut_document(&doc, out_share - text_share) {
+        match budget::cut_document(&doc, out_share - text_share, budget::kept_end(command)) {
             Some((value, c)) => {
                 let used = budget::json_len(&value);
                 out.parsed_json = Some(value);
@@ -160,7 +160,7 @@ fn fit(out: &mut CallOutput, max: usize, command: &[String]) {
             None => {
                 let size = budget::json_len(&doc);
                 out.parsed_json_error = Some(format!(
-                    "the JSON document ({size} bytes) does not fit the result budget of {max} bytes even with its lists emptied; stdout is cut as text instead"
+                    "the JSON document ({size} bytes) does not fit the result budget of {max} bytes with any of its keys or items; stdout is cut as text instead"
                 ));
                 if out.stdout_omitted {
                     // Lean mode dropped the document from stdout: cut the

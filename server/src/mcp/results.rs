@@ -293,9 +293,16 @@ pub fn summary(what: &str, output: &CallOutput, live_tools: bool) -> String {
         ));
         if let Some(j) = &cut.parsed_json {
             s.push_str(&format!(
-                " (parsed_json keeps {} of {} items)",
+                " (parsed_json keeps {} of {} items",
                 j.kept, j.total
             ));
+            if j.kept_end == crate::call::budget::KeptEnd::Last {
+                s.push_str(", the newest of each list");
+            }
+            if j.keys_dropped > 0 {
+                s.push_str(&format!(", {} top-level keys left out", j.keys_dropped));
+            }
+            s.push(')');
         }
         s.push_str(": ");
         s.push_str(&cut.narrow);
