@@ -417,6 +417,7 @@ mod tests {
             CallFacts {
                 command: &["conda".to_owned(), "install".to_owned()],
                 timeout_ms: 900_000,
+                verbose: false,
             },
         );
         let e = out.error.clone().expect("error");

@@ -374,6 +374,93 @@ async fn the_smallest_budget_still_cuts_json_structurally() {
 }
 
 #[tokio::test]
+async fn lean_errors_say_it_once_and_leave_tracebacks_out() {
+    let standin = StandinPrefix::standard();
+    let dir = tempfile::tempdir().expect("tempdir");
+    // conda's error document of an unexpected error carries a traceback.
+    let mut doc: Value = serde_json::from_str(
+        &std::fs::read_to_string(recorded("search-missing.json")).expect("recorded"),
+    )
+    .expect("JSON");
+    let traceback =
+        std::fs::read_to_string(recorded("search-badspec-json.stderr")).expect("recorded");
+    doc["traceback"] = json!(traceback);
+    let doc_file = dir.path().join("error.json");
+    std::fs::write(&doc_file, serde_json::to_vec_pretty(&doc).expect("json")).expect("write");
+    standin
+        .set_control(&[replay(
+            "search",
+            Some(&doc_file),
+            Some(&recorded("search-badspec-json.stderr")),
+            1,
+        )])
+        .expect("control");
+    let server = Server::start(
+        &standin.conda_exe,
+        &["--result-mode", "lean"],
+        Era::Initialize,
+    )
+    .await;
+    let tools = server.tools().await;
+    let tool = tool(&tools, "conda_search");
+    let r = server
+        .call_ok(
+            "conda_search",
+            json!({"match_spec": "nonexistent-pkg", "json": true}),
+        )
+        .await;
+    assert_valid_result(tool, &r);
+    let s = r.structured_content.clone().expect("structured");
+    let e = &s["error"];
+    assert_eq!(e["code"], json!("packages_not_found"), "{e}");
+    let message = e["message"].as_str().expect("message");
+    assert!(message.contains("nonexistent-pkg"), "{message}");
+    // conda's message once: in error.message, not again in parsed_json.
+    let parsed = s["parsed_json"].as_object().expect("parsed_json");
+    for key in ["message", "error", "traceback"] {
+        assert!(!parsed.contains_key(key), "{key} in {s}");
+    }
+    assert_eq!(
+        parsed["exception_name"],
+        json!("PackagesNotFoundInChannelsError")
+    );
+    assert_eq!(
+        e["details"]["left_out"],
+        json!(["error", "message", "traceback"])
+    );
+    let stderr = s["stderr"].as_str().expect("stderr");
+    assert!(!stderr.contains("File \""), "{stderr}");
+    assert!(
+        stderr.contains("TypeError: Object of type InvalidMatchSpec"),
+        "{stderr}"
+    );
+    let lean_size = serde_json::to_string(&s).expect("json").len();
+    assert!(lean_size < 3_000, "{lean_size} B");
+    // Asked for detail: the tracebacks stay.
+    let r = server
+        .call_ok(
+            "conda_search",
+            json!({"match_spec": "nonexistent-pkg", "json": true, "verbosity": 1}),
+        )
+        .await;
+    assert_valid_result(tool, &r);
+    let s = r.structured_content.clone().expect("structured");
+    assert_eq!(
+        s["parsed_json"]["traceback"],
+        json!(traceback),
+        "{}",
+        s["parsed_json"]
+    );
+    assert_eq!(s["stderr"], json!(traceback));
+    assert!(s["parsed_json"].get("message").is_none(), "{s}");
+    server.close().await;
+    eprintln!(
+        "lean error with a traceback: {lean_size} B, with verbose {} B",
+        serde_json::to_string(&s).expect("json").len()
+    );
+}
+
+#[tokio::test]
 async fn parsed_json_in_each_mode() {
     let standin = StandinPrefix::standard();
     let dir = tempfile::tempdir().expect("tempdir");
