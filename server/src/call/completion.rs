@@ -70,6 +70,7 @@ pub fn plan(
         reader: Reader::CompletionAnswer,
         reports_progress: false,
         confirmation_required: false,
+        apply_requires: Vec::new(),
     })
 }
 

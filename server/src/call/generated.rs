@@ -59,5 +59,6 @@ pub fn plan(
     let mut plan = Plan::conda(what, typed.argv, limits, typed.classification);
     plan.stdin = typed.stdin;
     plan.confirmation_required = typed.confirmation_required;
+    plan.apply_requires = typed.apply_requires;
     Ok(plan)
 }

@@ -61,6 +61,9 @@ pub struct Plan {
     /// The server turned a mutation without `yes: true` into a dry run
     /// (see `crate::typed`): the output says nothing was changed.
     pub confirmation_required: bool,
+    /// With `confirmation_required`: the startup options needed to apply
+    /// the change (empty when this server can apply it).
+    pub apply_requires: Vec<&'static str>,
 }
 
 impl Plan {
@@ -84,6 +87,7 @@ impl Plan {
             reader: Reader::Execution,
             reports_progress: true,
             confirmation_required: false,
+            apply_requires: Vec::new(),
         }
     }
 

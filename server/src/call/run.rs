@@ -100,6 +100,11 @@ impl Runner {
                 };
                 let mut output = shape::shape(result, self.settings, facts);
                 output.confirmation_required = plan.confirmation_required;
+                output.apply_requires = plan
+                    .apply_requires
+                    .iter()
+                    .map(|o| (*o).to_owned())
+                    .collect();
                 output.credentials_masked = output.credentials_masked.saturating_add(masked);
                 output.restart_required = if !plan.read_only() && succeeded {
                     self.restart.after_mutation().await

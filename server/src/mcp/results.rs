@@ -315,11 +315,29 @@ pub fn summary(what: &str, output: &CallOutput, live_tools: bool) -> String {
         });
     }
     if output.confirmation_required {
-        s = format!(
-            "Nothing was changed: this ran as a dry run because the call did not set yes: true; repeat the call with yes: true to apply it. {s}"
-        );
+        s = format!("{} {s}", dry_run_banner(output));
     }
     s
+}
+
+/// What a dry run the server made of a call without `yes: true` means, and
+/// the next step that applies on this server: repeat with `yes: true`
+/// only when conda's plan succeeded and the server may apply it.
+fn dry_run_banner(output: &CallOutput) -> String {
+    const NOTHING: &str =
+        "Nothing was changed: this ran as a dry run because the call did not set yes: true";
+    if output.error.is_some() {
+        format!(
+            "{NOTHING}, and conda's dry run failed (see error): fix the call first; repeating it with yes: true would fail the same way."
+        )
+    } else if !output.apply_requires.is_empty() {
+        format!(
+            "{NOTHING}; conda's plan is below. This server cannot apply it: yes: true is refused until the server is restarted with {}.",
+            output.apply_requires.join(" and ")
+        )
+    } else {
+        format!("{NOTHING}; repeat the call with yes: true to apply it.")
+    }
 }
 
 /// Invalid arguments: the tool name and every JSON path with its rule.
