@@ -239,6 +239,12 @@ impl ServerHandler for CondaMcp {
     ) -> Result<CallToolResponse, McpError> {
         let surface = self.state.surface.get();
         let Some(route) = surface.tools.route(&request.name) else {
+            if self.state.settings.mode == super::tools::ToolMode::Compact {
+                return Err(unknown(&format!(
+                    "tool; {}",
+                    super::compact::UNKNOWN_TOOL_HINT
+                )));
+            }
             return Err(unknown("tool"));
         };
         let name = request.name.to_string();
