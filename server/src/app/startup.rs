@@ -68,7 +68,7 @@ pub async fn start(settings: &Settings) -> Result<Started, StartupError> {
         "conda-mcp ready"
     );
     let info = server_config(
-        &tools.shared_help,
+        Some(&tools.shared_help),
         settings.mode,
         settings.results.mode,
         &environment.warnings,

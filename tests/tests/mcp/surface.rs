@@ -482,18 +482,38 @@ async fn check_listing(standin: &StandinPrefix, label: &str, size: bool) {
         .peer_info()
         .and_then(|i| i.instructions.clone())
         .unwrap_or_default();
+    // Within the 2,048 characters hosts keep, the rest in the resource.
+    assert!(
+        instructions.chars().count() <= 2048,
+        "{label}: instructions are {} characters",
+        instructions.chars().count()
+    );
     let shared = instructions
-        .split("Options shared by many tools: ")
+        .split("Options many tools share (not repeated in their schemas): ")
         .nth(1)
-        .unwrap_or("");
+        .expect("shared options in the instructions");
+    assert!(shared.contains(": "), "{shared}");
+    let (caps, _) = server
+        .read_text("conda://capabilities")
+        .await
+        .expect("capabilities");
+    let caps: Value = serde_json::from_str(&caps).expect("capabilities JSON");
+    let shared_options = caps["shared_options"].as_object().expect("shared_options");
     let mut seen = BTreeSet::new();
-    for entry in shared.trim_end_matches('.').split("; ") {
+    for entry in shared
+        .trim_end_matches("; the others in shared_options.")
+        .trim_end_matches('.')
+        .split("; ")
+    {
         if let Some((name, help)) = entry.split_once(": ") {
             assert!(
                 seen.insert(name.to_owned()),
                 "{label}: {name} twice in instructions"
             );
             assert!(!cut_abbreviation(help), "{name}: {help}");
+            // The resource holds the same text (a help may itself hold "; ").
+            let full = shared_options[name].as_str().expect("help");
+            assert!(full.starts_with(help), "{label}: {name}: {full} / {help}");
         }
     }
     server.close().await;
