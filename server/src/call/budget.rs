@@ -101,11 +101,17 @@ pub const MAX_LISTED_ARRAYS: usize = 3;
 /// Bytes set aside for the cut record itself and the flags it changes.
 pub const CUT_RECORD_RESERVE: usize = 700 + MAX_LISTED_ARRAYS * 60;
 
-/// How to narrow a call of the command `path` (`["conda", "search"]`),
-/// in the tools' argument names.
-pub fn narrow_hint(path: &[String]) -> String {
+/// How to narrow a call of the command `path` (`["conda", "search"]`)
+/// whose argv was `argv` (it only tells `config --describe` from `config
+/// --show`), in the tools' argument names.
+pub fn narrow_hint(path: &[String], argv: &[String]) -> String {
     let sub: Vec<&str> = path.iter().skip(1).map(String::as_str).collect();
+    let describe = argv
+        .iter()
+        .take_while(|a| a.as_str() != "--")
+        .any(|a| a == "--describe" || a.starts_with("--describe="));
     match sub.as_slice() {
+        ["config"] if describe => "narrow the call: describe with the keys you need (e.g. describe: [\"channels\"])",
         ["search"] => "narrow the call: a more specific match_spec (an exact name, a version such as name>=1.2, a build), subdir for one platform, or fewer channels",
         ["list"] => "narrow the call: regex (a pattern of package names), full_name (one exact name), or one environment (name or prefix)",
         ["config"] => "narrow the call: show with the keys you need (e.g. show: [\"channels\"])",
@@ -488,6 +494,14 @@ mod tests {
         let (cut, info) = cut_document(&flat, 1_000, KeptEnd::First).expect("some keys");
         assert!(json_len(&cut) <= 1_000 && cut["key_0"] == json!("value 0"));
         assert!(info.expect("cut").keys_dropped > 300);
+    }
+
+    #[test]
+    fn config_describe_gets_its_own_hint() {
+        let path = ["conda".to_owned(), "config".to_owned()];
+        let argv = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert!(narrow_hint(&path, &argv(&["config", "--describe"])).contains("describe: ["));
+        assert!(narrow_hint(&path, &argv(&["config", "--show"])).contains("show: ["));
     }
 
     #[test]

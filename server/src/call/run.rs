@@ -96,6 +96,7 @@ impl Runner {
                 let facts = CallFacts {
                     command: &command,
                     timeout_ms: u64::try_from(plan.limits.timeout.as_millis()).unwrap_or(u64::MAX),
+                    argv: &plan.argv,
                     verbose: shape::asks_for_detail(&plan.argv),
                 };
                 let mut output = shape::shape(result, self.settings, facts);

@@ -58,6 +58,9 @@ pub struct CallFacts<'a> {
     pub command: &'a [String],
     /// The call's time limit in milliseconds.
     pub timeout_ms: u64,
+    /// The argv that ran (after the conda executable), for the narrowing
+    /// hint of a cut result; never echoed.
+    pub argv: &'a [String],
     /// The call asked conda for detail (`verbosity`: `-v`, `--verbose`,
     /// `--debug` in its argv): lean mode then keeps Python tracebacks.
     pub verbose: bool,
@@ -133,7 +136,7 @@ pub fn shape(exec: ExecutionResult, settings: ResultSettings, facts: CallFacts<'
     }
     out.credentials_masked = u32::try_from(masked).unwrap_or(u32::MAX);
     if let Some(max) = settings.max_result_bytes {
-        fit(&mut out, max, facts.command);
+        fit(&mut out, max, facts);
     }
     out
 }
@@ -183,7 +186,8 @@ fn lean_error(out: &mut CallOutput, verbose: bool) {
 
 /// Cuts `out` so that its serialization is at most `max` bytes (see
 /// [`budget`]).
-fn fit(out: &mut CallOutput, max: usize, command: &[String]) {
+fn fit(out: &mut CallOutput, max: usize, facts: CallFacts<'_>) {
+    let command = facts.command;
     if budget::json_len(out) <= max {
         return;
     }
@@ -201,7 +205,7 @@ fn fit(out: &mut CallOutput, max: usize, command: &[String]) {
         parsed_json: None,
         stdout: None,
         stderr: None,
-        narrow: budget::narrow_hint(command),
+        narrow: budget::narrow_hint(command, facts.argv),
     };
     let (text, c) = budget::tail(&stderr, err_share);
     out.execution.stderr = text;

@@ -435,6 +435,7 @@ mod tests {
             CallFacts {
                 command: &["conda".to_owned(), "install".to_owned()],
                 timeout_ms: 900_000,
+                argv: &[],
                 verbose: false,
             },
         );
