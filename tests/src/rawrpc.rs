@@ -45,6 +45,31 @@ impl RawClient {
         args: &[&str],
         env: &[(&str, &str)],
     ) -> RawClient {
+        let mut c = Self::spawn(conda_exe, args, env);
+        c.send(json!({
+            "jsonrpc": "2.0", "id": "init", "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "conda-mcp-raw-test", "version": "0"}
+            }
+        }))
+        .await;
+        let (init, _) = c.response("init", Duration::from_secs(60)).await;
+        assert!(
+            init.get("result").is_some(),
+            "initialize failed: {init}\n{}",
+            c.stderr_text()
+        );
+        c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        c
+    }
+
+    /// Starts `conda-mcp --conda-exe <conda_exe> <args>` as
+    /// [`RawClient::start_with_env`] does, and sends nothing: the test
+    /// opens the session itself.
+    pub fn spawn(conda_exe: &Path, args: &[&str], env: &[(&str, &str)]) -> RawClient {
         let dir = tempfile::Builder::new()
             .prefix("conda-mcp-raw-")
             .tempdir()
@@ -68,31 +93,13 @@ impl RawClient {
             .expect("spawn conda-mcp");
         let stdin = child.stdin.take().expect("stdin");
         let lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-        let mut c = RawClient {
+        RawClient {
             child,
             stdin,
             lines,
             dir,
             stderr_path,
-        };
-        c.send(json!({
-            "jsonrpc": "2.0", "id": "init", "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "conda-mcp-raw-test", "version": "0"}
-            }
-        }))
-        .await;
-        let (init, _) = c.response("init", Duration::from_secs(60)).await;
-        assert!(
-            init.get("result").is_some(),
-            "initialize failed: {init}\n{}",
-            c.stderr_text()
-        );
-        c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await;
-        c
+        }
     }
 
     /// The server's process id.

@@ -17,5 +17,6 @@ mod real_conda;
 mod results;
 mod server;
 mod soak;
+mod startup;
 mod surface;
 mod trust;
