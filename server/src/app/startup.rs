@@ -77,6 +77,12 @@ pub async fn start(settings: &Settings) -> Result<Started, StartupError> {
     let results = Results::new()
         .map_err(StartupError::ResultSchemas)?
         .with_live_tools(settings.live_tools);
+    if discovered.exec.config().warm_conda {
+        // The warm conda starts now, while the host reads the tool list, so
+        // that the first call can run warm (README "Warm conda").
+        let exec = discovered.exec.clone();
+        tokio::spawn(async move { exec.warm_up().await });
+    }
     Ok(Started {
         state: State {
             surface: Served::new(Surface {

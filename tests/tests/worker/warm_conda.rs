@@ -411,6 +411,49 @@ async fn a_killed_zygote_means_one_fresh_call_then_warm_again() {
     ex.shutdown().await;
 }
 
+/// Waits up to 60 s for a zygote of `p` to start, then gives it time to
+/// finish importing (the stand-in's imports take well under a second).
+async fn until_zygote(p: &StandinPrefix) {
+    let end = tokio::time::Instant::now() + Duration::from_secs(60);
+    while zygote_pids(p).is_empty() {
+        assert!(
+            tokio::time::Instant::now() < end,
+            "no zygote started after the warm-up"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_warm_up_makes_the_first_call_warm() {
+    // Without it, the first call runs fresh and starts the warm conda.
+    let p = StandinPrefix::standard();
+    let ex = executor(&p.conda_exe, true);
+    let (r, warm) = run_counted(&ex, &p, &Call::new(&["info"])).await;
+    assert_eq!(r.exit_code, Some(0));
+    assert!(!warm, "without a warm-up the first call runs fresh");
+    ex.shutdown().await;
+    // With it (what the server sends once discovery is done), the first
+    // call forks from the warm conda.
+    let p = StandinPrefix::standard();
+    let ex = executor(&p.conda_exe, true);
+    ex.warm_up().await;
+    until_zygote(&p).await;
+    assert_eq!(p.conda_runs(), 0, "the warm-up runs no conda command");
+    let (r, warm) = run_counted(&ex, &p, &Call::new(&["info"])).await;
+    assert_eq!(r.exit_code, Some(0));
+    assert!(warm, "the first call after the warm-up ran warm");
+    ex.shutdown().await;
+    // --no-warm-conda: the warm-up starts nothing.
+    let p = StandinPrefix::standard();
+    let ex = executor(&p.conda_exe, false);
+    ex.warm_up().await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(zygote_pids(&p).is_empty(), "no zygote with --no-warm-conda");
+    ex.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_warm_conda_runs_every_call_fresh() {
     let p = StandinPrefix::standard();
