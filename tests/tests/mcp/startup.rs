@@ -95,3 +95,78 @@ async fn a_notification_before_server_discover_does_not_end_the_session() {
     );
     c.close().await;
 }
+
+/// A host's bare environment: no variables at all (no `HOME`, no `PATH`)
+/// and the working directory `/`.
+fn bare(exe: &std::path::Path) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(exe);
+    cmd.env_clear()
+        .current_dir("/")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    cmd
+}
+
+#[tokio::test]
+async fn a_bare_host_environment_serves_with_conda_exe_and_says_what_it_looked_for() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let standin = StandinPrefix::standard();
+    let server = conda_mcp_tests::bins::server();
+    let mut child = bare(&server)
+        .arg("--conda-exe")
+        .arg(&standin.conda_exe)
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let requests = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "bare", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "conda_info", "arguments": {"json": true}}}),
+    ];
+    for r in &requests {
+        stdin
+            .write_all(format!("{r}\n").as_bytes())
+            .await
+            .expect("write");
+    }
+    let mut answer = Value::Null;
+    while answer.get("id") != Some(&json!(2)) {
+        let line = tokio::time::timeout(WAIT, lines.next_line())
+            .await
+            .expect("in time")
+            .expect("read")
+            .expect("a line");
+        answer = serde_json::from_str(&line).expect("JSON");
+    }
+    let s = &answer["result"]["structuredContent"];
+    assert_eq!(s["exit_code"], json!(0), "{answer}");
+    // conda ran in its fixed directory, with no HOME from the host.
+    assert!(s["parsed_json"]["cwd"].is_string(), "{s}");
+    drop(stdin);
+    let _ = child.wait().await;
+
+    // Without --conda-exe: exit status 1 and every place it looked, in the
+    // serving server and in check alike.
+    for check in [false, true] {
+        let mut cmd = bare(&server);
+        if check {
+            cmd.arg("check");
+        }
+        let out = cmd.stdin(std::process::Stdio::null()).output().await.expect("run");
+        assert_eq!(out.status.code(), Some(1), "check={check}");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for needle in ["--conda-exe: not given", "CONDA_EXE: not set", "PATH: not set"] {
+            assert!(text.contains(needle), "check={check}: {needle} in {text}");
+        }
+    }
+}
