@@ -42,7 +42,16 @@ pub struct Started {
 /// Errors: [`StartupError`] (the server then exits with its
 /// [`StartupError::exit_code`] before answering anything).
 pub async fn start(settings: &Settings) -> Result<Started, StartupError> {
-    let environment = check_host(settings)?;
+    start_checked(settings, check_host(settings)?).await
+}
+
+/// [`start`] after the host checks ([`check_host`]) gave `environment`.
+///
+/// Errors: [`StartupError`], as [`start`].
+pub async fn start_checked(
+    settings: &Settings,
+    environment: HostCheck,
+) -> Result<Started, StartupError> {
     let discovered = discover(settings).await?;
     let catalog = Arc::new(discovered.discovery.catalog.clone());
     let policy = settings.policy;

@@ -60,29 +60,118 @@ pub struct State {
     pub info: ServerConfig,
 }
 
-/// The MCP server (cheap to clone).
+/// Where startup is: `None` while it runs, then the state or why it
+/// failed (one sentence).
+type Ready = Option<Result<Arc<State>, String>>;
+
+/// What the server answers before startup has finished.
+#[derive(Debug)]
+struct Early {
+    /// The `initialize` / `server/discover` answer without the catalog's
+    /// shared options ([`super::server_config`] with none).
+    info: ServerConfig,
+    /// How long a request waits for startup (`--timeout`).
+    wait: std::time::Duration,
+    /// `--live-tools`.
+    live: bool,
+}
+
+/// The MCP server (cheap to clone). It answers `initialize` and
+/// `server/discover` at once, whatever discovery is doing; every other
+/// request waits for startup to finish, at most `--timeout`, and fails
+/// with a clear error if startup failed or did not finish in time.
 #[derive(Debug, Clone)]
 pub struct CondaMcp {
-    state: Arc<State>,
+    ready: tokio::sync::watch::Receiver<Ready>,
+    early: Arc<Early>,
+}
+
+/// Startup's end, reported once to a pending [`CondaMcp`].
+#[derive(Debug)]
+pub struct Readiness(tokio::sync::watch::Sender<Ready>);
+
+impl Readiness {
+    /// Startup finished: requests are served with `state`.
+    pub fn ready(self, state: Arc<State>) {
+        self.0.send_replace(Some(Ok(state)));
+    }
+
+    /// Startup failed: requests fail with `reason` (one sentence).
+    pub fn failed(self, reason: String) {
+        self.0.send_replace(Some(Err(reason)));
+    }
 }
 
 impl CondaMcp {
-    /// Wraps the startup state.
+    /// Wraps the startup state (startup already finished).
     pub fn new(state: State) -> Self {
+        let wait = state.settings.limits.timeout;
+        let live = state.live.is_some();
+        let info = state.info.clone();
+        let (tx, rx) = tokio::sync::watch::channel(None);
+        Readiness(tx).ready(Arc::new(state));
         Self {
-            state: Arc::new(state),
+            ready: rx,
+            early: Arc::new(Early { info, wait, live }),
         }
     }
 
-    /// The shared state (for shutdown and tests).
-    pub fn state(&self) -> &Arc<State> {
-        &self.state
+    /// A server whose startup is still running: `info` answers
+    /// `initialize` meanwhile, requests wait up to `wait` for the
+    /// [`Readiness`] to report.
+    pub fn pending(info: ServerConfig, wait: std::time::Duration, live: bool) -> (Self, Readiness) {
+        let (tx, rx) = tokio::sync::watch::channel(None);
+        (
+            Self {
+                ready: rx,
+                early: Arc::new(Early { info, wait, live }),
+            },
+            Readiness(tx),
+        )
+    }
+
+    /// The state, once startup has finished (for shutdown and tests).
+    pub fn state(&self) -> Option<Arc<State>> {
+        match &*self.ready.borrow() {
+            Some(Ok(s)) => Some(s.clone()),
+            _ => None,
+        }
+    }
+
+    /// The state, waiting for startup at most `--timeout`.
+    ///
+    /// Errors: an internal error (-32603) saying that startup failed (and
+    /// why) or did not finish in time.
+    async fn ready(&self) -> Result<Arc<State>, McpError> {
+        let mut rx = self.ready.clone();
+        let wait = self.early.wait;
+        match tokio::time::timeout(wait, rx.wait_for(Option::is_some)).await {
+            Ok(Ok(r)) => match &*r {
+                Some(Ok(s)) => Ok(s.clone()),
+                Some(Err(reason)) => Err(McpError::internal_error(
+                    format!("the server could not start: {reason}"),
+                    None,
+                )),
+                None => Err(McpError::internal_error("the server is not ready", None)),
+            },
+            Ok(Err(_)) => Err(McpError::internal_error(
+                "the server stopped before it was ready",
+                None,
+            )),
+            Err(_) => Err(McpError::internal_error(
+                format!(
+                    "conda discovery did not finish within {:.0} s (--timeout); the conda installation may be on a slow or unreachable file system",
+                    wait.as_secs_f64()
+                ),
+                None,
+            )),
+        }
     }
 
     /// The plan of a call routed to `route` on surface `sf`, or its early
     /// outcome.
-    fn plan(&self, sf: &Surface, route: Route, args: &Value) -> Result<Plan, Outcome> {
-        let st = &self.state.settings;
+    fn plan(state: &State, sf: &Surface, route: Route, args: &Value) -> Result<Plan, Outcome> {
+        let st = &state.settings;
         match route {
             Route::Generated(i) => call::generated::plan(
                 &sf.catalog,
@@ -116,15 +205,15 @@ impl CondaMcp {
     /// Plans and runs one call on the surface it was routed with; with
     /// `--live-tools`, serves the tools of a change the call caused before
     /// its outcome is returned.
-    async fn call(&self, route: Route, args: Value, call: CallContext) -> Outcome {
-        let plan = match self.plan(&call.surface, route, &args) {
+    async fn call(state: &State, route: Route, args: Value, call: CallContext) -> Outcome {
+        let plan = match Self::plan(state, &call.surface, route, &args) {
             Ok(plan) => plan,
             Err(early) => return early,
         };
         let peer = call.peer.clone();
-        let outcome = self.run(plan, call).await;
-        if let Some(live) = &self.state.live {
-            live.apply(&self.state.surface, &self.state.runner.restart, &peer)
+        let outcome = Self::run(state, plan, call).await;
+        if let Some(live) = &state.live {
+            live.apply(&state.surface, &state.runner.restart, &peer)
                 .await;
         }
         outcome
@@ -139,18 +228,14 @@ impl CondaMcp {
     /// response. Updates (queue position, start, output counters) become
     /// progress notifications when the request carried a progress token and
     /// the plan reports progress ([`Progress`]).
-    pub async fn run(&self, plan: Plan, call: CallContext) -> Outcome {
+    pub async fn run(state: &State, plan: Plan, call: CallContext) -> Outcome {
         let progress = match call.progress {
             Some((peer, token)) if plan.reports_progress => {
                 Progress::start_with(peer, token, plan.what.clone())
             }
             _ => Progress::inert(),
         };
-        let outcome = self
-            .state
-            .runner
-            .run(plan, progress.observer(), call.ct)
-            .await;
+        let outcome = state.runner.run(plan, progress.observer(), call.ct).await;
         progress.finish().await;
         outcome
     }
@@ -194,7 +279,10 @@ const SERVED_METHODS: &[&str] = &[
 
 impl ServerHandler for CondaMcp {
     fn get_info(&self) -> ServerConfig {
-        self.state.info.clone()
+        match &*self.ready.borrow() {
+            Some(Ok(state)) => state.info.clone(),
+            _ => self.early.info.clone(),
+        }
     }
 
     /// Requests rmcp could not type: malformed params of a served method are
@@ -223,9 +311,10 @@ impl ServerHandler for CondaMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let surface = self.state.surface.get();
-        if let Some(live) = &self.state.live {
-            live.listed(&self.state.runner.restart);
+        let state = self.ready().await?;
+        let surface = state.surface.get();
+        if let Some(live) = &state.live {
+            live.listed(&state.runner.restart);
         }
         Ok(ListToolsResult::with_all_items(
             surface.tools.listed.as_ref().clone(),
@@ -237,9 +326,10 @@ impl ServerHandler for CondaMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let surface = self.state.surface.get();
+        let state = self.ready().await?;
+        let surface = state.surface.get();
         let Some(route) = surface.tools.route(&request.name) else {
-            if self.state.settings.mode == super::tools::ToolMode::Compact {
+            if state.settings.mode == super::tools::ToolMode::Compact {
                 return Err(unknown(&format!(
                     "tool; {}",
                     super::compact::UNKNOWN_TOOL_HINT
@@ -249,7 +339,7 @@ impl ServerHandler for CondaMcp {
         };
         let name = request.name.to_string();
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let this = self.clone();
+        let task_state = state.clone();
         let call = CallContext {
             ct: context.ct.clone(),
             progress: context
@@ -259,7 +349,7 @@ impl ServerHandler for CondaMcp {
             peer: context.peer.clone(),
             surface,
         };
-        let task = tokio::spawn(async move { this.call(route, args, call).await });
+        let task = tokio::spawn(async move { Self::call(&task_state, route, args, call).await });
         let outcome = match task.await {
             Ok(outcome) => outcome,
             Err(e) => {
@@ -270,9 +360,8 @@ impl ServerHandler for CondaMcp {
                 }
             }
         };
-        let restart_required = self.state.runner.restart.required();
-        Ok(self
-            .state
+        let restart_required = state.runner.restart.required();
+        Ok(state
             .results
             .to_tool_result(outcome, restart_required)
             .into())
@@ -287,7 +376,7 @@ impl ServerHandler for CondaMcp {
             .with_title("conda-mcp capabilities")
             .with_description("The conda served, its catalog, the generated tools, plugins and discovery fingerprint.")
             .with_mime_type(capabilities::MIME_TYPE)
-            .with_size(self.state.surface.get().capabilities.len() as u64);
+            .with_size(self.ready().await?.surface.get().capabilities.len() as u64);
         Ok(ListResourcesResult::with_all_items(vec![r]))
     }
 
@@ -299,7 +388,8 @@ impl ServerHandler for CondaMcp {
         request: rmcp::model::SubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.subscription(&request.uri, true)
+        let state = self.ready().await?;
+        Self::subscription(&state, &request.uri, true)
     }
 
     /// `resources/unsubscribe` (`initialize` sessions).
@@ -309,7 +399,8 @@ impl ServerHandler for CondaMcp {
         request: rmcp::model::UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.subscription(&request.uri, false)
+        let state = self.ready().await?;
+        Self::subscription(&state, &request.uri, false)
     }
 
     /// `subscriptions/listen` (2026-07-28): served with `--live-tools` only
@@ -318,14 +409,12 @@ impl ServerHandler for CondaMcp {
         &self,
         _requested: &rmcp::model::SubscriptionFilter,
     ) -> Option<rmcp::model::SubscriptionFilter> {
-        self.state
-            .live
-            .as_ref()
-            .map(|_| LiveTools::accepted_filter())
+        self.early.live.then(LiveTools::accepted_filter)
     }
 
     async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
-        match &self.state.live {
+        let state = self.ready().await?;
+        match &state.live {
             Some(live) => live.listen(context).await,
             None => context.cancelled().await,
         }
@@ -344,7 +433,7 @@ impl ServerHandler for CondaMcp {
             ReadResourceResult::new(vec![ResourceContents::TextResourceContents {
                 uri: capabilities::URI.into(),
                 mime_type: Some(capabilities::MIME_TYPE.into()),
-                text: self.state.surface.get().capabilities.to_string(),
+                text: self.ready().await?.surface.get().capabilities.to_string(),
                 meta: None,
             }])
             .into(),
@@ -357,8 +446,8 @@ impl CondaMcp {
     /// with `--live-tools` only (without it the capabilities document never
     /// changes and the method is not found, as the capabilities say); only
     /// the capabilities resource exists.
-    fn subscription(&self, uri: &str, on: bool) -> Result<(), McpError> {
-        let Some(live) = &self.state.live else {
+    fn subscription(state: &State, uri: &str, on: bool) -> Result<(), McpError> {
+        let Some(live) = &state.live else {
             return Err(McpError::new(
                 rmcp::model::ErrorCode::METHOD_NOT_FOUND,
                 "method not found",

@@ -158,15 +158,110 @@ async fn a_bare_host_environment_serves_with_conda_exe_and_says_what_it_looked_f
         if check {
             cmd.arg("check");
         }
-        let out = cmd.stdin(std::process::Stdio::null()).output().await.expect("run");
+        let out = cmd
+            .stdin(std::process::Stdio::null())
+            .output()
+            .await
+            .expect("run");
         assert_eq!(out.status.code(), Some(1), "check={check}");
         let text = format!(
             "{}{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        for needle in ["--conda-exe: not given", "CONDA_EXE: not set", "PATH: not set"] {
+        for needle in [
+            "--conda-exe: not given",
+            "CONDA_EXE: not set",
+            "PATH: not set",
+        ] {
             assert!(text.contains(needle), "check={check}: {needle} in {text}");
         }
     }
+}
+
+/// Makes every Python of `standin`'s venv wait, when it starts, until the
+/// file `gate` exists: a conda that takes as long as the test wants (a
+/// cold network file system, an antivirus scan).
+fn hold_python_until(standin: &StandinPrefix, gate: &std::path::Path) {
+    let line = format!(
+        "import os, time; exec({:?})\n",
+        format!(
+            "while not os.path.exists({:?}):\n    time.sleep(0.05)",
+            gate.display().to_string()
+        )
+    );
+    std::fs::write(standin.site_packages.join("zz_slow_start.pth"), line).expect("pth");
+}
+
+#[tokio::test]
+async fn initialize_does_not_wait_for_a_slow_conda_and_tools_list_does() {
+    let standin = StandinPrefix::standard();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let gate = dir.path().join("go");
+    hold_python_until(&standin, &gate);
+    for era in ["initialize", "server/discover"] {
+        let _ = std::fs::remove_file(&gate);
+        let mut c = RawClient::spawn(&standin.conda_exe, &["--no-warm-conda"], &[]);
+        let open = if era == "initialize" {
+            json!({"jsonrpc": "2.0", "id": "open", "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "slow", "version": "0"}}})
+        } else {
+            json!({"jsonrpc": "2.0", "id": "open", "method": "server/discover",
+                   "params": {"_meta": stateless_meta()}})
+        };
+        c.send(open).await;
+        // Answered while conda cannot have finished starting.
+        let (answer, _) = c.response("open", WAIT).await;
+        assert!(answer.get("result").is_some(), "{era}: {answer}");
+        assert!(!gate.exists());
+        if era == "initialize" {
+            c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+                .await;
+        }
+        let mut list = json!({"jsonrpc": "2.0", "id": "list", "method": "tools/list"});
+        if era != "initialize" {
+            list["params"] = json!({"_meta": stateless_meta()});
+        }
+        c.send(list).await;
+        // tools/list waits for discovery...
+        assert_eq!(c.next(Duration::from_millis(500)).await, None, "{era}");
+        // ...and is answered once conda has started.
+        std::fs::write(&gate, "").expect("open the gate");
+        let (list, _) = c.response("list", WAIT).await;
+        assert!(
+            list["result"]["tools"]
+                .as_array()
+                .is_some_and(|t| !t.is_empty()),
+            "{era}: {list}"
+        );
+        c.close().await;
+    }
+}
+
+#[tokio::test]
+async fn a_conda_that_never_starts_gives_tools_list_a_clear_error() {
+    let standin = StandinPrefix::standard();
+    let dir = tempfile::tempdir().expect("tempdir");
+    hold_python_until(&standin, &dir.path().join("never"));
+    let mut c = RawClient::spawn(&standin.conda_exe, &["--timeout", "4"], &[]);
+    c.send(
+        json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "slow", "version": "0"}}}),
+    )
+    .await;
+    let (init, _) = c.response("init", WAIT).await;
+    assert!(init.get("result").is_some(), "{init}");
+    c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    c.send(json!({"jsonrpc": "2.0", "id": "list", "method": "tools/list"}))
+        .await;
+    let (list, _) = c.response("list", WAIT).await;
+    let message = list["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("could not start") || message.contains("did not finish within 4 s"),
+        "{list}"
+    );
+    c.close().await;
 }
