@@ -5,12 +5,12 @@
 //! flags: a serving server and `conda-mcp check` given the same flags get
 //! the same [`Settings`], and so cannot disagree.
 //!
-//! Each field names the flag it comes from (README.md "Flags"); units are
+//! Each field names the flag it comes from (docs/reference.md "Flags"); units are
 //! in the names or the types (`Limits`).
 //!
 //! To add an option: a flag in `cli.rs` (its `--help` text), a field here
 //! (with its doc), one line in `app::resolve`, and the part that uses it
-//! reads the field; a row in README.md "Flags".
+//! reads the field; a row in docs/reference.md "Flags".
 
 use std::path::PathBuf;
 
@@ -19,6 +19,7 @@ use conda_mcp_shared::limits::Limits;
 
 use crate::discovery::DiscoveryOptions;
 use crate::mcp::filter::ToolFilter;
+use crate::mcp::tasks::TaskSettings;
 use crate::mcp::tools::{ToolMode, ToolOptions};
 use crate::policy::Policy;
 use crate::schema::Profile;
@@ -55,6 +56,9 @@ pub struct Settings {
     pub discovery: DiscoverySettings,
     /// Which worker runs conda and how it is started.
     pub worker: WorkerSettings,
+    /// `--task-retention`, `--max-finished-tasks`: how long and how many
+    /// finished MCP tasks are kept.
+    pub tasks: TaskSettings,
 }
 
 /// The target conda and discovery (`--conda-exe`, `--python`,
@@ -122,6 +126,7 @@ impl Default for Settings {
                 ..DiscoverySettings::default()
             },
             worker: WorkerSettings::default(),
+            tasks: TaskSettings::default(),
         }
     }
 }

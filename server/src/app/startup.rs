@@ -22,6 +22,7 @@ use crate::mcp::capabilities::{self, PolicySummary};
 use crate::mcp::live::{LiveTools, Served, Surface};
 use crate::mcp::results::Results;
 use crate::mcp::server_config;
+use crate::mcp::tasks::TaskStore;
 use crate::mcp::tools::{self, ToolOptions, ToolSet};
 use crate::settings::Settings;
 use crate::worker_client::ExecError;
@@ -115,6 +116,7 @@ pub async fn start_checked(
             },
             results,
             info,
+            tasks: TaskStore::new(settings.tasks),
         },
         discovery_lane: discovered.discovery_lane,
     })

@@ -9,7 +9,9 @@
 //! A call is planned and run by the protocol-free pipeline in
 //! [`crate::call`]; this module adds what is MCP's: progress notifications
 //! for the request's progress token, the request's cancellation, and the
-//! conversion of the outcome into a tool result ([`super::results`]).
+//! conversion of the outcome into a tool result ([`super::results`]); and,
+//! for clients that declare the tasks extension, the answer with a task
+//! handle and `tasks/get`, `tasks/update`, `tasks/cancel` ([`super::tasks`]).
 //!
 //! The tools, their catalog and the capabilities document are one
 //! [`Surface`]: each request reads the one served when it arrives and keeps
@@ -18,22 +20,27 @@
 //! sent ([`super::live`]).
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use rmcp::model::ProgressToken;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ListResourcesResult, ListToolsResult,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CreateTaskResult,
+    GetTaskParams, GetTaskResult, JsonObject, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    Resource, ResourceContents, ServerConfig,
+    Resource, ResourceContents, ServerConfig, ServerResult, UpdateTaskParams,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::capabilities;
 use super::live::{LiveTools, Served, Surface};
-use super::progress::Progress;
+use super::principal::Principal;
+use super::progress::{Progress, Tracker};
 use super::results::Results;
+use super::tasks::{End, TaskStore};
 use super::tools::Route;
 use crate::call::{self, NotRun, Outcome, Plan, Runner};
 use crate::settings::Settings;
@@ -58,120 +65,33 @@ pub struct State {
     pub results: Results,
     /// `initialize` / `server/discover` answer.
     pub info: ServerConfig,
+    /// The calls answered as MCP tasks (`--task-retention`,
+    /// `--max-finished-tasks`).
+    pub tasks: TaskStore,
 }
 
-/// Where startup is: `None` while it runs, then the state or why it
-/// failed (one sentence).
-type Ready = Option<Result<Arc<State>, String>>;
-
-/// What the server answers before startup has finished.
-#[derive(Debug)]
-struct Early {
-    /// The `initialize` / `server/discover` answer without the catalog's
-    /// shared options ([`super::server_config`] with none).
-    info: ServerConfig,
-    /// How long a request waits for startup (`--timeout`).
-    wait: std::time::Duration,
-    /// `--live-tools`.
-    live: bool,
-}
-
-/// The MCP server (cheap to clone). It answers `initialize` and
-/// `server/discover` at once, whatever discovery is doing; every other
-/// request waits for startup to finish, at most `--timeout`, and fails
-/// with a clear error if startup failed or did not finish in time.
+/// The MCP server once startup has finished (cheap to clone); served
+/// through [`super::ready::CondaMcp`], which answers `initialize` before.
 #[derive(Debug, Clone)]
-pub struct CondaMcp {
-    ready: tokio::sync::watch::Receiver<Ready>,
-    early: Arc<Early>,
+pub struct Loaded {
+    state: Arc<State>,
 }
 
-/// Startup's end, reported once to a pending [`CondaMcp`].
-#[derive(Debug)]
-pub struct Readiness(tokio::sync::watch::Sender<Ready>);
-
-impl Readiness {
-    /// Startup finished: requests are served with `state`.
-    pub fn ready(self, state: Arc<State>) {
-        self.0.send_replace(Some(Ok(state)));
+impl Loaded {
+    /// Wraps the startup state.
+    pub fn new(state: Arc<State>) -> Self {
+        Self { state }
     }
 
-    /// Startup failed: requests fail with `reason` (one sentence).
-    pub fn failed(self, reason: String) {
-        self.0.send_replace(Some(Err(reason)));
-    }
-}
-
-impl CondaMcp {
-    /// Wraps the startup state (startup already finished).
-    pub fn new(state: State) -> Self {
-        let wait = state.settings.limits.timeout;
-        let live = state.live.is_some();
-        let info = state.info.clone();
-        let (tx, rx) = tokio::sync::watch::channel(None);
-        Readiness(tx).ready(Arc::new(state));
-        Self {
-            ready: rx,
-            early: Arc::new(Early { info, wait, live }),
-        }
-    }
-
-    /// A server whose startup is still running: `info` answers
-    /// `initialize` meanwhile, requests wait up to `wait` for the
-    /// [`Readiness`] to report.
-    pub fn pending(info: ServerConfig, wait: std::time::Duration, live: bool) -> (Self, Readiness) {
-        let (tx, rx) = tokio::sync::watch::channel(None);
-        (
-            Self {
-                ready: rx,
-                early: Arc::new(Early { info, wait, live }),
-            },
-            Readiness(tx),
-        )
-    }
-
-    /// The state, once startup has finished (for shutdown and tests).
-    pub fn state(&self) -> Option<Arc<State>> {
-        match &*self.ready.borrow() {
-            Some(Ok(s)) => Some(s.clone()),
-            _ => None,
-        }
-    }
-
-    /// The state, waiting for startup at most `--timeout`.
-    ///
-    /// Errors: an internal error (-32603) saying that startup failed (and
-    /// why) or did not finish in time.
-    async fn ready(&self) -> Result<Arc<State>, McpError> {
-        let mut rx = self.ready.clone();
-        let wait = self.early.wait;
-        match tokio::time::timeout(wait, rx.wait_for(Option::is_some)).await {
-            Ok(Ok(r)) => match &*r {
-                Some(Ok(s)) => Ok(s.clone()),
-                Some(Err(reason)) => Err(McpError::internal_error(
-                    format!("the server could not start: {reason}"),
-                    None,
-                )),
-                None => Err(McpError::internal_error("the server is not ready", None)),
-            },
-            Ok(Err(_)) => Err(McpError::internal_error(
-                "the server stopped before it was ready",
-                None,
-            )),
-            Err(_) => Err(McpError::internal_error(
-                format!(
-                    "conda discovery did not finish within {:.0} s (--timeout); the conda installation may be on a slow or unreachable file system",
-                    wait.as_secs_f64()
-                ),
-                None,
-            )),
-        }
+    /// The shared state (for shutdown and tests).
+    pub fn state(&self) -> &Arc<State> {
+        &self.state
     }
 
     /// The plan of a call routed to `route` on surface `sf`, or its early
     /// outcome.
-    fn plan(state: &State, sf: &Surface, route: Route, args: &Value) -> Result<Plan, Outcome> {
-        let st = &state.settings;
+    fn plan(&self, sf: &Surface, route: Route, args: &Value) -> Result<Plan, Outcome> {
+        let st = &self.state.settings;
         match route {
             Route::Generated(i) => call::generated::plan(
                 &sf.catalog,
@@ -204,51 +124,151 @@ impl CondaMcp {
 
     /// Plans and runs one call on the surface it was routed with; with
     /// `--live-tools`, serves the tools of a change the call caused before
-    /// its outcome is returned.
-    async fn call(state: &State, route: Route, args: Value, call: CallContext) -> Outcome {
-        let plan = match Self::plan(state, &call.surface, route, &args) {
+    /// its outcome is returned. Once planned, what the request needs to
+    /// know of the plan goes to `planned` (nothing is sent for an early
+    /// outcome).
+    ///
+    /// `call.cancel` cancels the job, which kills its process tree (or
+    /// takes it out of the queue); the job's updates (queue position,
+    /// start, output counters) go to `call.tracker`.
+    async fn call(
+        &self,
+        route: Route,
+        args: Value,
+        call: CallContext,
+        planned: oneshot::Sender<Planned>,
+    ) -> Outcome {
+        let plan = match self.plan(&call.surface, route, &args) {
             Ok(plan) => plan,
             Err(early) => return early,
         };
-        let peer = call.peer.clone();
-        let outcome = Self::run(state, plan, call).await;
-        if let Some(live) = &state.live {
-            live.apply(&state.surface, &state.runner.restart, &peer)
+        // The request may have stopped listening (cancelled): the call runs
+        // on its own token regardless.
+        let _ = planned.send(Planned::of(&plan));
+        let outcome = self
+            .state
+            .runner
+            .run(plan, call.tracker.observer(), call.cancel)
+            .await;
+        if let Some(live) = &self.state.live {
+            live.apply(&self.state.surface, &self.state.runner.restart, &call.peer)
                 .await;
         }
         outcome
     }
 
-    /// Runs one plan and waits for its outcome.
-    ///
-    /// `call.ct` is the request's cancellation (rmcp cancels it on
-    /// `notifications/cancelled`, and also after every response, so it is
-    /// only watched while the job runs): it cancels the job, which kills
-    /// its process tree (or takes it out of the queue); rmcp then sends no
-    /// response. Updates (queue position, start, output counters) become
-    /// progress notifications when the request carried a progress token and
-    /// the plan reports progress ([`Progress`]).
-    pub async fn run(state: &State, plan: Plan, call: CallContext) -> Outcome {
-        let progress = match call.progress {
-            Some((peer, token)) if plan.reports_progress => {
-                Progress::start_with(peer, token, plan.what.clone())
-            }
-            _ => Progress::inert(),
-        };
-        let outcome = state.runner.run(plan, progress.observer(), call.ct).await;
-        progress.finish().await;
-        outcome
+    /// The tool result of an outcome (output-schema checked), with the
+    /// restart flag as it is now.
+    fn tool_result(&self, outcome: Outcome) -> CallToolResult {
+        let restart_required = self.state.runner.restart.required();
+        self.state.results.to_tool_result(outcome, restart_required)
     }
+
+    /// Registers the running call as a task of `owner` and returns its
+    /// handle; the task records the call's end when it comes, as the plain
+    /// call's answer would carry it to this client (`legacy`: an
+    /// `initialize` session, whose results have no `resultType`).
+    fn start_task(
+        &self,
+        owner: Principal,
+        legacy: bool,
+        planned: Planned,
+        tracker: Tracker,
+        cancel: CancellationToken,
+        running: JoinHandle<Outcome>,
+    ) -> CreateTaskResult {
+        let task = self.state.tasks.create(
+            owner,
+            planned.what.clone(),
+            tracker,
+            cancel.clone(),
+            planned.longest,
+        );
+        let id = task.task_id.clone();
+        tracing::info!(what = %planned.what, "answered with a task");
+        let this = self.clone();
+        tokio::spawn(async move {
+            let outcome = joined(running.await, planned.what);
+            let end = if cancel.is_cancelled() && outcome.cancelled() {
+                End::Cancelled
+            } else {
+                let mut result = ServerResult::CallToolResult(this.tool_result(outcome));
+                if legacy {
+                    result.strip_result_type_for_legacy_peer();
+                }
+                match serde_json::to_value(result) {
+                    Ok(Value::Object(result)) => End::Completed(result),
+                    // A CallToolResult is a JSON object with string keys:
+                    // never reached; logged should it ever be.
+                    _ => {
+                        tracing::error!("a task's result did not serialize as an object");
+                        End::Completed(JsonObject::new())
+                    }
+                }
+            };
+            this.state.tasks.finish(&id, end);
+        });
+        CreateTaskResult::new(task)
+    }
+}
+
+/// What the request learns of a call once it is planned.
+#[derive(Debug)]
+struct Planned {
+    /// What runs (`conda install`).
+    what: String,
+    /// Whether the plan reports progress.
+    reports_progress: bool,
+    /// Whether it answers with a task at once for a client that declared
+    /// tasks ([`Plan::may_run_long`]).
+    long: bool,
+    /// Longest the call can take: waiting in the queue and running are each
+    /// bounded by its time limit, plus the worker's kill grace.
+    longest: Duration,
+}
+
+impl Planned {
+    fn of(plan: &Plan) -> Self {
+        Self {
+            what: plan.what.clone(),
+            reports_progress: plan.reports_progress,
+            long: plan.may_run_long(),
+            longest: plan.limits.timeout * 2 + conda_mcp_shared::limits::KILL_GRACE,
+        }
+    }
+}
+
+/// The outcome of a call task, or the internal error its panic becomes.
+fn joined(r: Result<Outcome, tokio::task::JoinError>, what: String) -> Outcome {
+    r.unwrap_or_else(|e| {
+        tracing::error!("a tool call failed internally: {e}");
+        Outcome::NotRun {
+            what,
+            reason: NotRun::Internal("an internal error occurred"),
+        }
+    })
+}
+
+/// How a call of a client that declared tasks is answered.
+enum Answer {
+    /// With a task handle now.
+    Task,
+    /// With its result when it is done.
+    Inline,
+    /// It is already done.
+    Done(Result<Outcome, tokio::task::JoinError>),
 }
 
 /// What a call needs of its request besides the arguments.
 #[derive(Debug, Clone)]
 pub struct CallContext {
-    /// Cancelled by rmcp on `notifications/cancelled` (and after the
-    /// response).
-    pub ct: CancellationToken,
-    /// Where progress goes, when the request carried a progress token.
-    pub progress: Option<(Peer<RoleServer>, ProgressToken)>,
+    /// The call's own cancellation: cancelled by the request's
+    /// `notifications/cancelled` while the request is open, and by
+    /// `tasks/cancel` when it became a task (never by rmcp's cancellation
+    /// of the request after its response).
+    pub cancel: CancellationToken,
+    /// Where the job's updates go.
+    pub tracker: Tracker,
     /// The client (for the notifications of `--live-tools`).
     pub peer: Peer<RoleServer>,
     /// The surface the call was routed with.
@@ -275,14 +295,14 @@ const SERVED_METHODS: &[&str] = &[
     "resources/subscribe",
     "resources/unsubscribe",
     "subscriptions/listen",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
 ];
 
-impl ServerHandler for CondaMcp {
+impl ServerHandler for Loaded {
     fn get_info(&self) -> ServerConfig {
-        match &*self.ready.borrow() {
-            Some(Ok(state)) => state.info.clone(),
-            _ => self.early.info.clone(),
-        }
+        self.state.info.clone()
     }
 
     /// Requests rmcp could not type: malformed params of a served method are
@@ -311,25 +331,31 @@ impl ServerHandler for CondaMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let state = self.ready().await?;
-        let surface = state.surface.get();
-        if let Some(live) = &state.live {
-            live.listed(&state.runner.restart);
+        let surface = self.state.surface.get();
+        if let Some(live) = &self.state.live {
+            live.listed(&self.state.runner.restart);
         }
         Ok(ListToolsResult::with_all_items(
             surface.tools.listed.as_ref().clone(),
         ))
     }
 
+    /// `tools/call`. Runs the call in its own task (a panic becomes an
+    /// internal-error result). A client that declared the tasks extension
+    /// gets a task handle at once for a call that may run long, and for any
+    /// other that has to wait in a queue before it starts
+    /// ([`super::tasks`]); otherwise the result comes when the call is
+    /// done, with progress notifications for a progress token.
+    /// `notifications/cancelled` for the request cancels the call while
+    /// the request is open (rmcp then sends no response).
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let state = self.ready().await?;
-        let surface = state.surface.get();
+        let surface = self.state.surface.get();
         let Some(route) = surface.tools.route(&request.name) else {
-            if state.settings.mode == super::tools::ToolMode::Compact {
+            if self.state.settings.mode == super::tools::ToolMode::Compact {
                 return Err(unknown(&format!(
                     "tool; {}",
                     super::compact::UNKNOWN_TOOL_HINT
@@ -339,32 +365,119 @@ impl ServerHandler for CondaMcp {
         };
         let name = request.name.to_string();
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let task_state = state.clone();
+        let declared_tasks = context
+            .client_capabilities()
+            .is_some_and(|caps| caps.supports_tasks());
+        let tracker = Tracker::new();
+        let cancel = CancellationToken::new();
         let call = CallContext {
-            ct: context.ct.clone(),
-            progress: context
-                .meta
-                .get_progress_token()
-                .map(|t| (context.peer.clone(), t)),
+            cancel: cancel.clone(),
+            tracker: tracker.clone(),
             peer: context.peer.clone(),
             surface,
         };
-        let task = tokio::spawn(async move { Self::call(&task_state, route, args, call).await });
-        let outcome = match task.await {
-            Ok(outcome) => outcome,
-            Err(e) => {
-                tracing::error!("a tool call failed internally: {e}");
-                Outcome::NotRun {
-                    what: name,
-                    reason: NotRun::Internal("an internal error occurred"),
-                }
+        let (planned_tx, planned_rx) = oneshot::channel();
+        let this = self.clone();
+        let mut running =
+            tokio::spawn(async move { this.call(route, args, call, planned_tx).await });
+        // rmcp cancels this on notifications/cancelled, and after the
+        // response: watched only while the request is open.
+        let request_ct = context.ct.clone();
+        let mut planned = tokio::select! {
+            p = planned_rx => p.ok(),
+            () = request_ct.cancelled() => {
+                cancel.cancel();
+                None
             }
         };
-        let restart_required = state.runner.restart.required();
-        Ok(state
-            .results
-            .to_tool_result(outcome, restart_required)
-            .into())
+        let answer = match &planned {
+            Some(p) if declared_tasks && p.long => Answer::Task,
+            Some(_) if declared_tasks => tokio::select! {
+                phase = tracker.left_arrival() => {
+                    if phase.waiting() { Answer::Task } else { Answer::Inline }
+                }
+                r = &mut running => Answer::Done(r),
+                () = request_ct.cancelled() => Answer::Inline,
+            },
+            _ => Answer::Inline,
+        };
+        let done = match answer {
+            Answer::Task => match planned.take() {
+                Some(planned) => {
+                    let owner = Principal::of(&context);
+                    let legacy = context
+                        .protocol_version()
+                        .is_none_or(|v| v.has_initialize());
+                    return Ok(CallToolResponse::Task(
+                        self.start_task(owner, legacy, planned, tracker, cancel, running),
+                    ));
+                }
+                None => None,
+            },
+            Answer::Inline => None,
+            Answer::Done(r) => Some(r),
+        };
+        let progress = match (&planned, context.meta.get_progress_token()) {
+            (Some(p), Some(token)) if p.reports_progress && done.is_none() => {
+                Progress::start(context.peer.clone(), token, p.what.clone(), &tracker)
+            }
+            _ => Progress::inert(),
+        };
+        let joined_result = match done {
+            Some(r) => r,
+            None => tokio::select! {
+                r = &mut running => r,
+                () = request_ct.cancelled() => {
+                    cancel.cancel();
+                    running.await
+                }
+            },
+        };
+        progress.finish().await;
+        let outcome = joined(joined_result, name);
+        Ok(self.tool_result(outcome).into())
+    }
+
+    /// `tasks/get`: the task's status, message and, once finished, its
+    /// result; unknown (-32602) to any principal but its creator.
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        self.state
+            .tasks
+            .get(&Principal::of(&context), &request.task_id)
+            .map(super::tasks::get_result)
+            .map_err(|_| unknown("task"))
+    }
+
+    /// `tasks/update`: no task of this server asks for input, so there is
+    /// nothing to deliver; responses are ignored as the extension says for
+    /// keys that are not outstanding.
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.state
+            .tasks
+            .check(&Principal::of(&context), &request.task_id)
+            .map_err(|_| unknown("task"))
+    }
+
+    /// `tasks/cancel`: stops the task's call as `notifications/cancelled`
+    /// stops a plain one; acknowledged at once, the task reports
+    /// `cancelled` once its process tree is gone (or it left the queue).
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.state
+            .tasks
+            .cancel(&Principal::of(&context), &request.task_id)
+            .map_err(|_| unknown("task"))
     }
 
     async fn list_resources(
@@ -376,7 +489,7 @@ impl ServerHandler for CondaMcp {
             .with_title("conda-mcp capabilities")
             .with_description("The conda served, its catalog, the generated tools, plugins and discovery fingerprint.")
             .with_mime_type(capabilities::MIME_TYPE)
-            .with_size(self.ready().await?.surface.get().capabilities.len() as u64);
+            .with_size(self.state.surface.get().capabilities.len() as u64);
         Ok(ListResourcesResult::with_all_items(vec![r]))
     }
 
@@ -388,8 +501,7 @@ impl ServerHandler for CondaMcp {
         request: rmcp::model::SubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let state = self.ready().await?;
-        Self::subscription(&state, &request.uri, true)
+        self.subscription(&request.uri, true)
     }
 
     /// `resources/unsubscribe` (`initialize` sessions).
@@ -399,8 +511,7 @@ impl ServerHandler for CondaMcp {
         request: rmcp::model::UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let state = self.ready().await?;
-        Self::subscription(&state, &request.uri, false)
+        self.subscription(&request.uri, false)
     }
 
     /// `subscriptions/listen` (2026-07-28): served with `--live-tools` only
@@ -409,12 +520,14 @@ impl ServerHandler for CondaMcp {
         &self,
         _requested: &rmcp::model::SubscriptionFilter,
     ) -> Option<rmcp::model::SubscriptionFilter> {
-        self.early.live.then(LiveTools::accepted_filter)
+        self.state
+            .live
+            .as_ref()
+            .map(|_| LiveTools::accepted_filter())
     }
 
     async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
-        let state = self.ready().await?;
-        match &state.live {
+        match &self.state.live {
             Some(live) => live.listen(context).await,
             None => context.cancelled().await,
         }
@@ -433,7 +546,7 @@ impl ServerHandler for CondaMcp {
             ReadResourceResult::new(vec![ResourceContents::TextResourceContents {
                 uri: capabilities::URI.into(),
                 mime_type: Some(capabilities::MIME_TYPE.into()),
-                text: self.ready().await?.surface.get().capabilities.to_string(),
+                text: self.state.surface.get().capabilities.to_string(),
                 meta: None,
             }])
             .into(),
@@ -441,13 +554,13 @@ impl ServerHandler for CondaMcp {
     }
 }
 
-impl CondaMcp {
+impl Loaded {
     /// `resources/subscribe` / `resources/unsubscribe` of `uri`: served
     /// with `--live-tools` only (without it the capabilities document never
     /// changes and the method is not found, as the capabilities say); only
     /// the capabilities resource exists.
-    fn subscription(state: &State, uri: &str, on: bool) -> Result<(), McpError> {
-        let Some(live) = &state.live else {
+    fn subscription(&self, uri: &str, on: bool) -> Result<(), McpError> {
+        let Some(live) = &self.state.live else {
             return Err(McpError::new(
                 rmcp::model::ErrorCode::METHOD_NOT_FOUND,
                 "method not found",

@@ -10,6 +10,7 @@
 
 mod check;
 mod cli_command;
+mod docs;
 mod installed;
 mod long_calls;
 mod packaging;
@@ -19,4 +20,5 @@ mod server;
 mod soak;
 mod startup;
 mod surface;
+mod tasks;
 mod trust;

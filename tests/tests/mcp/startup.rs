@@ -3,20 +3,11 @@
 
 use std::time::Duration;
 
-use conda_mcp_tests::rawrpc::RawClient;
+use conda_mcp_tests::rawrpc::{RawClient, stateless_meta};
 use conda_mcp_tests::standin::StandinPrefix;
 use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(60);
-
-/// `_meta` of a request in the stateless 2026-07-28 lifecycle.
-fn stateless_meta() -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "conda-mcp-raw-test", "version": "0"},
-        "io.modelcontextprotocol/clientCapabilities": {}
-    })
-}
 
 /// Notifications some clients send before the session is open.
 fn early_notifications() -> Vec<Value> {
@@ -72,7 +63,7 @@ async fn a_notification_before_server_discover_does_not_end_the_session() {
     }
     c.send(json!({
         "jsonrpc": "2.0", "id": "discover", "method": "server/discover",
-        "params": {"_meta": stateless_meta()}
+        "params": {"_meta": stateless_meta(json!({}))}
     }))
     .await;
     let (discover, _) = c.response("discover", WAIT).await;
@@ -83,7 +74,7 @@ async fn a_notification_before_server_discover_does_not_end_the_session() {
     );
     c.send(json!({
         "jsonrpc": "2.0", "id": "list", "method": "tools/list",
-        "params": {"_meta": stateless_meta()}
+        "params": {"_meta": stateless_meta(json!({}))}
     }))
     .await;
     let (list, _) = c.response("list", WAIT).await;
@@ -208,7 +199,7 @@ async fn initialize_does_not_wait_for_a_slow_conda_and_tools_list_does() {
                 "clientInfo": {"name": "slow", "version": "0"}}})
         } else {
             json!({"jsonrpc": "2.0", "id": "open", "method": "server/discover",
-                   "params": {"_meta": stateless_meta()}})
+                   "params": {"_meta": stateless_meta(json!({}))}})
         };
         c.send(open).await;
         // Answered while conda cannot have finished starting.
@@ -221,7 +212,7 @@ async fn initialize_does_not_wait_for_a_slow_conda_and_tools_list_does() {
         }
         let mut list = json!({"jsonrpc": "2.0", "id": "list", "method": "tools/list"});
         if era != "initialize" {
-            list["params"] = json!({"_meta": stateless_meta()});
+            list["params"] = json!({"_meta": stateless_meta(json!({}))});
         }
         c.send(list).await;
         // tools/list waits for discovery...
