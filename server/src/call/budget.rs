@@ -438,7 +438,7 @@ mod tests {
             .map(|k| cut[k].as_array().map_or(0, Vec::len))
             .collect();
         assert!(
-            lens.iter().max().unwrap() - lens.iter().min().unwrap() <= 1,
+            lens.iter().max().expect("max") - lens.iter().min().expect("min") <= 1,
             "{lens:?}"
         );
         assert_eq!(info.kept, lens.iter().sum::<usize>() as u64);

@@ -457,7 +457,7 @@ mod tests {
     fn instructions_and_descriptions_fit_hosts_limits() {
         use crate::call::document::ResultMode;
         use crate::mcp::MAX_HOST_TEXT_CHARS;
-        let warning = vec!["CONDARC names a file conda will not load (/x/y.condarc)".to_owned()];
+        let warning = ["CONDARC names a file conda will not load (/x/y.condarc)".to_owned()];
         for (label, cat) in [("recorded conda", real()), ("stand-in", standin())] {
             for mode in [ToolMode::Typed, ToolMode::Compact] {
                 for allow in [false, true] {

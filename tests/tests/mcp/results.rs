@@ -328,7 +328,10 @@ async fn a_wide_search_fills_its_budget_fairly() {
         .collect();
     // Records of about 500 B: not every package fits one at 40,000 B;
     // the kept ones differ by at most one record per package.
-    let (min, max) = (lens.iter().min().unwrap(), lens.iter().max().unwrap());
+    let (min, max) = (
+        lens.iter().min().expect("min"),
+        lens.iter().max().expect("max"),
+    );
     assert!(*max >= 1 && max - min <= 1, "kept per package: {lens:?}");
     assert_eq!(cut["kept"], json!(lens.iter().sum::<usize>()));
     for (name, kept) in parsed {
