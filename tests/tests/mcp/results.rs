@@ -275,6 +275,10 @@ async fn the_budget_cuts_a_large_search_and_keeps_it_valid() {
             .len()
             <= 3
     );
+    eprintln!(
+        "30x100 search ({} B of JSON): {serialized} / 40000 B, kept {kept} of 3000 records",
+        bytes.len()
+    );
     let line = text(&r).lines().next().unwrap_or_default().to_owned();
     assert!(
         line.contains("of 3000 items") && line.contains("match_spec"),
