@@ -14,8 +14,8 @@ use std::sync::Arc;
 use super::error::StartupError;
 use crate::call::Runner;
 use crate::catalog::Catalog;
-use crate::discovery::DiscoveryOptions;
 use crate::discovery::restart::RestartWatch;
+use crate::discovery::{DiscoveryError, DiscoveryOptions};
 use crate::host_env;
 use crate::mcp::State;
 use crate::mcp::capabilities::{self, PolicySummary};
@@ -207,7 +207,10 @@ async fn discover(settings: &Settings) -> Result<Discovered, StartupError> {
     let opts = settings.discovery_options();
     let discovery = crate::discovery::discover(&opts)
         .await
-        .map_err(StartupError::Discovery)?;
+        .map_err(|e| match e {
+            DiscoveryError::Target(t) => StartupError::NoConda(t),
+            other => StartupError::Discovery(other),
+        })?;
     let target = discovery.target.path.clone();
     let mut cfg = settings.worker_config(target.clone());
     cfg.python = Some(discovery.python.clone());

@@ -10,6 +10,7 @@
 
 mod check;
 mod cli_command;
+mod conda_plugin;
 mod docs;
 mod installed;
 mod long_calls;
