@@ -33,5 +33,6 @@ pub mod mcp;
 pub mod policy;
 pub mod schema;
 pub mod settings;
+pub mod target;
 pub mod typed;
 pub mod worker_client;

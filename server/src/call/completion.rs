@@ -71,6 +71,8 @@ pub fn plan(
         reports_progress: false,
         confirmation_required: false,
         apply_requires: Vec::new(),
+        replacement: None,
+        postcondition: None,
     })
 }
 

@@ -5,7 +5,8 @@
 //! missing startup options), `unavailable` (the tool is not served under
 //! the startup options), `timeout` and `queue_timeout` (retryable),
 //! `cancelled`, `worker_unavailable` (retryable), `helper_failed`,
-//! `internal`. Codes from conda: see [`super::conda_error`];
+//! `dry_run_not_honoured`, `internal`, `environment_exists` (the guard of existing environments,
+//! `super::guard`), `postcondition_failed` (`super::postcondition`). Codes from conda: see [`super::conda_error`];
 //! `killed_by_signal` and `crashed_after_success` for a conda that died of
 //! a signal.
 
@@ -41,6 +42,11 @@ pub enum ErrorCode {
     HelperFailed,
     /// A bug inside the server.
     Internal,
+    /// conda's configuration forces `dry_run` (marked `#!final`), so conda
+    /// would not honour `--dry-run` and the call, read-only only as a dry
+    /// run, would change things; nothing ran (details: `key`, and `file`
+    /// or `variable` that forces it; never its value).
+    DryRunNotHonoured,
     /// conda: a requested package does not exist in the channels or the
     /// environment.
     PackagesNotFound,
@@ -48,7 +54,9 @@ pub enum ErrorCode {
     Unsatisfiable,
     /// conda: the named environment or prefix does not exist.
     EnvironmentNotFound,
-    /// conda: the environment already exists.
+    /// The environment already exists: refused by the server before conda
+    /// ran, unless the call sets `replace_existing: true` (details: `prefix`,
+    /// `packages`, the `conda-meta/*.json` count); or conda's own refusal.
     EnvironmentExists,
     /// conda: a package specification cannot be parsed.
     InvalidSpec,
@@ -68,6 +76,10 @@ pub enum ErrorCode {
     /// conda printed its success document and then died of a signal at
     /// exit: the change was very probably applied.
     CrashedAfterSuccess,
+    /// conda exited 0, but what it was to do is not there (details:
+    /// `check`: `created`, `removed` or `success`, and `prefix`); see
+    /// `call::postcondition`.
+    PostconditionFailed,
 }
 
 impl ErrorCode {

@@ -64,6 +64,11 @@ pub struct Plan {
     /// With `confirmation_required`: the startup options needed to apply
     /// the change (empty when this server can apply it).
     pub apply_requires: Vec<&'static str>,
+    /// The call previews or applies the replacement of an existing
+    /// environment ([`super::guard`]).
+    pub replacement: Option<super::guard::Replacement>,
+    /// What must hold after the call exits 0 ([`super::postcondition`]).
+    pub postcondition: Option<super::postcondition::Postcondition>,
 }
 
 impl Plan {
@@ -88,6 +93,8 @@ impl Plan {
             reports_progress: true,
             confirmation_required: false,
             apply_requires: Vec::new(),
+            replacement: None,
+            postcondition: None,
         }
     }
 

@@ -6,8 +6,12 @@ use tokio_util::sync::CancellationToken;
 
 use conda_mcp_shared::ExecutionResult;
 
+use crate::discovery::config::ConfigWatch;
 use crate::discovery::restart::RestartWatch;
+use crate::policy::Reason;
 use crate::worker_client::{Executor, JobUpdate};
+
+use super::install_lock::{InstallLock, LockError, WriterGuard};
 
 use super::outcome::{NotRun, Outcome, Ran};
 use super::plan::{Lane, Plan, Reader};
@@ -23,6 +27,13 @@ pub struct Runner {
     pub discovery: Arc<Executor>,
     /// Restart detection after mutations.
     pub restart: RestartWatch,
+    /// conda's forced configuration keys, re-read when its files change
+    /// (`None`: not watched, as in tests of the runner alone).
+    pub config: Option<ConfigWatch>,
+    /// The installation's writer lock, held by every call on the exec lane
+    /// that is not read-only while it waits and runs (`None`: no lock, as
+    /// in tests of the runner alone).
+    pub install_lock: Option<InstallLock>,
     /// How execution results are shaped (`--result-mode`,
     /// `--max-result-bytes`, `--no-mask-credentials`).
     pub settings: ResultSettings,
@@ -45,20 +56,118 @@ impl Runner {
     /// Runs `plan` to its outcome.
     ///
     /// `cancel` is the request's cancellation: it cancels the job, which
-    /// kills its process tree (or takes it out of the queue). `on_update`
-    /// receives the job's updates (queue position, start, output counters).
+    /// kills its process tree (or takes it out of the queue, or ends its
+    /// wait for the writer lock). `on_update` receives the job's updates
+    /// (waiting for another server's write, queue position, start, output
+    /// counters). A call that is not read-only first takes the
+    /// installation's writer lock ([`InstallLock`]) and holds it until its
+    /// result; the wait counts against its time limit.
+    ///
+    /// Before a conda call, conda's forced configuration is looked at
+    /// ([`ConfigWatch::current`]): a call that is read-only only because of
+    /// `--dry-run` ends as [`Outcome::DryRunNotHonoured`] when conda would
+    /// ignore that flag, and when `--json` is forced off, a result without
+    /// `parsed_json` says so in `parsed_json_error`.
     /// An execution's result is shaped into the tool output
     /// ([`shape::shape`]: `parsed_json`, the typed error, lean mode, the
-    /// budget). After a successful execution that was not read-only, the
-    /// restart watch checks whether conda or its plugins changed; every
-    /// execution output carries the (sticky) `restart_required`.
+    /// budget). A call that exited 0 is checked against the plan's
+    /// postcondition (a failed check is the typed error
+    /// `postcondition_failed`), and a replacement of an existing
+    /// environment is reported (`replaced_environment`, with what the
+    /// preview's plan links). After a successful execution that was not
+    /// read-only, the restart watch checks whether conda or its plugins
+    /// changed; every execution output carries the (sticky)
+    /// `restart_required`.
     pub async fn run(
         &self,
         plan: Plan,
         on_update: impl FnMut(JobUpdate) + Send + 'static,
         cancel: CancellationToken,
     ) -> Outcome {
-        let job = plan.job();
+        self.run_as(plan, false, on_update, cancel).await
+    }
+
+    /// [`Runner::run`] for a caller that holds the installation's writer
+    /// lock across several calls (taken with [`Runner::take_writer`], e.g.
+    /// from a plan to its apply): the call runs under that guard instead of
+    /// taking the lock again; the caller releases it by dropping it.
+    pub async fn run_holding(
+        &self,
+        plan: Plan,
+        _writer: &WriterGuard,
+        on_update: impl FnMut(JobUpdate) + Send + 'static,
+        cancel: CancellationToken,
+    ) -> Outcome {
+        self.run_as(plan, true, on_update, cancel).await
+    }
+
+    /// Takes the installation's writer lock to hold across several calls
+    /// (see [`InstallLock::acquire`]); `Ok(None)` when this runner has no
+    /// lock.
+    ///
+    /// Errors: [`LockError`] (timed out, cancelled, lock file unusable).
+    pub async fn take_writer(
+        &self,
+        timeout: std::time::Duration,
+        cancel: &CancellationToken,
+        on_wait: impl FnMut(),
+    ) -> Result<Option<WriterGuard>, LockError> {
+        match &self.install_lock {
+            Some(lock) => {
+                let deadline = tokio::time::Instant::now() + timeout;
+                lock.acquire(deadline, cancel, on_wait).await.map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+
+    async fn run_as(
+        &self,
+        plan: Plan,
+        holding: bool,
+        on_update: impl FnMut(JobUpdate) + Send + 'static,
+        cancel: CancellationToken,
+    ) -> Outcome {
+        let mut json_off = None;
+        if let (Lane::Exec, Some(watch)) = (plan.lane, self.config.as_ref()) {
+            let forced = watch.current().await;
+            let by_dry_run = plan
+                .classification
+                .as_ref()
+                .is_some_and(|c| c.reason == Reason::DryRun);
+            if by_dry_run && let Some(key) = forced.dry_run_defeated() {
+                tracing::info!(key = %key.key, "{}: refused: conda would not honour --dry-run", plan.what);
+                return Outcome::DryRunNotHonoured {
+                    what: plan.what,
+                    forced: key.clone(),
+                };
+            }
+            json_off = forced.json_off().cloned();
+        }
+        let mut on_update = on_update;
+        let mut job = plan.job();
+        let mut _writer = None;
+        if let (Lane::Exec, false, false, Some(lock)) = (
+            plan.lane,
+            plan.read_only(),
+            holding,
+            self.install_lock.as_ref(),
+        ) {
+            let arrived = tokio::time::Instant::now();
+            let deadline = arrived + plan.limits.timeout;
+            let waiting = || on_update(JobUpdate::WaitingForWriter);
+            match lock.acquire(deadline, &cancel, waiting).await {
+                Ok(guard) => _writer = Some(guard),
+                Err(e) => {
+                    tracing::info!("{}: not run: {e}", plan.what);
+                    return Outcome::NotRun {
+                        what: plan.what,
+                        reason: NotRun::InstallLock(e),
+                    };
+                }
+            }
+            job.limits.timeout = plan.limits.timeout.saturating_sub(arrived.elapsed());
+        }
         let job_cancel = job.cancel.clone();
         let lane = match plan.lane {
             Lane::Exec => &self.exec,
@@ -106,6 +215,26 @@ impl Runner {
                     .iter()
                     .map(|o| (*o).to_owned())
                     .collect();
+                if let Some(key) = json_off
+                    && output.parsed_json.is_none()
+                    && plan.argv.iter().any(|a| a == "--json")
+                {
+                    output.parsed_json_error = Some(format!(
+                        "conda's configuration turns --json off (`{}` is marked final in {}), so conda printed text, not JSON",
+                        key.key,
+                        key.place()
+                    ));
+                }
+                if succeeded
+                    && output.error.is_none()
+                    && let Some(pc) = &plan.postcondition
+                {
+                    output.error = pc.failure(&output);
+                }
+                output.replaced_environment = plan.replacement.clone().map(|mut r| {
+                    r.read_plan(output.parsed_json.as_ref());
+                    r
+                });
                 output.credentials_masked = output.credentials_masked.saturating_add(masked);
                 output.restart_required = if !plan.read_only() && succeeded {
                     self.restart.after_mutation().await

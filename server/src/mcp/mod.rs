@@ -129,8 +129,9 @@ pub fn instructions(
          the same call can help; error.details: the facts). \
          Results carry exit_code, stdout, stderr, duration_ms, parsed_json, timed_out, \
          cancelled, stdout_truncated, stderr_truncated, restart_required, \
-         confirmation_required (a change ran as a dry run because yes: true was not set) and, \
-         on failure, error. \
+         confirmation_required (a change ran as a dry run because yes: true was not set), \
+         replaced_environment (a create replaces, or previews replacing, an existing \
+         environment) and, on failure, error. \
          A boolean whose conda flag has a --no- form passes that form when false.",
     );
     if result_mode == crate::call::document::ResultMode::Lean {

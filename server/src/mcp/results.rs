@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use conda_mcp_shared::mask::mask;
 
 use crate::call::error::{ErrorCode, ToolError};
+use crate::call::install_lock::LockError;
 use crate::call::{CallOutput, NotRun, Outcome, Ran};
 use crate::completion::{self, Availability, CompletionAnswer};
 use crate::policy::Refusal;
@@ -63,6 +64,9 @@ fn not_run_error(reason: &NotRun) -> ToolError {
         // The worker could not start the program, or broke its own rules.
         NotRun::Exec(ExecError::Rejected(_)) => ErrorCode::Internal,
         NotRun::Helper(_) => ErrorCode::HelperFailed,
+        NotRun::InstallLock(LockError::TimedOut) => ErrorCode::QueueTimeout,
+        NotRun::InstallLock(LockError::Cancelled) => ErrorCode::Cancelled,
+        NotRun::InstallLock(LockError::Io { .. }) => ErrorCode::Internal,
         NotRun::Internal(_) => ErrorCode::Internal,
     };
     ToolError::new(code, reason.to_string())
@@ -113,6 +117,14 @@ impl Results {
                     .with("command", refusal.command.clone());
                 self.nothing_ran("", &text, error, restart_required)
             }
+            Outcome::EnvironmentExists(env) => {
+                let text = environment_exists_text(env.packages, env.root);
+                let error = ToolError::new(ErrorCode::EnvironmentExists, text.clone())
+                    .with("prefix", env.prefix.display().to_string())
+                    .with("packages", env.packages as u64)
+                    .with("root", env.root);
+                self.nothing_ran("", &text, error, restart_required)
+            }
             Outcome::NotRun { what, reason } => {
                 // The reason may quote what the worker or conda said, so it
                 // goes through the credential mask (always: it is the
@@ -120,6 +132,23 @@ impl Results {
                 let text = mask(&format!("{what} could not be run: {reason}")).into_owned();
                 let mut error = not_run_error(&reason);
                 error.message = mask(&error.message).into_owned();
+                self.nothing_ran(&what, &text, error, restart_required)
+            }
+            Outcome::DryRunNotHonoured { what, forced } => {
+                let text = format!(
+                    "{what} was not run: conda's configuration marks `{}` final in {}, so conda would not honour --dry-run and this call, which the server runs only as a dry run, would change the installation; nothing ran. Remove the final marker (#!final) there; the server sees the change before the next call, without a restart.",
+                    forced.key,
+                    forced.place()
+                );
+                let mut error = ToolError::new(ErrorCode::DryRunNotHonoured, text.clone())
+                    .with("key", forced.key.clone());
+                error = match forced.file() {
+                    Some(file) => error.with("file", file),
+                    None => error.with(
+                        "variable",
+                        format!("CONDA_{}", forced.key.to_ascii_uppercase()),
+                    ),
+                };
                 self.nothing_ran(&what, &text, error, restart_required)
             }
             Outcome::Answered { value, .. } => CallToolResult::structured(value),
@@ -285,6 +314,9 @@ pub fn summary(what: &str, output: &CallOutput, live_tools: bool) -> String {
         if e.code == ErrorCode::CrashedAfterSuccess {
             s.push_str(": the change was very probably applied, check before repeating it");
         }
+        if e.code == ErrorCode::PostconditionFailed {
+            s.push_str(": conda exited 0 but did not do what it was asked");
+        }
     }
     if let Some(cut) = &output.cut {
         s.push_str(&format!(
@@ -314,7 +346,9 @@ pub fn summary(what: &str, output: &CallOutput, live_tools: bool) -> String {
             "; restart the server to see the change in conda or its plugins"
         });
     }
-    if output.confirmation_required {
+    if let Some(r) = &output.replaced_environment {
+        s = format!("{} {s}", r.sentence(output.is_error()));
+    } else if output.confirmation_required {
         s = format!("{} {s}", dry_run_banner(output));
     }
     s
@@ -346,6 +380,20 @@ fn invalid_arguments_text(tool: &str, errors: &[ArgumentError]) -> String {
     format!(
         "Invalid arguments for {tool}; nothing was run.\n{}",
         lines.join("\n")
+    )
+}
+
+/// The guard's refusal of a create whose target holds an environment (the
+/// prefix is in `details`, not in the text).
+fn environment_exists_text(packages: usize, root: bool) -> String {
+    if root {
+        return format!(
+            "The target is conda's root prefix (the base environment, {packages} package(s)); nothing was run. conda never replaces it: create the environment under another name or prefix."
+        );
+    }
+    format!(
+        "An environment already exists at the target prefix (details.prefix) with {packages} package(s); nothing was run. Creating it again would remove it, every file under the prefix included. To replace it, repeat the call with {}: true (without yes: true it shows what would be removed and linked instead; with yes: true it applies).",
+        crate::call::guard::REPLACE_EXISTING
     )
 }
 

@@ -11,6 +11,7 @@
 mod check;
 mod cli_command;
 mod conda_plugin;
+mod condarc;
 mod docs;
 mod installed;
 mod long_calls;
@@ -23,3 +24,5 @@ mod startup;
 mod surface;
 mod tasks;
 mod trust;
+mod writer_lock;
+mod writes;
