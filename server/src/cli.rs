@@ -64,20 +64,22 @@ pub struct Cli {
     #[arg(long, value_name = "PATH")]
     pub python: Option<PathBuf>,
 
-    /// Time limit per call and for discovery, in seconds (> 0). A
-    /// conda_execute call may ask for less, never more.
+    /// Time limit per call and for discovery, in seconds: greater than 0,
+    /// at most 604800 (one week); fractions allowed. A conda_execute or
+    /// conda_run call may ask for less, never more.
     #[arg(long, value_name = "SECONDS", default_value = "900", allow_negative_numbers = true,
           value_parser = parse_timeout)]
     pub timeout: Duration,
 
-    /// Bytes of stdout and of stderr kept per call (the rest is read and
-    /// discarded; cut at a UTF-8 boundary).
+    /// Bytes of stdout and of stderr kept per call, at least 1 (the rest is
+    /// read and discarded; cut at a UTF-8 boundary).
     #[arg(long, value_name = "BYTES", default_value_t = Limits::DEFAULT.output_limit_bytes,
           allow_negative_numbers = true,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub output_limit_bytes: u64,
 
-    /// Most bytes of stdin a conda_execute call may supply.
+    /// Most bytes of stdin a conda_execute or conda_run call may supply
+    /// (0 or more).
     #[arg(long, value_name = "BYTES", default_value_t = Limits::DEFAULT.stdin_limit_bytes,
           allow_negative_numbers = true)]
     pub stdin_limit_bytes: u64,
@@ -208,8 +210,8 @@ pub struct Cli {
 
     /// Most bytes of a serialized structured result; over it, parsed_json
     /// is cut structurally (it stays valid JSON and says what was kept),
-    /// text keeps its head and tail, stderr its tail. Default: 40000 in
-    /// lean mode, unbounded in default mode.
+    /// text keeps its head and tail, stderr its tail. At least 4096.
+    /// Default: 40000 in lean mode, unbounded in default mode.
     #[arg(long, value_name = "BYTES", allow_negative_numbers = true,
           value_parser = clap::value_parser!(u64).range(4096..))]
     pub max_result_bytes: Option<u64>,
@@ -308,6 +310,13 @@ where
 {
     use clap::{CommandFactory, FromArgMatches};
     let mut args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    // `check` after flags (`conda-mcp --allow-write check`) is the same
+    // command: it is moved first, unless it is the value of the flag before
+    // it (`--conda-exe check`).
+    if let Some(i) = check_position(&args) {
+        let check = args.remove(i);
+        args.insert(1, check);
+    }
     if args.get(1).is_some_and(|a| a == CHECK_COMMAND) {
         args.remove(1);
         let cmd = Cli::command()
@@ -330,9 +339,74 @@ where
     Ok((mode, Cli::from_arg_matches(&matches)?))
 }
 
+/// Where `check` stands in `args` (program name first) as the command,
+/// not as a flag's value: the first `check` whose previous item is not a
+/// long or short flag (without `=`) that requires a value.
+fn check_position(args: &[std::ffi::OsString]) -> Option<usize> {
+    use clap::CommandFactory;
+    let cmd = Cli::command();
+    let requires_value = |flag: &str| {
+        cmd.get_arguments().any(|a| {
+            let named = flag.strip_prefix("--").map_or_else(
+                || {
+                    flag.strip_prefix('-')
+                        .and_then(|s| s.chars().next())
+                        .is_some_and(|c| a.get_short() == Some(c) && flag.len() == 2)
+                },
+                |long| a.get_long() == Some(long),
+            );
+            named
+                && a.get_action().takes_values()
+                && a.get_num_args().is_none_or(|n| n.min_values() > 0)
+        })
+    };
+    (1..args.len()).find(|&i| {
+        args[i] == CHECK_COMMAND
+            && (i == 1 || {
+                let prev = args[i - 1].to_string_lossy();
+                !(prev.starts_with('-') && !prev.contains('=') && requires_value(&prev))
+            })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn help_states_each_limits_range() {
+        use clap::CommandFactory;
+        let help = Cli::command().render_long_help().to_string();
+        for needle in [
+            "at most 604800 (one week)",
+            "At least 4096",
+            "at least 1",
+            "(0 or more)",
+        ] {
+            assert!(help.contains(needle), "{needle} in:\n{help}");
+        }
+    }
+
+    #[test]
+    fn check_may_follow_the_flags() {
+        for args in [
+            &["--allow-write", "check"][..],
+            &["--allow-write", "check", "--timeout", "5"],
+            &["--timeout", "5", "check", "--allow-exec"],
+            &["check", "--allow-write"],
+        ] {
+            let (mode, cli) = parse_mode(args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+            assert_eq!(mode, Mode::Check, "{args:?}");
+            assert!(cli.allow_write || cli.allow_exec, "{args:?}");
+        }
+        // The value of a flag that takes one is not the command.
+        let (mode, cli) = parse_mode(&["--conda-exe", "check"]).expect("parses");
+        assert_eq!(mode, Mode::Serve);
+        assert_eq!(
+            cli.conda_exe.as_deref(),
+            Some(std::path::Path::new("check"))
+        );
+    }
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
         Cli::try_parse_from(std::iter::once("conda-mcp").chain(args.iter().copied()))

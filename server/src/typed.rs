@@ -91,6 +91,10 @@ pub struct TypedCall {
     /// The call ran as a dry run because it did not say `yes: true`:
     /// nothing was changed.
     pub confirmation_required: bool,
+    /// With `confirmation_required`: the startup options the server lacks
+    /// to apply the change (the call with `yes: true` would be refused
+    /// for them); empty when it can be applied.
+    pub apply_requires: Vec<&'static str>,
     /// `conda_run`'s `stdin`.
     pub stdin: Option<Vec<u8>>,
     /// `conda_run`'s `timeout_seconds`, capped; `None` = the server's.
@@ -199,6 +203,7 @@ pub fn prepare(
         argv,
         classification,
         confirmation_required: false,
+        apply_requires: Vec::new(),
         stdin,
         timeout,
         replacement: None,
@@ -221,6 +226,11 @@ pub fn prepare(
         let classification = policy::classify(catalog, &argv);
         // Only a dry run the policy itself calls read-only replaces the call.
         if classification.read_only {
+            call.apply_requires = policy
+                .check(&call.classification)
+                .err()
+                .map(|r| r.missing)
+                .unwrap_or_default();
             call.argv = argv;
             call.classification = classification;
             call.confirmation_required = true;

@@ -10,7 +10,10 @@
 //!   `#`; the userinfo at its *last* `@` (so a password holding a raw `@` is
 //!   masked whole); the user name ends at its first `:`. A bare user
 //!   (`ssh://git@host`) and an empty password (`user:@host`) are left as
-//!   they are: there is no secret to hide.
+//!   they are: there is no secret to hide. Nor is an authority that starts
+//!   with `[` (an IPv6 literal, or conda's documentation placeholder
+//!   `scheme://[user:password@]host` in `conda config --describe`): a
+//!   userinfo never holds a raw `[` (RFC 3986 section 3.2.1).
 //! * **conda's token path**: `/t/<token>/` (anaconda.org-style channel
 //!   tokens, `[A-Za-z0-9_-]+`) becomes `/t/<TOKEN>/`, the placeholder conda
 //!   itself prints when it masks a token.
@@ -195,6 +198,9 @@ fn scheme_start(bytes: &[u8], sep: usize) -> Option<usize> {
 /// reads `user:` followed by something other than a port number, the
 /// password runs to the first `@` of the URL.
 fn userinfo_password(url: &[u8], auth_end: usize) -> Option<(usize, usize)> {
+    if url.first() == Some(&b'[') {
+        return None;
+    }
     let user_end = url[..auth_end]
         .iter()
         .position(|b| matches!(b, b':' | b'@'))?;
@@ -286,6 +292,8 @@ mod tests {
             "https://host:8443/path/a:b@c",
             "https://host:8443/@scope/pkg",
             "https://host/path:x@y",
+            "proxy_servers: {http: scheme://[user:password@]host[:port]}",
+            "http://[::1]:8080/a:b@c",
             "/home/t/data/ and file:///tmp/t/",
             "://a:b@c",
             "https://h/t/<TOKEN>/x https://u:***@h",

@@ -17,7 +17,7 @@ use crate::limits::Limits;
 use crate::result::ExecutionResult;
 
 /// Version of this message set; bump on any change of the types below.
-pub const PROTOCOL_VERSION: u32 = 4;
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// Identifies the build of both binaries: crate version + protocol version.
 /// Server and worker refuse each other when it differs.
@@ -85,6 +85,10 @@ pub enum ClientMessage {
         /// The job to cancel.
         job: JobId,
     },
+    /// Start the warm conda now, in the background, unless it is off, ready
+    /// or starting (the server sends it when discovery has finished, so
+    /// the first call can run warm). No answer; ignored while a job runs.
+    WarmUp,
 }
 
 /// Worker → client.

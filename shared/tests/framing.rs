@@ -61,6 +61,7 @@ fn arb_client() -> impl Strategy<Value = ClientMessage> {
             build_id
         }),
         any::<u64>().prop_map(|job| ClientMessage::Cancel { job }),
+        Just(ClientMessage::WarmUp),
         (
             any::<u64>(),
             any::<bool>(),
@@ -274,7 +275,7 @@ fn run_request_limits_encode_as_three_flat_integers() {
 
 #[test]
 fn handshake_values_are_stable() {
-    assert_eq!(PROTOCOL_VERSION, 4);
+    assert_eq!(PROTOCOL_VERSION, 5);
     assert!(build_id().contains(env!("CARGO_PKG_VERSION")));
 }
 

@@ -69,7 +69,10 @@ impl RawClient {
         Self::spawn(conda_exe, args, &[])
     }
 
-    fn spawn(conda_exe: &Path, args: &[&str], env: &[(&str, &str)]) -> RawClient {
+    /// Starts `conda-mcp --conda-exe <conda_exe> <args>` as
+    /// [`RawClient::start_with_env`] does, and sends nothing: the test
+    /// opens the session itself.
+    pub fn spawn(conda_exe: &Path, args: &[&str], env: &[(&str, &str)]) -> RawClient {
         let dir = tempfile::Builder::new()
             .prefix("conda-mcp-raw-")
             .tempdir()

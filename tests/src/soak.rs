@@ -616,7 +616,8 @@ struct Session {
     seen: HashMap<(i32, u64), Proc>,
     workers: HashSet<(i32, u64)>,
     /// Workers alive when `initialize` was answered (the discovery
-    /// helper's lane, idle): not the exec lane's worker.
+    /// helper's lane, idle; the exec lane's too once it runs the warm
+    /// conda, which [`Self::worker`] tells apart by its zygote).
     initial_workers: HashSet<(i32, u64)>,
     responses: usize,
     notifications: usize,
@@ -834,11 +835,21 @@ impl Session {
     fn worker(&mut self) -> Option<Proc> {
         let server = self.pid;
         let desc = self.snapshot();
-        desc.into_iter()
-            .filter(|p| {
-                is_worker(p, server) && !self.initial_workers.contains(&(p.pid, p.starttime))
-            })
+        // The exec lane's worker runs the warm conda (started right after
+        // discovery, so it may be alive when `initialize` is answered);
+        // without one, the newest worker that was not there then.
+        let with_zygote = desc
+            .iter()
+            .filter(|w| is_worker(w, server) && desc.iter().any(|z| is_zygote_of(z, w)))
             .max_by_key(|p| p.starttime)
+            .cloned();
+        with_zygote.or_else(|| {
+            desc.into_iter()
+                .filter(|p| {
+                    is_worker(p, server) && !self.initial_workers.contains(&(p.pid, p.starttime))
+                })
+                .max_by_key(|p| p.starttime)
+        })
     }
 
     /// The worker's warm conda (a child of the worker in its own group).

@@ -148,6 +148,11 @@ where
                             stop.cancel.cancel();
                         }
                 }
+                Some(Ok(ClientMessage::WarmUp)) => {
+                    if current.is_none() {
+                        ctx.programs.after_job(conda_mcp_shared::protocol::Program::Conda);
+                    }
+                }
                 Some(Ok(ClientMessage::Hello { .. })) => {
                     tracing::warn!("protocol error: a second Hello");
                     break End::Broken;

@@ -50,6 +50,9 @@ pub enum StartupError {
     /// server.
     #[error("{0}")]
     Worker(#[source] ExecError),
+    /// The startup task itself failed (a panic inside it: a bug).
+    #[error("{0}")]
+    Internal(String),
 }
 
 impl StartupError {

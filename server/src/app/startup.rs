@@ -45,7 +45,16 @@ pub struct Started {
 /// Errors: [`StartupError`] (the server then exits with its
 /// [`StartupError::exit_code`] before answering anything).
 pub async fn start(settings: &Settings) -> Result<Started, StartupError> {
-    let environment = check_host(settings)?;
+    start_checked(settings, check_host(settings)?).await
+}
+
+/// [`start`] after the host checks ([`check_host`]) gave `environment`.
+///
+/// Errors: [`StartupError`], as [`start`].
+pub async fn start_checked(
+    settings: &Settings,
+    environment: HostCheck,
+) -> Result<Started, StartupError> {
     let discovered = discover(settings).await?;
     let catalog = Arc::new(discovered.discovery.catalog.clone());
     let policy = settings.policy;
@@ -68,7 +77,7 @@ pub async fn start(settings: &Settings) -> Result<Started, StartupError> {
         "conda-mcp ready"
     );
     let info = server_config(
-        &tools.shared_help,
+        Some(&tools.shared_help),
         settings.mode,
         settings.results.mode,
         &environment.warnings,
@@ -78,6 +87,12 @@ pub async fn start(settings: &Settings) -> Result<Started, StartupError> {
     let results = Results::new()
         .map_err(StartupError::ResultSchemas)?
         .with_live_tools(settings.live_tools);
+    if discovered.exec.config().warm_conda {
+        // The warm conda starts now, while the host reads the tool list, so
+        // that the first call can run warm (README "Warm conda").
+        let exec = discovered.exec.clone();
+        tokio::spawn(async move { exec.warm_up().await });
+    }
     Ok(Started {
         state: State {
             surface: Served::new(Surface {

@@ -27,10 +27,22 @@ pub struct ArrayCut {
     /// JSON pointer of the array inside `parsed_json` (`""` for the
     /// document itself, `/numpy` for a search result).
     pub path: String,
-    /// Items kept (a prefix).
+    /// Items kept (the first ones, or the last ones when
+    /// [`JsonCut::kept_end`] is `last`).
     pub kept: u64,
     /// Items conda returned.
     pub total: u64,
+}
+
+/// Which end of each cut array is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum KeptEnd {
+    /// The first items (conda's order).
+    First,
+    /// The last items: conda orders them by version, oldest first
+    /// (`conda search`), so these are the newest.
+    Last,
 }
 
 /// What a cut of `parsed_json` kept.
@@ -40,8 +52,20 @@ pub struct JsonCut {
     pub kept: u64,
     /// Items conda returned in those arrays.
     pub total: u64,
-    /// The cut arrays (at most [`MAX_LISTED_ARRAYS`], largest first).
+    /// How many arrays were cut (all of them, listed or not).
+    pub arrays_cut: u64,
+    /// Which end of each cut array was kept.
+    pub kept_end: KeptEnd,
+    /// The largest cut arrays (at most [`MAX_LISTED_ARRAYS`]).
     pub arrays: Vec<ArrayCut>,
+    /// Top-level keys of the document left out because even their emptied
+    /// values did not fit; absent when none were.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub keys_dropped: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// What a cut of a text field kept.
@@ -72,16 +96,22 @@ pub struct Cut {
 }
 
 /// Most arrays listed in [`JsonCut::arrays`].
-pub const MAX_LISTED_ARRAYS: usize = 20;
+pub const MAX_LISTED_ARRAYS: usize = 3;
 
 /// Bytes set aside for the cut record itself and the flags it changes.
-pub const CUT_RECORD_RESERVE: usize = 600 + MAX_LISTED_ARRAYS * 60;
+pub const CUT_RECORD_RESERVE: usize = 700 + MAX_LISTED_ARRAYS * 60;
 
-/// How to narrow a call of the command `path` (`["conda", "search"]`),
-/// in the tools' argument names.
-pub fn narrow_hint(path: &[String]) -> String {
+/// How to narrow a call of the command `path` (`["conda", "search"]`)
+/// whose argv was `argv` (it only tells `config --describe` from `config
+/// --show`), in the tools' argument names.
+pub fn narrow_hint(path: &[String], argv: &[String]) -> String {
     let sub: Vec<&str> = path.iter().skip(1).map(String::as_str).collect();
+    let describe = argv
+        .iter()
+        .take_while(|a| a.as_str() != "--")
+        .any(|a| a == "--describe" || a.starts_with("--describe="));
     match sub.as_slice() {
+        ["config"] if describe => "narrow the call: describe with the keys you need (e.g. describe: [\"channels\"])",
         ["search"] => "narrow the call: a more specific match_spec (an exact name, a version such as name>=1.2, a build), subdir for one platform, or fewer channels",
         ["list"] => "narrow the call: regex (a pattern of package names), full_name (one exact name), or one environment (name or prefix)",
         ["config"] => "narrow the call: show with the keys you need (e.g. show: [\"channels\"])",
@@ -129,60 +159,166 @@ fn collections(doc: &Value) -> Vec<String> {
     out
 }
 
-/// `doc` with every array of `paths` cut to `ceil(len × f)` items.
-fn cut_at(doc: &Value, paths: &[String], f: f64) -> (Value, Vec<ArrayCut>) {
-    let mut v = doc.clone();
+/// Which end of its arrays a cut of the document of `command` keeps:
+/// `conda search` lists each package's records oldest version first, so
+/// its cut keeps the last (newest) ones; every other command keeps the
+/// first.
+pub fn kept_end(command: &[String]) -> KeptEnd {
+    match command.get(1).map(String::as_str) {
+        Some("search") => KeptEnd::Last,
+        _ => KeptEnd::First,
+    }
+}
+
+/// One array that may be filled: its pointer, its items' serialized
+/// lengths in the order they are taken, and how many are taken.
+struct Fill {
+    path: String,
+    costs: Vec<usize>,
+    taken: usize,
+    open: bool,
+}
+
+/// `doc` without the top-level keys not in `keep` (objects only).
+fn with_keys(doc: &Value, keep: &[bool]) -> Value {
+    match doc {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .zip(keep)
+                .filter(|(_, k)| **k)
+                .map(|((k, v), _)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// `doc` cut structurally to at most `max` serialized bytes, with what was
+/// kept; `None` when nothing of it fits (no key, no item).
+///
+/// Every array that may be cut (the document if it is an array, arrays up
+/// to two object levels down) is first emptied; when even that skeleton is
+/// over `max`, top-level keys are kept in order while their emptied values
+/// fit and the rest are dropped. Then the arrays are filled again one item
+/// per array per round (round robin in document order), from the end
+/// `end` names, each array until its next item no longer fits: every array
+/// keeps some items before any keeps all, and the budget is filled.
+pub fn cut_document(doc: &Value, max: usize, end: KeptEnd) -> Option<(Value, Option<JsonCut>)> {
+    if json_len(doc) <= max {
+        return Some((doc.clone(), None));
+    }
+    let paths = collections(doc);
+    let mut skeleton = doc.clone();
+    for p in &paths {
+        if let Some(Value::Array(a)) = skeleton.pointer_mut(p) {
+            a.clear();
+        }
+    }
+    let mut keys_dropped = 0u64;
+    let mut kept_keys: Option<Vec<bool>> = None;
+    if json_len(&skeleton) > max {
+        let Value::Object(m) = &skeleton else {
+            return None;
+        };
+        let mut size = 2; // {}
+        let mut keep = Vec::with_capacity(m.len());
+        for (k, v) in m {
+            let entry = json_len(k) + 1 + json_len(v) + usize::from(size > 2);
+            let fits = size + entry <= max;
+            if fits {
+                size += entry;
+            } else {
+                keys_dropped += 1;
+            }
+            keep.push(fits);
+        }
+        skeleton = with_keys(&skeleton, &keep);
+        kept_keys = Some(keep);
+    }
+    let source = match &kept_keys {
+        Some(keep) => with_keys(doc, keep),
+        None => doc.clone(),
+    };
+    let mut fills: Vec<Fill> = paths
+        .into_iter()
+        .filter_map(|path| {
+            let a = source.pointer(&path)?.as_array()?;
+            let mut costs: Vec<usize> = a.iter().map(json_len).collect();
+            if end == KeptEnd::Last {
+                costs.reverse();
+            }
+            Some(Fill {
+                path,
+                costs,
+                taken: 0,
+                open: true,
+            })
+        })
+        .collect();
+    let mut size = json_len(&skeleton);
+    let mut open = fills.iter().any(|f| !f.costs.is_empty());
+    while open {
+        open = false;
+        for f in fills.iter_mut().filter(|f| f.open) {
+            let Some(cost) = f.costs.get(f.taken) else {
+                f.open = false;
+                continue;
+            };
+            let cost = cost + usize::from(f.taken > 0);
+            if size + cost <= max {
+                size += cost;
+                f.taken += 1;
+                open = true;
+            } else {
+                f.open = false;
+            }
+        }
+    }
+    let mut value = source;
     let mut cuts = Vec::new();
-    for p in paths {
-        if let Some(Value::Array(a)) = v.pointer_mut(p) {
+    for f in &fills {
+        if let Some(Value::Array(a)) = value.pointer_mut(&f.path) {
             let total = a.len();
-            let kept = ((total as f64) * f).ceil() as usize;
-            let kept = kept.min(total);
-            if kept < total {
-                a.truncate(kept);
+            if f.taken < total {
+                match end {
+                    KeptEnd::First => a.truncate(f.taken),
+                    KeptEnd::Last => {
+                        a.drain(..total - f.taken);
+                    }
+                }
                 cuts.push(ArrayCut {
-                    path: p.clone(),
-                    kept: kept as u64,
+                    path: f.path.clone(),
+                    kept: f.taken as u64,
                     total: total as u64,
                 });
             }
         }
     }
-    (v, cuts)
-}
-
-/// `doc` cut structurally to at most `max` serialized bytes, with what was
-/// kept; `None` when even empty lists do not fit.
-pub fn cut_document(doc: &Value, max: usize) -> Option<(Value, Option<JsonCut>)> {
-    if json_len(doc) <= max {
-        return Some((doc.clone(), None));
-    }
-    let paths = collections(doc);
-    let (empty, _) = cut_at(doc, &paths, 0.0);
-    if paths.is_empty() || json_len(&empty) > max {
+    let kept: u64 = cuts.iter().map(|c| c.kept).sum();
+    let kept_any_key = kept_keys
+        .as_ref()
+        .is_none_or(|k| k.iter().any(|kept| *kept));
+    let is_array = doc.is_array();
+    if (is_array && kept == 0) || !kept_any_key {
         return None;
     }
-    // Largest fraction that fits: bisection over [0, 1].
-    let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
-    for _ in 0..24 {
-        let mid = (lo + hi) / 2.0;
-        if json_len(&cut_at(doc, &paths, mid).0) <= max {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    let (value, mut cuts) = cut_at(doc, &paths, lo);
-    let kept = cuts.iter().map(|c| c.kept).sum();
     let total = cuts.iter().map(|c| c.total).sum();
-    cuts.sort_by(|a, b| b.total.cmp(&a.total).then_with(|| a.path.cmp(&b.path)));
+    let arrays_cut = cuts.len() as u64;
+    cuts.sort_by(|a, b| {
+        (b.total - b.kept)
+            .cmp(&(a.total - a.kept))
+            .then_with(|| a.path.cmp(&b.path))
+    });
     cuts.truncate(MAX_LISTED_ARRAYS);
     Some((
         value,
         Some(JsonCut {
             kept,
             total,
+            arrays_cut,
+            kept_end: end,
             arrays: cuts,
+            keys_dropped,
         }),
     ))
 }
@@ -273,21 +409,39 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    #[test]
-    fn per_key_record_lists_keep_a_prefix_and_stay_valid() {
+    /// `names` keys of `per_name` search-like records each.
+    fn search_doc(names: usize, per_name: usize) -> Value {
         let mut doc = serde_json::Map::new();
-        for name in ["a", "b", "c"] {
-            let records: Vec<Value> = (0..1000)
-                .map(|i| json!({"name": name, "version": format!("1.{i}"), "depends": ["x", "y"]}))
+        for n in 0..names {
+            let name = format!("pkg-{n:03}");
+            let records: Vec<Value> = (0..per_name)
+                .map(|i| json!({"name": name, "version": format!("1.{i}"), "depends": ["x", "y"], "url": format!("https://example.invalid/{name}-1.{i}.conda")}))
                 .collect();
-            doc.insert(name.to_owned(), Value::Array(records));
+            doc.insert(name, Value::Array(records));
         }
-        let doc = Value::Object(doc);
-        let (cut, info) = cut_document(&doc, 20_000).expect("fits");
-        assert!(json_len(&cut) <= 20_000);
+        Value::Object(doc)
+    }
+
+    #[test]
+    fn per_key_record_lists_are_filled_fairly_and_stay_valid() {
+        let doc = search_doc(3, 1000);
+        let (cut, info) = cut_document(&doc, 20_000, KeptEnd::First).expect("fits");
+        let used = json_len(&cut);
+        assert!(used <= 20_000, "{used}");
         let info = info.expect("cut");
-        assert_eq!(info.total, 3000);
-        assert!(info.kept > 0 && info.kept < 3000);
+        assert_eq!((info.total, info.arrays_cut), (3000, 3));
+        // The budget is filled: no room left for one more record.
+        let record = json_len(&doc["pkg-000"][0]) + 1;
+        assert!(used + record > 20_000, "{used} + {record}");
+        let lens: Vec<usize> = ["pkg-000", "pkg-001", "pkg-002"]
+            .iter()
+            .map(|k| cut[k].as_array().map_or(0, Vec::len))
+            .collect();
+        assert!(
+            lens.iter().max().expect("max") - lens.iter().min().expect("min") <= 1,
+            "{lens:?}"
+        );
+        assert_eq!(info.kept, lens.iter().sum::<usize>() as u64);
         for a in &info.arrays {
             assert_eq!(
                 cut.pointer(&a.path).and_then(Value::as_array).map(Vec::len),
@@ -295,16 +449,72 @@ mod tests {
             );
             assert_eq!(a.total, 1000);
         }
-        // The depends lists inside records are not cut.
-        assert_eq!(cut["a"][0]["depends"], json!(["x", "y"]));
+        // A prefix, and the depends lists inside records are not cut.
+        assert_eq!(cut["pkg-000"][0], doc["pkg-000"][0]);
+        assert_eq!(cut["pkg-000"][0]["depends"], json!(["x", "y"]));
+    }
+
+    #[test]
+    fn many_small_lists_each_keep_their_newest_before_any_keeps_all() {
+        // 111 packages x 10 versions, as a wide conda search: a cut by one
+        // common fraction kept nothing of it.
+        let doc = search_doc(111, 10);
+        let (cut, info) = cut_document(&doc, 38_000, KeptEnd::Last).expect("fits");
+        assert!(json_len(&cut) <= 38_000);
+        let info = info.expect("cut");
+        assert_eq!(info.total, 1110);
+        assert!(info.kept >= 111, "{info:?}");
+        assert!(info.arrays.len() <= MAX_LISTED_ARRAYS);
+        for (name, records) in cut.as_object().expect("object") {
+            let records = records.as_array().expect("array");
+            assert!(!records.is_empty(), "{name} keeps something");
+            // The newest: the last records conda printed.
+            let all = doc[name].as_array().expect("array");
+            assert_eq!(records.last(), all.last(), "{name}");
+            assert_eq!(records[0], all[all.len() - records.len()]);
+        }
+        // The cut report stays small, whatever the number of arrays.
+        assert!(json_len(&info) < 400, "{}", json_len(&info));
+    }
+
+    #[test]
+    fn a_skeleton_over_budget_keeps_the_keys_that_fit() {
+        let doc = search_doc(300, 2);
+        let (cut, info) = cut_document(&doc, 3_000, KeptEnd::First).expect("some keys");
+        assert!(json_len(&cut) <= 3_000);
+        let info = info.expect("cut");
+        let kept_keys = cut.as_object().expect("object").len() as u64;
+        assert!(kept_keys > 0 && info.keys_dropped > 0, "{info:?}");
+        assert_eq!(kept_keys + info.keys_dropped, 300);
+        // A document without arrays: keys, not a text cut.
+        let flat: Value = (0..400)
+            .map(|i| (format!("key_{i}"), json!(format!("value {i}"))))
+            .collect::<serde_json::Map<_, _>>()
+            .into();
+        let (cut, info) = cut_document(&flat, 1_000, KeptEnd::First).expect("some keys");
+        assert!(json_len(&cut) <= 1_000 && cut["key_0"] == json!("value 0"));
+        assert!(info.expect("cut").keys_dropped > 300);
+    }
+
+    #[test]
+    fn config_describe_gets_its_own_hint() {
+        let path = ["conda".to_owned(), "config".to_owned()];
+        let argv = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert!(narrow_hint(&path, &argv(&["config", "--describe"])).contains("describe: ["));
+        assert!(narrow_hint(&path, &argv(&["config", "--show"])).contains("show: ["));
     }
 
     #[test]
     fn documents_that_fit_or_cannot_be_cut() {
         let doc = json!({"a": [1, 2, 3]});
-        assert_eq!(cut_document(&doc, 1000), Some((doc.clone(), None)));
+        assert_eq!(
+            cut_document(&doc, 1000, KeptEnd::First),
+            Some((doc.clone(), None))
+        );
         let big = json!({"s": "x".repeat(5000)});
-        assert_eq!(cut_document(&big, 1000), None);
+        assert_eq!(cut_document(&big, 1000, KeptEnd::First), None);
+        let big_items = json!(["x".repeat(5000), "y".repeat(5000)]);
+        assert_eq!(cut_document(&big_items, 1000, KeptEnd::Last), None);
     }
 
     #[test]

@@ -33,6 +33,10 @@ pub fn plan(
 ) -> Result<Plan, Outcome> {
     let name = match which {
         CompactTool::Commands => {
+            compact::no_arguments(args).map_err(|e| Outcome::InvalidArguments {
+                tool: compact::COMMANDS_TOOL.to_owned(),
+                errors: vec![e],
+            })?;
             return Err(Outcome::Answered {
                 tool: compact::COMMANDS_TOOL.to_owned(),
                 value: compact::commands(catalog, tools),

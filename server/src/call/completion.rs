@@ -71,6 +71,7 @@ pub fn plan(
         reports_progress: false,
         confirmation_required: false,
         approval: None,
+        apply_requires: Vec::new(),
         replacement: None,
         postcondition: None,
     })

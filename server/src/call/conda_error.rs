@@ -200,6 +200,48 @@ fn from_stderr(stderr: &str) -> Option<(String, String)> {
     Some((name.to_owned(), message))
 }
 
+/// The first line of a Python traceback (CPython's `traceback` module).
+const TRACEBACK_START: &str = "Traceback (most recent call last):";
+
+/// `text` with each Python traceback's frames replaced by one line saying
+/// how many lines were left out; the exception line that ends a traceback
+/// (not indented, as CPython prints it) and everything outside tracebacks
+/// are kept. With the number of lines left out (0: `text` unchanged).
+pub fn fold_tracebacks(text: &str) -> (String, usize) {
+    let mut out = String::with_capacity(text.len().min(4096));
+    let mut dropped = 0;
+    let mut lines = text.split_inclusive('\n').peekable();
+    while let Some(line) = lines.next() {
+        if line.trim_end() != TRACEBACK_START {
+            out.push_str(line);
+            continue;
+        }
+        let mut n = 1;
+        while let Some(next) = lines.peek() {
+            if next.starts_with(char::is_whitespace) && !next.trim().is_empty() {
+                n += 1;
+                lines.next();
+            } else {
+                break;
+            }
+        }
+        dropped += n;
+        out.push_str(&format!(
+            "[Python traceback of {n} lines left out; call again with verbosity to see it]\n"
+        ));
+    }
+    if dropped == 0 {
+        return (text.to_owned(), 0);
+    }
+    (out, dropped)
+}
+
+/// Whether `doc` is conda's `--json` error document (it names its
+/// exception).
+pub fn is_error_document(doc: &Value) -> bool {
+    doc.get("exception_name").is_some_and(Value::is_string)
+}
+
 fn signal_name(n: i32) -> String {
     nix::sys::signal::Signal::try_from(n)
         .map_or_else(|_| format!("signal {n}"), |s| s.as_str().to_owned())
@@ -378,6 +420,28 @@ mod tests {
         assert_eq!(e.code, ErrorCode::CondaError);
         assert_eq!(e.message, "conda: error: bad");
         assert!(!e.details.contains_key("exception_name"));
+    }
+
+    #[test]
+    fn tracebacks_fold_to_one_line_and_keep_the_exception() {
+        let stderr = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/fixtures/recorded/search-badspec-json.stderr"
+        ))
+        .expect("recorded");
+        let (folded, dropped) = fold_tracebacks(&stderr);
+        assert!(dropped > 20, "{dropped}");
+        assert!(folded.len() * 4 < stderr.len(), "{folded}");
+        assert!(!folded.contains("File \""), "{folded}");
+        assert!(
+            folded.contains("conda.exceptions.InvalidMatchSpec: Invalid spec")
+                && folded.contains("TypeError: Object of type InvalidMatchSpec"),
+            "{folded}"
+        );
+        assert_eq!(folded.matches("traceback of").count(), 3, "{folded}");
+        // What a traceback does not interrupt is kept as it was.
+        let plain = "Channels:\n - x\nPackagesNotFoundError: y\n";
+        assert_eq!(fold_tracebacks(plain), (plain.to_owned(), 0));
     }
 
     #[test]

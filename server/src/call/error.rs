@@ -118,7 +118,9 @@ pub struct ToolError {
     /// Whether repeating the same call may succeed.
     pub retryable: bool,
     /// Facts by code (`exception_name`, `exit_code`, `signal`, `missing`,
-    /// `errors`, ...).
+    /// `errors`, ...; in lean mode `left_out`, the keys of conda's error
+    /// document dropped from `parsed_json` because `message` holds them or
+    /// because they are a traceback).
     pub details: Map<String, Value>,
 }
 

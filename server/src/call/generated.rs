@@ -67,6 +67,7 @@ pub fn plan(
     plan.stdin = typed.stdin;
     plan.confirmation_required = typed.confirmation_required;
     plan.approval = typed.approval;
+    plan.apply_requires = typed.apply_requires;
     plan.replacement = typed.replacement;
     plan.postcondition = super::postcondition::of(
         catalog,

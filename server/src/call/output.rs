@@ -51,9 +51,16 @@ pub struct CallOutput {
     pub restart_required: bool,
     /// The call changed nothing: it was a mutation of a command that has
     /// conda's `yes` option, called without `yes: true`, so the server ran
-    /// it as a dry run (conda's plan is in the output). Repeating the call
-    /// with `yes: true` applies it.
+    /// it as a dry run (conda's plan is in the output). When the dry run
+    /// succeeded and `apply_requires` is absent, repeating the call with
+    /// `yes: true` applies it.
     pub confirmation_required: bool,
+    /// With `confirmation_required`: the startup options this server lacks
+    /// to apply the change (`--allow-write`); the call with `yes: true` is
+    /// refused until the server is restarted with them. Absent when the
+    /// change can be applied here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub apply_requires: Vec<String>,
     /// How many credentials (a URL's `user:password@`, a conda `/t/<token>/`)
     /// the server masked in `stdout`, `stderr` and `parsed_json` before
     /// sending them; absent when none were (and always with
@@ -90,6 +97,7 @@ impl CallOutput {
             stdout_omitted: false,
             restart_required: false,
             confirmation_required: false,
+            apply_requires: Vec::new(),
             credentials_masked: 0,
             error: None,
             replaced_environment: None,

@@ -64,6 +64,9 @@ pub struct Plan {
     /// `--approve-writes`: the call runs only after the person approved it
     /// (`crate::mcp::approval`); the preview shown first.
     pub approval: Option<super::approval::Approval>,
+    /// With `confirmation_required`: the startup options needed to apply
+    /// the change (empty when this server can apply it).
+    pub apply_requires: Vec<&'static str>,
     /// The call previews or applies the replacement of an existing
     /// environment ([`super::guard`]).
     pub replacement: Option<super::guard::Replacement>,
@@ -93,6 +96,7 @@ impl Plan {
             reports_progress: true,
             confirmation_required: false,
             approval: None,
+            apply_requires: Vec::new(),
             replacement: None,
             postcondition: None,
         }

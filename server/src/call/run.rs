@@ -205,9 +205,16 @@ impl Runner {
                 let facts = CallFacts {
                     command: &command,
                     timeout_ms: u64::try_from(plan.limits.timeout.as_millis()).unwrap_or(u64::MAX),
+                    argv: &plan.argv,
+                    verbose: shape::asks_for_detail(&plan.argv),
                 };
                 let mut output = shape::shape(result, self.settings, facts);
                 output.confirmation_required = plan.confirmation_required;
+                output.apply_requires = plan
+                    .apply_requires
+                    .iter()
+                    .map(|o| (*o).to_owned())
+                    .collect();
                 if let Some(key) = json_off
                     && output.parsed_json.is_none()
                     && plan.argv.iter().any(|a| a == "--json")

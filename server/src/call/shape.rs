@@ -58,6 +58,25 @@ pub struct CallFacts<'a> {
     pub command: &'a [String],
     /// The call's time limit in milliseconds.
     pub timeout_ms: u64,
+    /// The argv that ran (after the conda executable), for the narrowing
+    /// hint of a cut result; never echoed.
+    pub argv: &'a [String],
+    /// The call asked conda for detail (`verbosity`: `-v`, `--verbose`,
+    /// `--debug` in its argv): lean mode then keeps Python tracebacks.
+    pub verbose: bool,
+}
+
+/// Whether a conda argv asks for detail (`-v`, `-vv`, `--verbose`,
+/// `--debug`) before any `--`.
+pub fn asks_for_detail(argv: &[String]) -> bool {
+    argv.iter().take_while(|a| a.as_str() != "--").any(|a| {
+        a == "--verbose"
+            || a == "--debug"
+            || (a.len() > 1
+                && a.starts_with('-')
+                && !a.starts_with("--")
+                && a[1..].chars().all(|c| c == 'v'))
+    })
 }
 
 /// The tool output of `exec`.
@@ -112,16 +131,63 @@ pub fn shape(exec: ExecutionResult, settings: ResultSettings, facts: CallFacts<'
         }
         out.parsed_json = Some(value);
     }
+    if settings.mode == ResultMode::Lean {
+        lean_error(&mut out, facts.verbose);
+    }
     out.credentials_masked = u32::try_from(masked).unwrap_or(u32::MAX);
     if let Some(max) = settings.max_result_bytes {
-        fit(&mut out, max, facts.command);
+        fit(&mut out, max, facts);
     }
     out
 }
 
+/// Lean mode's one copy of conda's error: the message of conda's `--json`
+/// error document is in `error.message`, so `parsed_json` drops its
+/// `error` (the same text after the exception name) and `message` (unless
+/// `error.message` had to shorten it); Python tracebacks (`traceback` of
+/// the document, the frames of a traceback on stderr) are left out unless
+/// the call asked for detail. `error.details.left_out` names what was
+/// dropped of `parsed_json`.
+fn lean_error(out: &mut CallOutput, verbose: bool) {
+    let Some(error) = &mut out.error else {
+        return;
+    };
+    if !verbose {
+        let (folded, dropped) = conda_error::fold_tracebacks(&out.execution.stderr);
+        if dropped > 0 {
+            out.execution.stderr = folded;
+        }
+    }
+    let Some(serde_json::Value::Object(doc)) = &mut out.parsed_json else {
+        return;
+    };
+    if !conda_error::is_error_document(&serde_json::Value::Object(doc.clone())) {
+        return;
+    }
+    let mut left_out = Vec::new();
+    let mut drop = |key: &str, doc: &mut serde_json::Map<String, serde_json::Value>| {
+        if doc.remove(key).is_some() {
+            left_out.push(serde_json::Value::from(key));
+        }
+    };
+    drop("error", doc);
+    if !error.message.ends_with('…') {
+        drop("message", doc);
+    }
+    if !verbose {
+        drop("traceback", doc);
+    }
+    if !left_out.is_empty() {
+        error
+            .details
+            .insert("left_out".to_owned(), serde_json::Value::Array(left_out));
+    }
+}
+
 /// Cuts `out` so that its serialization is at most `max` bytes (see
 /// [`budget`]).
-fn fit(out: &mut CallOutput, max: usize, command: &[String]) {
+fn fit(out: &mut CallOutput, max: usize, facts: CallFacts<'_>) {
+    let command = facts.command;
     if budget::json_len(out) <= max {
         return;
     }
@@ -139,7 +205,7 @@ fn fit(out: &mut CallOutput, max: usize, command: &[String]) {
         parsed_json: None,
         stdout: None,
         stderr: None,
-        narrow: budget::narrow_hint(command),
+        narrow: budget::narrow_hint(command, facts.argv),
     };
     let (text, c) = budget::tail(&stderr, err_share);
     out.execution.stderr = text;
@@ -150,7 +216,7 @@ fn fit(out: &mut CallOutput, max: usize, command: &[String]) {
         // most a quarter of the share; the document gets the rest.
         let text_len = budget::json_len(stdout.as_str());
         let text_share = text_len.min(out_share / 4);
-        match budget::cut_document(&doc, out_share - text_share) {
+        match budget::cut_document(&doc, out_share - text_share, budget::kept_end(command)) {
             Some((value, c)) => {
                 let used = budget::json_len(&value);
                 out.parsed_json = Some(value);
@@ -160,7 +226,7 @@ fn fit(out: &mut CallOutput, max: usize, command: &[String]) {
             None => {
                 let size = budget::json_len(&doc);
                 out.parsed_json_error = Some(format!(
-                    "the JSON document ({size} bytes) does not fit the result budget of {max} bytes even with its lists emptied; stdout is cut as text instead"
+                    "the JSON document ({size} bytes) does not fit the result budget of {max} bytes with any of its keys or items; stdout is cut as text instead"
                 ));
                 if out.stdout_omitted {
                     // Lean mode dropped the document from stdout: cut the

@@ -339,18 +339,42 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
         crate::app::StartupError::Schema(e) => format!("building the tools failed: {e}"),
         other => other.to_string(),
     })?;
+    // In compact mode the commands are not tools: they are named by the
+    // command path conda_call takes.
+    let compact = s.mode == crate::mcp::tools::ToolMode::Compact;
+    let names: Vec<String> = tools
+        .generated
+        .iter()
+        .map(|t| {
+            if compact {
+                catalog.commands[t.cmd].subpath().join(" ")
+            } else {
+                t.name.clone()
+            }
+        })
+        .collect();
     let (mut read_only, mut writes, mut runs) = (Vec::new(), Vec::new(), Vec::new());
-    for t in &tools.generated {
+    for (t, name) in tools.generated.iter().zip(&names) {
         let e = effects(catalog, t.cmd);
         if e.runs_subprocess {
-            runs.push(t.name.as_str());
+            runs.push(name.as_str());
         } else if e.read_only {
-            read_only.push(t.name.as_str());
+            read_only.push(name.as_str());
         } else {
-            writes.push(t.name.as_str());
+            writes.push(name.as_str());
         }
     }
     r.item("listed", format!("{} tools", tools.listed.len()));
+    if compact {
+        let listed: Vec<String> = tools.listed.iter().map(|t| t.name.to_string()).collect();
+        r.item(
+            "tool mode",
+            format!(
+                "compact: {}; the commands below are called through conda_call by their command path",
+                listed.join(", ")
+            ),
+        );
+    }
     list(r, "read-only", "always callable", &read_only);
     list(
         r,

@@ -13,7 +13,7 @@
 //!   asks the person and calls again with the answer in `inputResponses`
 //!   and the `requestState` echoed.
 //!
-//! The steps ([`CondaMcp::approved`]): plan (conda's dry run, when the
+//! The steps ([`Loaded::approved`]): plan (conda's dry run, when the
 //! command has one) → ask → on approval, plan again just before applying:
 //! a plan whose digest differs from the one shown ends with `plan_changed`
 //! and nothing applied; otherwise the call's own argv (with `--yes`) runs.
@@ -31,7 +31,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, RequestContext};
 use serde_json::Value;
 
-use super::handler::{CallContext, CondaMcp};
+use super::handler::{CallContext, Loaded};
 use crate::call::approval::{self, APPROVE_FIELD, Answer, Approval, Question};
 use crate::call::error::ErrorCode;
 use crate::call::install_lock::WriterGuard;
@@ -151,7 +151,7 @@ fn not_run(plan: &Plan, reason: NotRun) -> Outcome {
     }
 }
 
-impl CondaMcp {
+impl Loaded {
     /// Runs `plan`, which needs the person's approval, through the steps of
     /// the module docs; `tool` and `args` are the call's, bound into the
     /// question's digest.

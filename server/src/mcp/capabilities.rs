@@ -49,6 +49,10 @@ pub struct Capabilities<'a> {
     pub result_schema: serde_json::Value,
     /// What conda sees of the host.
     pub environment: EnvironmentSummary,
+    /// The help of the options many tools share, by property name: left
+    /// out of those tools' input schemas, stated here once (and in the
+    /// server's instructions as far as they fit).
+    pub shared_options: std::collections::BTreeMap<&'a str, &'a str>,
 }
 
 /// The environment and working directory conda gets: names only, never
@@ -173,6 +177,12 @@ pub fn render(
             crate::schema::Profile::Full => "full",
         },
         environment,
+        shared_options: tools
+            .shared_help
+            .entries
+            .iter()
+            .map(|(n, h)| (n.as_str(), h.as_str()))
+            .collect(),
         tool_mode: match mode {
             super::tools::ToolMode::Typed => "typed",
             super::tools::ToolMode::Compact => "compact",

@@ -111,10 +111,9 @@ pub fn tools(_profile: Profile) -> Vec<(CompactTool, Tool)> {
 /// One row of `conda_commands`.
 #[derive(Debug, Serialize)]
 pub struct CommandRow {
-    /// Command path without `conda` (`env create`).
+    /// Command path without `conda` (`env create`): what `conda_call` and
+    /// `conda_describe` take as `command`.
     pub command: String,
-    /// The typed tool's name (`conda_env_create`).
-    pub tool: String,
     /// The typed tool's description (policy sentence first, when any).
     pub description: String,
     /// `read_only`, `mutation` or `exec`: the command's broadest behaviour.
@@ -131,13 +130,33 @@ pub fn commands(catalog: &Catalog, tools: &ToolSet) -> Value {
         .iter()
         .map(|t| CommandRow {
             command: catalog.commands[t.cmd].subpath().join(" "),
-            tool: t.name.clone(),
             description: t.description.clone(),
             policy: crate::policy::policy_class(catalog, t.cmd),
             runnable: t.runnable.clone(),
         })
         .collect();
-    json!({ "commands": rows })
+    json!({ "call": CALL_HINT, "commands": rows })
+}
+
+/// How `conda_commands`' answer says to run a command.
+pub const CALL_HINT: &str = "run a command with conda_call {\"command\": <command>, \"arguments\": {...}}; conda_describe {\"command\": <command>} gives its arguments";
+
+/// What the unknown-tool error of a compact server adds: conda's commands
+/// are not tools there.
+pub const UNKNOWN_TOOL_HINT: &str = "this server runs in compact mode: call a conda command through conda_call (conda_commands lists them)";
+
+/// Checks that `conda_commands` was called without arguments.
+///
+/// Errors: an [`ArgumentError`] at `/` naming no submitted key.
+pub fn no_arguments(args: &Value) -> Result<(), ArgumentError> {
+    match args {
+        Value::Null => Ok(()),
+        Value::Object(m) if m.is_empty() => Ok(()),
+        _ => Err(ArgumentError {
+            path: "/".into(),
+            rule: "this tool takes no arguments".into(),
+        }),
+    }
 }
 
 /// The arguments of `conda_describe` and `conda_call`: the command and, for
@@ -185,8 +204,8 @@ pub fn request(catalog: &Catalog, tools: &ToolSet, args: &Value) -> Result<Reque
     Ok(Request { tool, arguments })
 }
 
-/// `conda_describe`'s answer for generated tool `i`: command path, tool
-/// name, description, policy class, what the policy allows, aliases and
+/// `conda_describe`'s answer for generated tool `i`: command path,
+/// description, policy class, what the policy allows, aliases and
 /// the input schema in `profile`, every property described.
 pub fn describe(catalog: &Catalog, tools: &ToolSet, i: usize, profile: Profile) -> Value {
     let t = &tools.generated[i];
@@ -202,7 +221,6 @@ pub fn describe(catalog: &Catalog, tools: &ToolSet, i: usize, profile: Profile) 
     json!({
         "command": paths[0],
         "aliases": &paths[1..],
-        "tool": t.name,
         "description": t.description,
         "policy": crate::policy::policy_class(catalog, t.cmd),
         "runnable": t.runnable,

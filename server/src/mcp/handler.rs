@@ -71,18 +71,17 @@ pub struct State {
     pub tasks: TaskStore,
 }
 
-/// The MCP server (cheap to clone).
+/// The MCP server once startup has finished (cheap to clone); served
+/// through [`super::ready::CondaMcp`], which answers `initialize` before.
 #[derive(Debug, Clone)]
-pub struct CondaMcp {
+pub struct Loaded {
     state: Arc<State>,
 }
 
-impl CondaMcp {
+impl Loaded {
     /// Wraps the startup state.
-    pub fn new(state: State) -> Self {
-        Self {
-            state: Arc::new(state),
-        }
+    pub fn new(state: Arc<State>) -> Self {
+        Self { state }
     }
 
     /// The shared state (for shutdown and tests).
@@ -332,7 +331,7 @@ const SERVED_METHODS: &[&str] = &[
     "tasks/cancel",
 ];
 
-impl ServerHandler for CondaMcp {
+impl ServerHandler for Loaded {
     fn get_info(&self) -> ServerConfig {
         self.state.info.clone()
     }
@@ -387,6 +386,12 @@ impl ServerHandler for CondaMcp {
     ) -> Result<CallToolResponse, McpError> {
         let surface = self.state.surface.get();
         let Some(route) = surface.tools.route(&request.name) else {
+            if self.state.settings.mode == super::tools::ToolMode::Compact {
+                return Err(unknown(&format!(
+                    "tool; {}",
+                    super::compact::UNKNOWN_TOOL_HINT
+                )));
+            }
             return Err(unknown("tool"));
         };
         let name = request.name.to_string();
@@ -587,7 +592,7 @@ impl ServerHandler for CondaMcp {
     }
 }
 
-impl CondaMcp {
+impl Loaded {
     /// `resources/subscribe` / `resources/unsubscribe` of `uri`: served
     /// with `--live-tools` only (without it the capabilities document never
     /// changes and the method is not found, as the capabilities say); only

@@ -36,6 +36,7 @@ pub mod handler;
 pub mod live;
 pub mod principal;
 pub mod progress;
+pub mod ready;
 pub mod request_log;
 pub mod results;
 pub mod stdio;
@@ -46,84 +47,39 @@ use rmcp::ServiceExt;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use tokio_util::sync::CancellationToken;
 
-pub use handler::{CondaMcp, State};
+pub use handler::State;
+pub use ready::{CondaMcp, Readiness};
+
+/// Most characters of the server's `instructions` and of every tool
+/// description: Claude Code cuts both at 2,048 characters without saying
+/// so, so what matters comes first and nothing passes the limit.
+pub const MAX_HOST_TEXT_CHARS: usize = 2048;
 
 /// The `initialize` / `server/discover` answer: conda-mcp and its version,
-/// tools and resources, and instructions that state once what many tools
-/// share (the help of common options, one meaning per name; the result
-/// fields; how to read errors and, in lean mode, cut results).
+/// tools and resources, and instructions of at most
+/// [`MAX_HOST_TEXT_CHARS`] characters, essentials first: what the tools
+/// are, the policy sentence, `json: true`, how to read `error`, the result
+/// fields (and, in lean mode, cut results); then `warnings` (startup
+/// problems a model should know of, e.g. a `CONDARC` conda will not load,
+/// one sentence each) and, with `live`, that the tools can change; last the
+/// help of the options many tools share (left out of their schemas), as
+/// many as fit, the rest named in `conda://capabilities`
+/// (`shared_options`). `shared` is `None` while discovery has not
+/// finished: the instructions then point at `conda://capabilities` for
+/// them.
 ///
-/// `warnings` (startup problems a model should know of, e.g. a `CONDARC`
-/// conda will not load) are appended, one sentence each. `live`
-/// (`--live-tools`) advertises `tools.listChanged`, `resources.listChanged`
-/// and `resources.subscribe` and says in the instructions that the tools
-/// can change. `approve` (`--approve-writes`) says that each change is
-/// asked of the person.
+/// `live` (`--live-tools`) advertises `tools.listChanged`,
+/// `resources.listChanged` and `resources.subscribe`. `approve`
+/// (`--approve-writes`) says that each change is asked of the person.
 pub fn server_config(
-    shared: &crate::schema::SharedHelp,
+    shared: Option<&crate::schema::SharedHelp>,
     mode: tools::ToolMode,
     result_mode: crate::call::document::ResultMode,
     warnings: &[String],
     live: bool,
     approve: bool,
 ) -> ServerConfig {
-    let mut instructions = String::from(match mode {
-        tools::ToolMode::Typed => {
-            "Typed tools for the installed conda: one tool per conda command (conda_<command>), \
-             arguments as in the conda CLI with dashes as underscores."
-        }
-        tools::ToolMode::Compact => {
-            "Tools for the installed conda: conda_commands lists the commands, conda_describe \
-             gives one command's arguments (as in the conda CLI with dashes as underscores), \
-             conda_call runs it."
-        }
-    });
-    instructions.push_str(
-        " A boolean whose conda flag has a --no- form passes that form when false. \
-         The policy is fixed at startup; a tool it limits says so first in its description, \
-         and a refused call names the startup option it needs. Every call returns exit_code, \
-         stdout, stderr, duration_ms, parsed_json (conda's JSON answer), \
-         timed_out, cancelled, stdout_truncated, stderr_truncated, restart_required, \
-         confirmation_required (true when a change ran as a dry run because yes: true was not \
-         set), replaced_environment (when a create replaces, or previews replacing, an \
-         existing environment), and on failure error. \
-         Pass json: true wherever a command has it: conda's answer then arrives as parsed_json. \
-         When a result has isError, read error.code first (error.retryable says whether repeating \
-         the same call can help; error.details has the facts). \
-         conda://capabilities describes the catalog, the policy and the full result schema.",
-    );
-    if result_mode == crate::call::document::ResultMode::Lean {
-        instructions.push_str(
-            " Results are lean: when stdout was parsed it is not repeated (stdout_omitted), and a \
-             result over the size budget is cut (cut says what was kept of how many): narrow the \
-             call with the tool's own options as the summary line says, instead of repeating it.",
-        );
-    }
-    if !shared.entries.is_empty() {
-        instructions.push_str(" Options shared by many tools: ");
-        instructions.push_str(&shared.describe());
-        instructions.push('.');
-    }
-    if approve {
-        instructions.push_str(
-            " Each change needs the person's approval: the server shows them conda's plan through \
-             the host and applies exactly that plan only if they approve (yes: true does not \
-             skip the question). error.code declined means the person said no: do not repeat \
-             the call unless they ask; plan_changed means conda's plan changed after they \
-             approved: call again to show them the new plan.",
-        );
-    }
-    if live {
-        instructions.push_str(
-            " The tools are rebuilt when conda or its plugins change \
-             (notifications/tools/list_changed): list them again then.",
-        );
-    }
-    for w in warnings {
-        instructions.push_str(" Warning: ");
-        instructions.push_str(w);
-        instructions.push('.');
-    }
+    let instructions = instructions(shared, mode, result_mode, warnings, live, approve);
     // The tasks extension is always offered; only clients that declare it
     // get task handles (`tasks`).
     let capabilities = if live {
@@ -147,6 +103,101 @@ pub fn server_config(
             Implementation::new("conda-mcp", env!("CARGO_PKG_VERSION")).with_title("conda-mcp"),
         )
         .with_instructions(instructions)
+}
+
+/// The instructions of [`server_config`].
+pub fn instructions(
+    shared: Option<&crate::schema::SharedHelp>,
+    mode: tools::ToolMode,
+    result_mode: crate::call::document::ResultMode,
+    warnings: &[String],
+    live: bool,
+    approve: bool,
+) -> String {
+    let mut s = String::from(match mode {
+        tools::ToolMode::Typed => {
+            "Typed tools for the installed conda: one tool per conda command (conda_<command>), \
+             arguments as in the conda CLI with dashes as underscores."
+        }
+        tools::ToolMode::Compact => {
+            "Tools for the installed conda: conda_commands lists the commands, conda_describe \
+             gives one command's arguments (as in the conda CLI with dashes as underscores), \
+             conda_call runs it."
+        }
+    });
+    s.push_str(
+        " The policy is fixed at startup; a tool it limits says so first in its description, \
+         and a refused call names the startup option it needs. \
+         Pass json: true wherever a command has it: conda's answer then arrives as parsed_json. \
+         When a result has isError, read error.code first (error.retryable: whether repeating \
+         the same call can help; error.details: the facts). \
+         Results carry exit_code, stdout, stderr, duration_ms, parsed_json, timed_out, \
+         cancelled, stdout_truncated, stderr_truncated, restart_required, \
+         confirmation_required (a change ran as a dry run because yes: true was not set), \
+         replaced_environment (a create replaces, or previews replacing, an existing \
+         environment) and, on failure, error. \
+         A boolean whose conda flag has a --no- form passes that form when false.",
+    );
+    if result_mode == crate::call::document::ResultMode::Lean {
+        s.push_str(
+            " Results are lean: parsed stdout is not repeated (stdout_omitted), and a result over \
+             the size budget is cut (cut says what was kept of how many): narrow the call with the \
+             tool's own options as the summary line says instead of repeating it.",
+        );
+    }
+    if approve {
+        s.push_str(
+            " Each change needs the person's approval: the server shows them conda's plan through \
+             the host and applies exactly that plan only if they approve (yes: true does not \
+             skip the question). error.code declined: the person said no, do not repeat the \
+             call unless they ask; plan_changed: call again to show them the new plan.",
+        );
+    }
+    if live {
+        s.push_str(
+            " The tools are rebuilt when conda or its plugins change \
+             (notifications/tools/list_changed): list them again then.",
+        );
+    }
+    for w in warnings {
+        s.push_str(" Warning: ");
+        s.push_str(w);
+        s.push('.');
+    }
+    s.push_str(
+        " conda://capabilities describes the catalog, the policy, the full result schema and \
+         the options many tools share (shared_options).",
+    );
+    let entries = shared
+        .map(|h| h.entries.iter().collect::<Vec<_>>())
+        .unwrap_or_default();
+    if !entries.is_empty() {
+        const HEAD: &str = " Options many tools share (not repeated in their schemas): ";
+        const REST: &str = "; the others in shared_options.";
+        let room = MAX_HOST_TEXT_CHARS
+            .saturating_sub(s.chars().count() + HEAD.chars().count() + REST.chars().count());
+        let mut list = String::new();
+        let mut all = true;
+        for (name, help) in entries {
+            let item = format!("{}{name}: {help}", if list.is_empty() { "" } else { "; " });
+            if list.chars().count() + item.chars().count() > room {
+                all = false;
+                continue;
+            }
+            list.push_str(&item);
+        }
+        if !list.is_empty() {
+            s.push_str(HEAD);
+            s.push_str(&list);
+            s.push_str(if all { "." } else { REST });
+        }
+    }
+    if s.chars().count() > MAX_HOST_TEXT_CHARS {
+        // Only many long warnings get here: keep the essentials first.
+        s = s.chars().take(MAX_HOST_TEXT_CHARS - 1).collect();
+        s.push('…');
+    }
+    s
 }
 
 /// Serves `server` on stdin/stdout until the session ends (stdin closed or

@@ -328,9 +328,16 @@ pub fn summary(what: &str, output: &CallOutput, live_tools: bool) -> String {
         ));
         if let Some(j) = &cut.parsed_json {
             s.push_str(&format!(
-                " (parsed_json keeps {} of {} items)",
+                " (parsed_json keeps {} of {} items",
                 j.kept, j.total
             ));
+            if j.kept_end == crate::call::budget::KeptEnd::Last {
+                s.push_str(", the newest of each list");
+            }
+            if j.keys_dropped > 0 {
+                s.push_str(&format!(", {} top-level keys left out", j.keys_dropped));
+            }
+            s.push(')');
         }
         s.push_str(": ");
         s.push_str(&cut.narrow);
@@ -345,11 +352,29 @@ pub fn summary(what: &str, output: &CallOutput, live_tools: bool) -> String {
     if let Some(r) = &output.replaced_environment {
         s = format!("{} {s}", r.sentence(output.is_error()));
     } else if output.confirmation_required {
-        s = format!(
-            "Nothing was changed: this ran as a dry run because the call did not set yes: true; repeat the call with yes: true to apply it. {s}"
-        );
+        s = format!("{} {s}", dry_run_banner(output));
     }
     s
+}
+
+/// What a dry run the server made of a call without `yes: true` means, and
+/// the next step that applies on this server: repeat with `yes: true`
+/// only when conda's plan succeeded and the server may apply it.
+fn dry_run_banner(output: &CallOutput) -> String {
+    const NOTHING: &str =
+        "Nothing was changed: this ran as a dry run because the call did not set yes: true";
+    if output.error.is_some() {
+        format!(
+            "{NOTHING}, and conda's dry run failed (see error): fix the call first; repeating it with yes: true would fail the same way."
+        )
+    } else if !output.apply_requires.is_empty() {
+        format!(
+            "{NOTHING}; conda's plan is below. This server cannot apply it: yes: true is refused until the server is restarted with {}.",
+            output.apply_requires.join(" and ")
+        )
+    } else {
+        format!("{NOTHING}; repeat the call with yes: true to apply it.")
+    }
 }
 
 /// Invalid arguments: the tool name and every JSON path with its rule.
@@ -461,6 +486,8 @@ mod tests {
             CallFacts {
                 command: &["conda".to_owned(), "install".to_owned()],
                 timeout_ms: 900_000,
+                argv: &[],
+                verbose: false,
             },
         );
         let e = out.error.clone().expect("error");

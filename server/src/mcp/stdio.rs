@@ -15,6 +15,12 @@
 //! Every request and its answer pass through the request log
 //! ([`super::request_log`]): one line per request, without its arguments.
 //!
+//! A notification before the first request (some clients send
+//! `notifications/cancelled` or a stray `notifications/initialized` before
+//! `initialize` or `server/discover`) is dropped with a log line: rmcp
+//! ends the session when the first message is not the request that opens
+//! it, and a notification has no answer to give.
+//!
 //! It also tells the server when stdin reaches EOF (the host went away), so
 //! that running calls are killed at once instead of being waited for.
 
@@ -85,39 +91,48 @@ where
             Ok::<_, std::io::Error>((w, log))
         },
     );
-    let state = (BufReader::new(reader), writer, eof, log);
-    let stream = futures::stream::unfold(state, move |(mut reader, writer, eof, log)| async move {
-        loop {
-            match read_line(&mut reader, max_line).await {
-                Ok(Line::Eof) | Err(_) => {
-                    eof.cancel();
-                    return None;
-                }
-                Ok(Line::TooLong) => {
-                    tracing::warn!("a line of over {max_line} bytes on stdin was discarded");
-                    reply_error(
-                        &writer,
-                        Value::Null,
-                        -32700,
-                        "Parse error: message too large",
-                    )
-                    .await;
-                }
-                Ok(Line::Text(bytes)) => {
-                    if bytes.iter().all(u8::is_ascii_whitespace) {
-                        continue;
+    let state = (BufReader::new(reader), writer, eof, log, false);
+    let stream = futures::stream::unfold(
+        state,
+        move |(mut reader, writer, eof, log, mut opened)| async move {
+            loop {
+                match read_line(&mut reader, max_line).await {
+                    Ok(Line::Eof) | Err(_) => {
+                        eof.cancel();
+                        return None;
                     }
-                    match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(&bytes) {
-                        Ok(msg) => {
-                            log.received(&msg);
-                            return Some((msg, (reader, writer, eof, log)));
+                    Ok(Line::TooLong) => {
+                        tracing::warn!("a line of over {max_line} bytes on stdin was discarded");
+                        reply_error(
+                            &writer,
+                            Value::Null,
+                            -32700,
+                            "Parse error: message too large",
+                        )
+                        .await;
+                    }
+                    Ok(Line::Text(bytes)) => {
+                        if bytes.iter().all(u8::is_ascii_whitespace) {
+                            continue;
                         }
-                        Err(_) => reject(&writer, &bytes).await,
+                        match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(&bytes) {
+                            Ok(rmcp::model::JsonRpcMessage::Notification(_)) if !opened => {
+                                tracing::info!(
+                                    "a notification before the session was opened was ignored"
+                                );
+                            }
+                            Ok(msg) => {
+                                opened |= matches!(msg, rmcp::model::JsonRpcMessage::Request(_));
+                                log.received(&msg);
+                                return Some((msg, (reader, writer, eof, log, opened)));
+                            }
+                            Err(_) => reject(&writer, &bytes).await,
+                        }
                     }
                 }
             }
-        }
-    });
+        },
+    );
     (Box::pin(sink), Box::pin(stream))
 }
 

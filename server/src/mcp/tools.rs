@@ -154,7 +154,20 @@ impl ToolSet {
             check_schema_document(&name, &advertised)?;
             let validator = ArgumentValidator::new(&name, &full)?;
             let runnable = crate::policy::runnable(catalog, cmd, &options.policy);
-            let description = description(command, effects(catalog, cmd), options);
+            let mut description = description(command, effects(catalog, cmd), options);
+            let siblings = describe::sibling_sentences(catalog, cmd, &cmds);
+            if !siblings.is_empty() {
+                // Right after the summary's first sentence, instead of the
+                // rest of a summary the other command repeats.
+                let summary = command.summary.trim();
+                let full = describe::first_sentences(summary, describe::SUMMARY_CHARS);
+                let first = describe::first_sentences(summary, 0);
+                description = if !full.is_empty() && description.starts_with(&full) {
+                    format!("{first} {siblings}{}", &description[full.len()..])
+                } else {
+                    format!("{description} {siblings}")
+                };
+            }
             let description = match runnable.sentence() {
                 Some(first) => format!("{first} {description}"),
                 None => description,
@@ -458,5 +471,131 @@ mod tests {
                 }
             }
         }
+    }
+
+    fn standin() -> Catalog {
+        let bytes = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/fixtures/dumps/standin.json"
+        ))
+        .expect("stand-in dump");
+        crate::catalog::build(&crate::dump::Dump::from_json(&bytes).expect("dump"))
+            .expect("catalog")
+    }
+
+    /// Hosts cut instructions and descriptions at 2,048 characters: on the
+    /// recorded real conda (or `CONDA_MCP_REAL_DUMP`) and the stand-in,
+    /// under every mode, none is longer, and the instructions begin with
+    /// the essentials.
+    #[test]
+    fn instructions_and_descriptions_fit_hosts_limits() {
+        use crate::call::document::ResultMode;
+        use crate::mcp::MAX_HOST_TEXT_CHARS;
+        let warning = ["CONDARC names a file conda will not load (/x/y.condarc)".to_owned()];
+        for (label, cat) in [("recorded conda", real()), ("stand-in", standin())] {
+            for mode in [ToolMode::Typed, ToolMode::Compact] {
+                for allow in [false, true] {
+                    let set = ToolSet::build(
+                        &cat,
+                        &ToolOptions {
+                            policy: Policy {
+                                allow_write: allow,
+                                allow_exec: allow,
+                                approve_writes: false,
+                            },
+                            mode,
+                            confirm: true,
+                            ..ToolOptions::default()
+                        },
+                    )
+                    .expect("builds");
+                    let mut longest = 0;
+                    for t in set.listed.iter() {
+                        let n = t.description.as_deref().unwrap_or("").chars().count();
+                        longest = longest.max(n);
+                        assert!(
+                            n <= MAX_HOST_TEXT_CHARS,
+                            "{label}: {} is {n} characters",
+                            t.name
+                        );
+                    }
+                    for t in &set.generated {
+                        let n = t.description.chars().count();
+                        assert!(
+                            n <= MAX_HOST_TEXT_CHARS,
+                            "{label}: {} is {n} characters",
+                            t.name
+                        );
+                    }
+                    for result_mode in [ResultMode::Default, ResultMode::Lean] {
+                        for (live, approve) in [(false, false), (true, true)] {
+                            for warnings in [&[][..], &warning[..]] {
+                                for shared in [Some(&set.shared_help), None] {
+                                    let text = crate::mcp::instructions(
+                                        shared,
+                                        mode,
+                                        result_mode,
+                                        warnings,
+                                        live,
+                                        approve,
+                                    );
+                                    let n = text.chars().count();
+                                    assert!(n <= MAX_HOST_TEXT_CHARS, "{label}: instructions {n}");
+                                    // The essentials, in the first part.
+                                    let head: String = text.chars().take(1000).collect();
+                                    for needle in ["policy", "json: true", "error.code"] {
+                                        assert!(head.contains(needle), "{needle}: {text}");
+                                    }
+                                    if warnings.is_empty() {
+                                        assert!(!text.ends_with('…'), "{text}");
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    eprintln!(
+                        "{label} {mode:?} allow={allow}: longest description {longest} characters, instructions {} (lean, live)",
+                        crate::mcp::instructions(
+                            Some(&set.shared_help),
+                            mode,
+                            ResultMode::Lean,
+                            &[],
+                            true,
+                            true
+                        )
+                        .chars()
+                        .count()
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn commands_that_share_a_summary_say_how_they_differ() {
+        let cat = real();
+        let set = ToolSet::build(&cat, &ToolOptions::default()).expect("builds");
+        let d = |name: &str| {
+            set.generated
+                .iter()
+                .find(|t| t.name == name)
+                .map(|t| t.description.clone())
+                .unwrap_or_else(|| panic!("{name}"))
+        };
+        let (export, env_export) = (d("conda_export"), d("conda_env_export"));
+        assert_ne!(export, env_export);
+        assert!(
+            export.contains("Export a conda environment to a file. Same as conda env export."),
+            "{export}"
+        );
+        assert!(
+            env_export.contains("Export a conda environment to a file. Same as conda export."),
+            "{env_export}"
+        );
+        for text in [&export, &env_export] {
+            assert!(text.contains("Without file it prints to stdout."), "{text}");
+        }
+        // A command with a summary of its own gets no such sentence.
+        assert!(!d("conda_list").contains("Same as"));
     }
 }

@@ -9,7 +9,9 @@
 use rmcp::model::{MetaObject, ToolAnnotations};
 use serde_json::json;
 
-use crate::catalog::Command;
+use std::collections::BTreeSet;
+
+use crate::catalog::{Catalog, Command, CommandIdx};
 
 /// The broadest behaviour of a tool, from the policy (`policy::annotations`).
 /// Hints only: enforcement never relies on them.
@@ -87,6 +89,79 @@ pub fn description(command: &Command, effects: ToolEffects) -> String {
         d.push_str(RUNS_SUBPROCESS);
     }
     d
+}
+
+/// Most property names a [`sibling_sentences`] sentence lists per side.
+const SIBLING_NAMES: usize = 4;
+
+/// What tells a command apart from the other tools whose parser gives the
+/// same summary (conda 26's `conda export` and `conda env export`), and
+/// where an output goes: one or two sentences, empty when no other tool
+/// shares its summary and it has no `file` option. `tools` are the
+/// commands that become tools.
+///
+/// * The same summary and the same properties: "Same as conda X."
+/// * The same summary, other properties: "Unlike conda X: takes a, b;
+///   not c." (at most four names each side).
+/// * A summary that says "to a file" and an optional `file` property:
+///   "Without file it prints to stdout." (conda writes to stdout when no
+///   file is given.)
+pub fn sibling_sentences(catalog: &Catalog, cmd: CommandIdx, tools: &[CommandIdx]) -> String {
+    let command = &catalog.commands[cmd];
+    let summary = command.summary.trim();
+    let names =
+        |c: &Command| -> BTreeSet<String> { c.properties.iter().map(|p| p.name.clone()).collect() };
+    let mut out = Vec::new();
+    if !summary.is_empty() {
+        let mine = names(command);
+        for &other in tools {
+            let o = &catalog.commands[other];
+            if other == cmd || o.summary.trim() != summary {
+                continue;
+            }
+            let theirs = names(o);
+            let path = o.display_path();
+            if mine == theirs {
+                out.push(format!("Same as {path}."));
+                continue;
+            }
+            let list = |set: Vec<&String>| -> String {
+                let more = set.len().saturating_sub(SIBLING_NAMES);
+                let mut s = set
+                    .into_iter()
+                    .take(SIBLING_NAMES)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                if more > 0 {
+                    s.push_str(&format!(" and {more} more"));
+                }
+                s
+            };
+            let only_mine: Vec<&String> = mine.difference(&theirs).collect();
+            let only_theirs: Vec<&String> = theirs.difference(&mine).collect();
+            let mut s = format!("Unlike {path}:");
+            if !only_mine.is_empty() {
+                s.push_str(&format!(" takes {}", list(only_mine)));
+            }
+            if !only_theirs.is_empty() {
+                if !s.ends_with(':') {
+                    s.push(';');
+                }
+                s.push_str(&format!(" not {}", list(only_theirs)));
+            }
+            s.push('.');
+            out.push(s);
+        }
+    }
+    let file = command
+        .properties
+        .iter()
+        .any(|p| p.name == "file" && !p.required);
+    if file && summary.contains("to a file") {
+        out.push("Without file it prints to stdout.".to_owned());
+    }
+    out.join(" ")
 }
 
 /// MCP annotations from the effects. Hints equal to the MCP defaults

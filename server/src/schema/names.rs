@@ -19,8 +19,17 @@ use conda_mcp_shared::fingerprint::sha256_hex;
 /// such as `mcp__conda__`.
 pub const MAX_TOOL_NAME_LEN: usize = 48;
 
-/// Names the server uses for its own tools; a generated tool never takes them.
-pub const RESERVED_TOOL_NAMES: &[&str] = &["conda_execute", "conda_cli_command"];
+/// Names the server uses for its own tools (`conda_execute`,
+/// `conda_cli_command`, and `--tool-mode compact`'s three); a generated
+/// tool never takes them, so conda's own `conda commands` is not
+/// `conda_commands` in either mode.
+pub const RESERVED_TOOL_NAMES: &[&str] = &[
+    "conda_execute",
+    "conda_cli_command",
+    "conda_commands",
+    "conda_describe",
+    "conda_call",
+];
 
 /// Hex digits of the first suffix tried; a suffix that still collides grows.
 const SUFFIX_HEX: usize = 6;
@@ -125,6 +134,7 @@ mod tests {
             p("execute"),
             p("a-very-long-plugin-command-name-that-goes-on-and-on forever"),
             p("Upper"),
+            p("commands"),
         ];
         let names = tool_names(&paths);
         for n in &names {
@@ -140,6 +150,8 @@ mod tests {
         assert!(names[2].starts_with("conda_execute_"), "{names:?}");
         assert_eq!(names[3].len(), MAX_TOOL_NAME_LEN);
         assert!(names[4].starts_with("conda__pper_"), "{names:?}");
+        // conda's `conda commands` never takes compact mode's tool name.
+        assert!(names[5].starts_with("conda_commands_"), "{names:?}");
     }
 
     #[test]

@@ -74,6 +74,28 @@ impl Executor {
         self.ensure(&mut conn).await.map(|_| ())
     }
 
+    /// Asks the worker (started now unless one is live) to start its warm
+    /// conda in the background, so that a later call forks from it instead
+    /// of paying a fresh start. Does nothing while a call holds the worker
+    /// (that call's end starts the warm conda anyway), after shutdown, or
+    /// when the worker cannot be reached (the next call reports that).
+    pub async fn warm_up(&self) {
+        if self.inner.shutdown.is_cancelled() {
+            return;
+        }
+        let Ok(mut conn) = self.inner.conn.try_lock() else {
+            return;
+        };
+        match self.ensure(&mut conn).await {
+            Ok(c) => {
+                if let Err(e) = c.send(&ClientMessage::WarmUp).await {
+                    tracing::debug!("warm-up not sent: {e}");
+                }
+            }
+            Err(e) => tracing::debug!("warm-up: no worker: {e}"),
+        }
+    }
+
     /// The pid of the worker last connected (spawned or listening), if any;
     /// `None` before the first connection and after a worker was found dead
     /// or shut down. Does not wait for a running job.

@@ -164,6 +164,37 @@ fn assert_says_how_to_get_a_conda(text: &str) {
 }
 
 #[test]
+fn check_in_compact_mode_lists_command_paths_not_typed_tools() {
+    let standin = StandinPrefix::standard();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = check_with(
+        &bins::server(),
+        &[
+            "--conda-exe".as_ref(),
+            standin.conda_exe.as_os_str(),
+            "--tool-mode".as_ref(),
+            "compact".as_ref(),
+        ],
+        &dir.path().join("cache"),
+    );
+    let report = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{report}");
+    assert!(
+        report.contains("compact: conda_commands, conda_describe, conda_call"),
+        "{report}"
+    );
+    // The commands by the path conda_call takes; no typed tool name.
+    let tools = &report[report.find("tools (").expect("tools section")..];
+    let tools = &tools[..tools.find("warnings").expect("warnings section")];
+    assert!(tools.contains("env list"), "{tools}");
+    assert!(
+        !tools.contains("conda_info") && !tools.contains("conda_env_list"),
+        "{tools}"
+    );
+    assert!(verdict(&o).contains("with 3 tools"), "{}", verdict(&o));
+}
+
+#[test]
 fn check_without_any_conda_fails_with_one_line() {
     let dir = tempfile::tempdir().expect("tempdir");
     let o = check_with(&bins::server(), &[], &dir.path().join("cache"));

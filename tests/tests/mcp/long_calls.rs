@@ -97,7 +97,10 @@ async fn without_a_token_no_progress_is_sent_and_a_queued_call_reports_its_posit
 async fn cancelling_a_running_call_kills_its_tree_sends_no_response_and_the_next_call_answers() {
     let prefix = sleepy(&["info"], 120.0);
     let needle = prefix.conda_exe.display().to_string();
-    let mut c = RawClient::start(&prefix.conda_exe, &[]).await;
+    // Fresh processes: the call is found by its command line (a call
+    // forked from the warm conda, which now starts right after discovery,
+    // carries the warm conda's; its tree is covered in the worker tests).
+    let mut c = RawClient::start(&prefix.conda_exe, &["--no-warm-conda"]).await;
     c.call_tool("doomed", "conda_info", json!({}), None).await;
     let deadline = Instant::now() + Duration::from_secs(30);
     let pids = loop {
@@ -258,7 +261,10 @@ async fn calls_run_one_at_a_time_in_arrival_order() {
 async fn closing_stdin_mid_call_exits_promptly_and_leaves_no_process() {
     let prefix = sleepy(&["info"], 120.0);
     let needle = prefix.conda_exe.display().to_string();
-    let mut c = RawClient::start(&prefix.conda_exe, &[]).await;
+    // Fresh processes: the call is found by its command line (a call
+    // forked from the warm conda, which now starts right after discovery,
+    // carries the warm conda's; its tree is covered in the worker tests).
+    let mut c = RawClient::start(&prefix.conda_exe, &["--no-warm-conda"]).await;
     c.call_tool("long", "conda_info", json!({}), None).await;
     let deadline = Instant::now() + Duration::from_secs(30);
     while pids_with_cmdline(&needle).is_empty() {

@@ -21,6 +21,7 @@ mod real_conda;
 mod results;
 mod server;
 mod soak;
+mod startup;
 mod surface;
 mod tasks;
 mod trust;

@@ -260,15 +260,211 @@ async fn the_budget_cuts_a_large_search_and_keeps_it_valid() {
             .expect("cut array");
         assert_eq!(json!(arr.len()), a["kept"]);
         assert_eq!(a["total"], json!(100));
-        // Each kept record is the conda record as conda printed it.
-        assert_eq!(arr[0], doc.pointer(path).expect("path")[0]);
+        // Each kept record is the conda record as conda printed it: the
+        // newest ones, which conda search prints last.
+        let all = doc.pointer(path).and_then(Value::as_array).expect("path");
+        assert_eq!(arr.last(), all.last());
+        assert_eq!(arr[0], all[all.len() - arr.len()]);
     }
+    assert_eq!(cut["parsed_json"]["kept_end"], json!("last"));
+    assert_eq!(cut["parsed_json"]["arrays_cut"], json!(30));
+    assert!(
+        cut["parsed_json"]["arrays"]
+            .as_array()
+            .expect("arrays")
+            .len()
+            <= 3
+    );
+    eprintln!(
+        "30x100 search ({} B of JSON): {serialized} / 40000 B, kept {kept} of 3000 records",
+        bytes.len()
+    );
     let line = text(&r).lines().next().unwrap_or_default().to_owned();
     assert!(
         line.contains("of 3000 items") && line.contains("match_spec"),
         "{line}"
     );
     server.close().await;
+}
+
+/// One lean `conda_search` of `doc` at `budget` (`None`: the default):
+/// the structured result.
+async fn lean_search_of(doc: &Value, budget: Option<&str>) -> Value {
+    let standin = StandinPrefix::standard();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("search.json");
+    std::fs::write(&file, serde_json::to_vec_pretty(doc).expect("json")).expect("write");
+    standin
+        .set_control(&[replay("search", Some(&file), None, 0)])
+        .expect("control");
+    let mut args = vec!["--result-mode", "lean", "--output-limit-bytes", "4000000"];
+    if let Some(b) = budget {
+        args.extend(["--max-result-bytes", b]);
+    }
+    let server = Server::start(&standin.conda_exe, &args, Era::Initialize).await;
+    let tools = server.tools().await;
+    let (_, s) = call(
+        &server,
+        &tools,
+        "conda_search",
+        json!({"match_spec": "gen-pkg", "json": true}),
+    )
+    .await;
+    server.close().await;
+    s
+}
+
+#[tokio::test]
+async fn a_wide_search_fills_its_budget_fairly() {
+    // 111 packages x 10 versions: every package keeps its newest versions
+    // before any keeps all, and the budget is used, not left empty.
+    let doc = generated_search(111, 10);
+    let s = lean_search_of(&doc, None).await;
+    let used = serde_json::to_string(&s).expect("json").len();
+    assert!((36_000..=40_000).contains(&used), "uses {used} of 40,000 B");
+    let cut = &s["cut"]["parsed_json"];
+    assert_eq!(cut["total"], json!(1110), "{cut}");
+    let parsed = s["parsed_json"].as_object().expect("object");
+    assert_eq!(parsed.len(), 111);
+    let lens: Vec<usize> = parsed
+        .values()
+        .map(|v| v.as_array().map_or(0, Vec::len))
+        .collect();
+    // Records of about 500 B: not every package fits one at 40,000 B;
+    // the kept ones differ by at most one record per package.
+    let (min, max) = (
+        lens.iter().min().expect("min"),
+        lens.iter().max().expect("max"),
+    );
+    assert!(*max >= 1 && max - min <= 1, "kept per package: {lens:?}");
+    assert_eq!(cut["kept"], json!(lens.iter().sum::<usize>()));
+    for (name, kept) in parsed {
+        let (all, kept) = (
+            doc[name].as_array().expect("array"),
+            kept.as_array().expect("array"),
+        );
+        if let Some(last) = kept.last() {
+            assert_eq!(Some(last), all.last(), "{name}: the newest");
+        }
+    }
+    // The report is counts and a few paths, much smaller than the data.
+    let report = serde_json::to_string(&s["cut"]).expect("json").len();
+    assert!(report < 700, "cut report {report} B: {}", s["cut"]);
+    eprintln!(
+        "111x10 search: {used} / 40000 B, kept {} of 1110 records, cut report {report} B",
+        cut["kept"]
+    );
+}
+
+#[tokio::test]
+async fn the_smallest_budget_still_cuts_json_structurally() {
+    // 400 package names: even their emptied lists are over 4,096 B.
+    let doc = generated_search(400, 10);
+    let s = lean_search_of(&doc, Some("4096")).await;
+    let used = serde_json::to_string(&s).expect("json").len();
+    assert!(used <= 4096, "{used}");
+    assert!(s.get("parsed_json_error").is_none(), "{s}");
+    assert_eq!(s["stdout"], json!(""), "no text cut of stdout: {s}");
+    let parsed = s["parsed_json"].as_object().expect("valid JSON, an object");
+    assert!(!parsed.is_empty(), "some keys are kept");
+    let cut = &s["cut"]["parsed_json"];
+    assert_eq!(
+        cut["keys_dropped"].as_u64().expect("keys dropped") + parsed.len() as u64,
+        400,
+        "{cut}"
+    );
+    eprintln!(
+        "400x10 search at 4096: {used} B, {} keys, {} records kept",
+        parsed.len(),
+        cut["kept"]
+    );
+}
+
+#[tokio::test]
+async fn lean_errors_say_it_once_and_leave_tracebacks_out() {
+    let standin = StandinPrefix::standard();
+    let dir = tempfile::tempdir().expect("tempdir");
+    // conda's error document of an unexpected error carries a traceback.
+    let mut doc: Value = serde_json::from_str(
+        &std::fs::read_to_string(recorded("search-missing.json")).expect("recorded"),
+    )
+    .expect("JSON");
+    let traceback =
+        std::fs::read_to_string(recorded("search-badspec-json.stderr")).expect("recorded");
+    doc["traceback"] = json!(traceback);
+    let doc_file = dir.path().join("error.json");
+    std::fs::write(&doc_file, serde_json::to_vec_pretty(&doc).expect("json")).expect("write");
+    standin
+        .set_control(&[replay(
+            "search",
+            Some(&doc_file),
+            Some(&recorded("search-badspec-json.stderr")),
+            1,
+        )])
+        .expect("control");
+    let server = Server::start(
+        &standin.conda_exe,
+        &["--result-mode", "lean"],
+        Era::Initialize,
+    )
+    .await;
+    let tools = server.tools().await;
+    let tool = tool(&tools, "conda_search");
+    let r = server
+        .call_ok(
+            "conda_search",
+            json!({"match_spec": "nonexistent-pkg", "json": true}),
+        )
+        .await;
+    assert_valid_result(tool, &r);
+    let s = r.structured_content.clone().expect("structured");
+    let e = &s["error"];
+    assert_eq!(e["code"], json!("packages_not_found"), "{e}");
+    let message = e["message"].as_str().expect("message");
+    assert!(message.contains("nonexistent-pkg"), "{message}");
+    // conda's message once: in error.message, not again in parsed_json.
+    let parsed = s["parsed_json"].as_object().expect("parsed_json");
+    for key in ["message", "error", "traceback"] {
+        assert!(!parsed.contains_key(key), "{key} in {s}");
+    }
+    assert_eq!(
+        parsed["exception_name"],
+        json!("PackagesNotFoundInChannelsError")
+    );
+    assert_eq!(
+        e["details"]["left_out"],
+        json!(["error", "message", "traceback"])
+    );
+    let stderr = s["stderr"].as_str().expect("stderr");
+    assert!(!stderr.contains("File \""), "{stderr}");
+    assert!(
+        stderr.contains("TypeError: Object of type InvalidMatchSpec"),
+        "{stderr}"
+    );
+    let lean_size = serde_json::to_string(&s).expect("json").len();
+    assert!(lean_size < 3_000, "{lean_size} B");
+    // Asked for detail: the tracebacks stay.
+    let r = server
+        .call_ok(
+            "conda_search",
+            json!({"match_spec": "nonexistent-pkg", "json": true, "verbosity": 1}),
+        )
+        .await;
+    assert_valid_result(tool, &r);
+    let s = r.structured_content.clone().expect("structured");
+    assert_eq!(
+        s["parsed_json"]["traceback"],
+        json!(traceback),
+        "{}",
+        s["parsed_json"]
+    );
+    assert_eq!(s["stderr"], json!(traceback));
+    assert!(s["parsed_json"].get("message").is_none(), "{s}");
+    server.close().await;
+    eprintln!(
+        "lean error with a traceback: {lean_size} B, with verbose {} B",
+        serde_json::to_string(&s).expect("json").len()
+    );
 }
 
 #[tokio::test]

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use conda_mcp_server::schema::profile::portable_violations;
 use conda_mcp_tests::mcp::{Era, Server, result_text, rpc_error, server_command};
 use conda_mcp_tests::paths;
-use conda_mcp_tests::standin::StandinPrefix;
+use conda_mcp_tests::standin::{ControlRule, StandinPrefix};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -630,11 +630,17 @@ async fn mutations_without_yes_run_as_dry_runs_and_say_nothing_changed() {
             json!(true),
             "{tool}: {s}"
         );
+        // A read-only server cannot apply it: the next step says so
+        // instead of asking for yes: true.
         let text = result_text(&r);
         assert!(
-            text.starts_with("Nothing was changed") && text.contains("yes: true"),
+            text.starts_with("Nothing was changed")
+                && text.contains("cannot apply it")
+                && text.contains("restarted with --allow-write")
+                && !text.contains("repeat the call with yes: true"),
             "{tool}: {text}"
         );
+        assert_eq!(s["apply_requires"], json!(["--allow-write"]), "{tool}: {s}");
         // With yes the call is the caller's: a mutation, refused here.
         let mut with_yes = args.clone();
         with_yes["yes"] = json!(true);
@@ -647,8 +653,38 @@ async fn mutations_without_yes_run_as_dry_runs_and_say_nothing_changed() {
         );
     }
     server.close().await;
-    // --allow-write: with yes the argv is unchanged and the call is applied.
+    // --allow-write: without yes a dry run that says how to apply it; a dry
+    // run that fails does not ask for yes: true.
     let server = Server::start(&standin.conda_exe, &["--allow-write"], Era::Initialize).await;
+    let (tool, args) = CONFIRMED[0];
+    let args: Value = serde_json::from_str(args).expect("json");
+    let r = server.call_ok(tool, args.clone()).await;
+    let text = result_text(&r);
+    assert!(
+        text.starts_with("Nothing was changed")
+            && text.contains("repeat the call with yes: true to apply it"),
+        "{text}"
+    );
+    let s = r.structured_content.clone().expect("structured");
+    assert!(s.get("apply_requires").is_none(), "{s}");
+    standin
+        .set_control(&[ControlRule {
+            stderr_text: Some("PackagesNotFoundError: The following packages are not available from current channels:\n\n  - numpy\n".into()),
+            exit_code: Some(1),
+            ..ControlRule::for_commands(&["install"])
+        }])
+        .expect("control");
+    let r = server.call_ok(tool, args).await;
+    let text = result_text(&r);
+    assert_eq!(r.is_error, Some(true), "{text}");
+    assert!(
+        text.starts_with("Nothing was changed")
+            && text.contains("dry run failed")
+            && !text.contains("repeat the call with yes: true to apply"),
+        "{text}"
+    );
+    standin.set_control(&[]).expect("control");
+    // With yes the argv is unchanged and the call is applied.
     for (tool, args) in CONFIRMED {
         let mut args: Value = serde_json::from_str(args).expect("json");
         args["yes"] = json!(true);

@@ -54,7 +54,6 @@ async fn a_worker_killed_while_idle_leaves_no_zombie_and_the_next_call_answers()
             .filter(|p| p.ppid == server && p.comm.starts_with("conda-mcp-work"))
             .collect()
     };
-    let before: Vec<i32> = workers().iter().map(|p| p.pid).collect();
     c.call_tool("first", "conda_info", json!({}), None).await;
     let (first, _) = c.response("first", Duration::from_secs(60)).await;
     assert_eq!(
@@ -62,9 +61,10 @@ async fn a_worker_killed_while_idle_leaves_no_zombie_and_the_next_call_answers()
         json!(0),
         "{first}"
     );
+    // The exec lane's worker: started by the warm-up after discovery or by
+    // the first call, the newest either way.
     let worker = workers()
         .into_iter()
-        .filter(|p| !before.contains(&p.pid))
         .max_by_key(|p| p.starttime)
         .expect("the exec lane's worker");
     nix::sys::signal::kill(

@@ -236,6 +236,12 @@ async fn compact_call_matches_the_typed_tool_for_every_tool() {
         &conda_mcp_server::dump::Dump::from_json(&dump).expect("dump parses"),
     )
     .expect("catalog");
+    let cmds: Vec<_> = catalog.tools().map(|(i, _)| i).collect();
+    let paths: Vec<Vec<String>> = cmds
+        .iter()
+        .map(|&i| catalog.commands[i].subpath().to_vec())
+        .collect();
+    let typed_names = conda_mcp_server::schema::tool_names(&paths);
     for flags in [&[][..], &["--allow-write", "--allow-exec"][..]] {
         let typed = Server::start(&standin.conda_exe, flags, Era::Initialize).await;
         let mut compact_flags = flags.to_vec();
@@ -251,7 +257,15 @@ async fn compact_call_matches_the_typed_tool_for_every_tool() {
         assert!(!listed.contains("conda_info"), "{listed:?}");
 
         let commands = compact.call_ok("conda_commands", json!({})).await;
-        let rows = commands.structured_content.expect("structured")["commands"].clone();
+        let commands = commands.structured_content.expect("structured");
+        // It lists what conda_call takes, not the typed tools' names.
+        assert!(
+            commands["call"]
+                .as_str()
+                .is_some_and(|c| c.contains("conda_call")),
+            "{commands}"
+        );
+        let rows = commands["commands"].clone();
         let rows = rows.as_array().expect("rows").clone();
         let typed_tools = typed.tools().await;
         let generated: Vec<&Tool> = typed_tools
@@ -259,13 +273,14 @@ async fn compact_call_matches_the_typed_tool_for_every_tool() {
             .filter(|t| t.name != "conda_execute" && t.name != "conda_cli_command")
             .collect();
         assert_eq!(rows.len(), generated.len());
-        for (cmd, _) in catalog.tools() {
+        for (&cmd, tool) in cmds.iter().zip(&typed_names) {
             let path = catalog.commands[cmd].subpath().join(" ");
             let row = rows
                 .iter()
                 .find(|r| r["command"] == json!(path))
                 .unwrap_or_else(|| panic!("{path} listed by conda_commands"));
-            let tool = row["tool"].as_str().expect("tool").to_owned();
+            assert!(row.get("tool").is_none(), "{row}");
+            let tool = tool.clone();
             assert_eq!(
                 row["description"].as_str(),
                 Some(description(&typed_tools, &tool).as_str()),
@@ -302,7 +317,7 @@ async fn compact_call_matches_the_typed_tool_for_every_tool() {
             }
             // The describe schema is the typed tool's input schema.
             let d = compact
-                .call_ok("conda_describe", json!({"command": tool}))
+                .call_ok("conda_describe", json!({"command": path}))
                 .await;
             let d = d.structured_content.expect("structured");
             let typed_schema = &typed_tools
@@ -371,6 +386,21 @@ async fn compact_call_matches_the_typed_tool_for_every_tool() {
             .await
             .expect_err("not listed");
         assert_eq!(rpc_error(&e).map(|d| d.code.0), Some(INVALID_PARAMS));
+        let message = rpc_error(&e)
+            .map(|d| d.message.to_string())
+            .unwrap_or_default();
+        assert!(
+            message.contains("conda_call") && !message.contains("conda_info"),
+            "{message}"
+        );
+        // conda_commands takes no arguments, like every tool that has none.
+        let r = compact
+            .call_ok("conda_commands", json!({"SECRET": 1}))
+            .await;
+        assert_eq!(r.is_error, Some(true));
+        let s = r.structured_content.expect("structured");
+        assert_eq!(s["error"]["code"], json!("invalid_arguments"), "{s}");
+        assert!(!s.to_string().contains("SECRET"), "{s}");
         typed.close().await;
         compact.close().await;
     }
@@ -454,18 +484,38 @@ async fn check_listing(standin: &StandinPrefix, label: &str, size: bool) {
         .peer_info()
         .and_then(|i| i.instructions.clone())
         .unwrap_or_default();
+    // Within the 2,048 characters hosts keep, the rest in the resource.
+    assert!(
+        instructions.chars().count() <= 2048,
+        "{label}: instructions are {} characters",
+        instructions.chars().count()
+    );
     let shared = instructions
-        .split("Options shared by many tools: ")
+        .split("Options many tools share (not repeated in their schemas): ")
         .nth(1)
-        .unwrap_or("");
+        .expect("shared options in the instructions");
+    assert!(shared.contains(": "), "{shared}");
+    let (caps, _) = server
+        .read_text("conda://capabilities")
+        .await
+        .expect("capabilities");
+    let caps: Value = serde_json::from_str(&caps).expect("capabilities JSON");
+    let shared_options = caps["shared_options"].as_object().expect("shared_options");
     let mut seen = BTreeSet::new();
-    for entry in shared.trim_end_matches('.').split("; ") {
+    for entry in shared
+        .trim_end_matches("; the others in shared_options.")
+        .trim_end_matches('.')
+        .split("; ")
+    {
         if let Some((name, help)) = entry.split_once(": ") {
             assert!(
                 seen.insert(name.to_owned()),
                 "{label}: {name} twice in instructions"
             );
             assert!(!cut_abbreviation(help), "{name}: {help}");
+            // The resource holds the same text (a help may itself hold "; ").
+            let full = shared_options[name].as_str().expect("help");
+            assert!(full.starts_with(help), "{label}: {name}: {full} / {help}");
         }
     }
     server.close().await;

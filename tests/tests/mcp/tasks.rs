@@ -143,7 +143,10 @@ fn comparable(result: &Value) -> Value {
 async fn a_long_call_answers_at_once_reports_progress_and_its_cancel_leaves_no_process() {
     let prefix = sleepy(&["search"], 20.0);
     let needle = prefix.conda_exe.display().to_string();
-    let mut c = tasks_client(&prefix, &[]).await;
+    // Fresh processes: the call is found by its command line (a call
+    // forked from the warm conda, which now starts right after discovery,
+    // carries the warm conda's; its tree is covered in the worker tests).
+    let mut c = tasks_client(&prefix, &["--no-warm-conda"]).await;
     let asked = Instant::now();
     let handle = call_expecting_task(
         &mut c,
@@ -413,7 +416,10 @@ async fn in_the_stateless_lifecycle_a_task_completes_with_the_plain_calls_result
 async fn closing_stdin_with_a_task_running_exits_promptly_and_leaves_no_process() {
     let prefix = sleepy(&["search"], 60.0);
     let needle = prefix.conda_exe.display().to_string();
-    let mut c = tasks_client(&prefix, &[]).await;
+    // Fresh processes: the call is found by its command line (a call
+    // forked from the warm conda, which now starts right after discovery,
+    // carries the warm conda's; its tree is covered in the worker tests).
+    let mut c = tasks_client(&prefix, &["--no-warm-conda"]).await;
     let handle = call_expecting_task(
         &mut c,
         "long",

@@ -411,6 +411,80 @@ async fn a_killed_zygote_means_one_fresh_call_then_warm_again() {
     ex.shutdown().await;
 }
 
+/// `conda info`'s CUDA probe (conda 26 starts a fresh interpreter for it
+/// on every call: half of a warm `info`) is not kept by the warm conda: a
+/// driver upgraded without any change to conda or its plugins (the restart
+/// watch stamps conda's files, not the driver) must be seen by the next
+/// call, warm or fresh, as it is by a fresh conda.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_driver_change_without_a_conda_change_is_seen_warm_and_fresh() {
+    let p = StandinPrefix::standard();
+    let driver = p.prefix.join("standin-cuda-driver");
+    std::fs::write(&driver, "12.4").expect("driver");
+    let warm = executor(&p.conda_exe, true);
+    let fresh = executor(&p.conda_exe, false);
+    until_warm(&warm, &p).await;
+    let cuda = |stdout: &str| -> Value {
+        let v: Value = serde_json::from_str(stdout).expect("JSON");
+        v["virtual_pkgs"][0][1].clone()
+    };
+    let call = Call::new(&["info", "--json"]);
+    let (r, was_warm) = run_counted(&warm, &p, &call).await;
+    assert!(was_warm);
+    assert_eq!(cuda(&r.stdout), Value::from("12.4"));
+    std::fs::write(&driver, "12.6").expect("driver upgraded");
+    let (w, was_warm) = run_counted(&warm, &p, &call).await;
+    let (f, _) = run_counted(&fresh, &p, &call).await;
+    assert!(was_warm, "no conda change: the warm conda was not replaced");
+    assert_eq!(cuda(&w.stdout), Value::from("12.6"), "warm");
+    assert_eq!(cuda(&w.stdout), cuda(&f.stdout), "warm and fresh agree");
+    warm.shutdown().await;
+    fresh.shutdown().await;
+}
+
+/// Waits up to 60 s for a zygote of `p` to start, then gives it time to
+/// finish importing (the stand-in's imports take well under a second).
+async fn until_zygote(p: &StandinPrefix) {
+    let end = tokio::time::Instant::now() + Duration::from_secs(60);
+    while zygote_pids(p).is_empty() {
+        assert!(
+            tokio::time::Instant::now() < end,
+            "no zygote started after the warm-up"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_warm_up_makes_the_first_call_warm() {
+    // Without it, the first call runs fresh and starts the warm conda.
+    let p = StandinPrefix::standard();
+    let ex = executor(&p.conda_exe, true);
+    let (r, warm) = run_counted(&ex, &p, &Call::new(&["info"])).await;
+    assert_eq!(r.exit_code, Some(0));
+    assert!(!warm, "without a warm-up the first call runs fresh");
+    ex.shutdown().await;
+    // With it (what the server sends once discovery is done), the first
+    // call forks from the warm conda.
+    let p = StandinPrefix::standard();
+    let ex = executor(&p.conda_exe, true);
+    ex.warm_up().await;
+    until_zygote(&p).await;
+    assert_eq!(p.conda_runs(), 0, "the warm-up runs no conda command");
+    let (r, warm) = run_counted(&ex, &p, &Call::new(&["info"])).await;
+    assert_eq!(r.exit_code, Some(0));
+    assert!(warm, "the first call after the warm-up ran warm");
+    ex.shutdown().await;
+    // --no-warm-conda: the warm-up starts nothing.
+    let p = StandinPrefix::standard();
+    let ex = executor(&p.conda_exe, false);
+    ex.warm_up().await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(zygote_pids(&p).is_empty(), "no zygote with --no-warm-conda");
+    ex.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_warm_conda_runs_every_call_fresh() {
     let p = StandinPrefix::standard();

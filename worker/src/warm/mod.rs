@@ -26,7 +26,8 @@
 //! without running conda and the job runs fresh.
 //!
 //! Fallback, never a failure: when conda is not a Python entry-point script,
-//! the zygote is not ready yet (the first call after startup), is busy
+//! the zygote is not ready yet (not started, or still starting after
+//! [`STARTING_WAIT`]), is busy
 //! (another connection's job), failed to start, died, or answered wrongly,
 //! the job runs as a fresh process and the reason is logged once. A zygote
 //! whose import locations changed ([`stamp`]) — conda or a plugin was
@@ -49,6 +50,10 @@ use tokio::net::unix::pipe;
 use tokio::sync::OwnedMutexGuard;
 
 use self::zygote::{ChildFds, Recipe, Zygote};
+
+/// Longest a conda job waits for a warm conda that is already starting
+/// before it runs as a fresh process.
+pub const STARTING_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Consecutive failed starts after which the warm conda stays off.
 pub const MAX_START_FAILURES: u32 = 3;
@@ -244,6 +249,16 @@ impl Warm {
             if recipe.env != env {
                 recipe.env = env.to_vec();
             }
+        }
+        // A warm conda already starting (the server's warm-up after
+        // discovery) is awaited briefly: its imports are under way, so it
+        // is ready sooner than a fresh conda would be, and the two do not
+        // compete for the CPU.
+        let deadline = tokio::time::Instant::now() + STARTING_WAIT;
+        while slot.starting.as_ref().is_some_and(|h| !h.is_finished())
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
         self.tend(&mut slot, false);
         let Some(z) = slot.zygote.as_ref() else {
