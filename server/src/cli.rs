@@ -204,6 +204,10 @@ pub struct Cli {
     #[arg(long, value_name = "BYTES", allow_negative_numbers = true,
           value_parser = clap::value_parser!(u64).range(4096..))]
     pub max_result_bytes: Option<u64>,
+
+    /// `--listen` and the flags of the HTTP mode.
+    #[command(flatten)]
+    pub http: crate::cli_http::HttpFlags,
 }
 
 /// `--log-format`: how log lines on stderr are written.

@@ -55,6 +55,9 @@ pub struct Settings {
     pub discovery: DiscoverySettings,
     /// Which worker runs conda and how it is started.
     pub worker: WorkerSettings,
+    /// `--listen` and its companions: serve MCP over HTTP instead of
+    /// stdio; `None` = stdio.
+    pub http: Option<crate::http::HttpSettings>,
 }
 
 /// The target conda and discovery (`--conda-exe`, `--python`,
@@ -122,6 +125,7 @@ impl Default for Settings {
                 ..DiscoverySettings::default()
             },
             worker: WorkerSettings::default(),
+            http: None,
         }
     }
 }

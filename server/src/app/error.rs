@@ -46,6 +46,11 @@ pub enum StartupError {
     /// server.
     #[error("{0}")]
     Worker(#[source] ExecError),
+    /// The HTTP mode cannot start (`--listen`): an unauthenticated
+    /// non-loopback address or a malformed token file (usage errors), an
+    /// unreadable token file, an address that cannot be bound.
+    #[error(transparent)]
+    Http(#[from] crate::http::StartError),
 }
 
 impl StartupError {
@@ -55,6 +60,7 @@ impl StartupError {
     pub fn exit_code(&self) -> u8 {
         match self {
             StartupError::UnmatchedToolEntry(_) => EXIT_USAGE,
+            StartupError::Http(e) if e.is_usage() => EXIT_USAGE,
             _ => EXIT_FAILURE,
         }
     }

@@ -19,6 +19,9 @@ const SHUTDOWN_WAIT: Duration = Duration::from_millis(700);
 /// Errors: [`StartupError`] when startup fails (nothing was answered); a
 /// session that ends for any reason after startup is `Ok`.
 pub async fn serve(settings: &Settings) -> Result<(), StartupError> {
+    if let Some(http) = &settings.http {
+        return super::serve_http::serve(settings, http).await;
+    }
     let started = startup::start(settings).await?;
     let discovery_lane = started.discovery_lane.clone();
     let exec = started.state.runner.exec.clone();

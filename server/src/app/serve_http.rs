@@ -1,0 +1,42 @@
+//! The serving process's life in the HTTP mode (`--listen`): the listener
+//! is bound (and the token file read) before startup, so a wrong command
+//! line fails before discovery; then startup ([`super::startup::start`]),
+//! HTTP until SIGTERM or SIGINT and the drain ([`crate::http::serve`]),
+//! and the workers' shutdown, which kills whatever still runs.
+
+use std::time::Duration;
+
+use super::error::StartupError;
+use super::startup;
+use crate::http::HttpSettings;
+use crate::mcp::{CondaMcp, live};
+use crate::settings::Settings;
+
+/// How long the workers get to stop after the drain before the process
+/// exits anyway.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(2);
+
+/// Runs the server under `settings` over HTTP until SIGTERM or SIGINT.
+///
+/// Errors: [`StartupError`] when startup fails (nothing was served).
+pub async fn serve(settings: &Settings, http: &HttpSettings) -> Result<(), StartupError> {
+    let listening = crate::http::bind(http).await?;
+    let stop = crate::http::serve::termination().map_err(StartupError::Runtime)?;
+    let started = startup::start(settings).await?;
+    let discovery_lane = started.discovery_lane.clone();
+    let exec = started.state.runner.exec.clone();
+    let server = CondaMcp::new(started.state);
+    let live = server.state().live.as_ref().map(live::LiveTools::closing);
+    listening.serve(server, stop).await;
+    if let Some(live) = live {
+        live.cancel();
+    }
+    let shutdown = async {
+        tokio::join!(exec.shutdown(), discovery_lane.shutdown());
+    };
+    if tokio::time::timeout(SHUTDOWN_WAIT, shutdown).await.is_err() {
+        tracing::warn!("worker shutdown took too long; exiting anyway");
+    }
+    tracing::info!("conda-mcp exits");
+    Ok(())
+}

@@ -1,0 +1,63 @@
+//! The flags of the HTTP mode (`--listen` and what only applies with it),
+//! flattened into [`crate::cli::Cli`]. Like `cli.rs`, read only by the
+//! composition root (`app/resolve.rs` turns them into
+//! [`crate::http::HttpSettings`]); the doc comments are the `--help` text.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// `--listen` and its companions.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct HttpFlags {
+    /// Serve MCP over Streamable HTTP at /mcp on this address and port
+    /// (e.g. 127.0.0.1:8765) instead of stdio. Any address that is not
+    /// loopback needs --auth-tokens.
+    #[arg(long, value_name = "ADDR:PORT", help_heading = "HTTP mode")]
+    pub listen: Option<SocketAddr>,
+
+    /// Principals and the SHA-256 of their bearer tokens, one a line:
+    /// NAME SHA256_HEX [OS_USER] (# starts a comment). Make a token and
+    /// its line with `conda-mcp token new NAME`.
+    #[arg(long, value_name = "FILE", requires = "listen", help_heading = "HTTP mode")]
+    pub auth_tokens: Option<PathBuf>,
+
+    /// Also accept these Host header values (comma-separated or repeated;
+    /// host or host:port). Default: localhost, 127.0.0.1 and ::1 only.
+    #[arg(long, value_name = "HOSTS", value_delimiter = ',', requires = "listen",
+          help_heading = "HTTP mode")]
+    pub allowed_hosts: Vec<String>,
+
+    /// Also accept requests carrying these Origin values (comma-separated
+    /// or repeated; scheme://host[:port], :* for any port). Default: the
+    /// loopback names over http and https, any port. Requests without an
+    /// Origin header are not affected.
+    #[arg(long, value_name = "ORIGINS", value_delimiter = ',', requires = "listen",
+          help_heading = "HTTP mode")]
+    pub allowed_origins: Vec<String>,
+
+    /// Longest an HTTP request may take, queueing and streaming included,
+    /// in seconds; past it the response ends and its call is cancelled
+    /// (its process tree killed). Default: --timeout plus 60.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, requires = "listen",
+          help_heading = "HTTP mode")]
+    pub request_timeout: Option<Duration>,
+
+    /// On SIGTERM or SIGINT, how long calls in flight may still finish, in
+    /// seconds; then they are cancelled and the server exits.
+    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = parse_seconds,
+          help_heading = "HTTP mode")]
+    pub shutdown_grace: Duration,
+}
+
+/// Seconds as a finite number ≥ 0, at most one week.
+fn parse_seconds(s: &str) -> Result<Duration, String> {
+    let secs: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| "expected a number of seconds, e.g. 30 or 2.5".to_owned())?;
+    if !secs.is_finite() || secs < 0.0 || secs > crate::cli::MAX_TIMEOUT_SECONDS {
+        return Err("must be a number of seconds from 0 to one week".into());
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
