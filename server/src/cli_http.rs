@@ -19,21 +19,36 @@ pub struct HttpFlags {
     /// Principals and the SHA-256 of their bearer tokens, one a line:
     /// NAME SHA256_HEX [OS_USER] (# starts a comment). Make a token and
     /// its line with `conda-mcp token new NAME`.
-    #[arg(long, value_name = "FILE", requires = "listen", help_heading = "HTTP mode")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "listen",
+        help_heading = "HTTP mode"
+    )]
     pub auth_tokens: Option<PathBuf>,
 
     /// Also accept these Host header values (comma-separated or repeated;
     /// host or host:port). Default: localhost, 127.0.0.1 and ::1 only.
-    #[arg(long, value_name = "HOSTS", value_delimiter = ',', requires = "listen",
-          help_heading = "HTTP mode")]
+    #[arg(
+        long,
+        value_name = "HOSTS",
+        value_delimiter = ',',
+        requires = "listen",
+        help_heading = "HTTP mode"
+    )]
     pub allowed_hosts: Vec<String>,
 
     /// Also accept requests carrying these Origin values (comma-separated
     /// or repeated; scheme://host[:port], :* for any port). Default: the
     /// loopback names over http and https, any port. Requests without an
     /// Origin header are not affected.
-    #[arg(long, value_name = "ORIGINS", value_delimiter = ',', requires = "listen",
-          help_heading = "HTTP mode")]
+    #[arg(
+        long,
+        value_name = "ORIGINS",
+        value_delimiter = ',',
+        requires = "listen",
+        help_heading = "HTTP mode"
+    )]
     pub allowed_origins: Vec<String>,
 
     /// Longest an HTTP request may take, queueing and streaming included,

@@ -10,6 +10,7 @@
 pub mod bins;
 pub mod completion;
 pub mod exec;
+pub mod http;
 pub mod mcp;
 pub mod paths;
 pub mod procfs;

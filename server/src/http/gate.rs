@@ -380,7 +380,13 @@ impl http_body::Body for Bounded {
 impl Drop for Bounded {
     fn drop(&mut self) {
         if let Some(log) = self.log.take() {
-            log.write("disconnected");
+            // A body of known length is not polled past its last frame.
+            let outcome = if http_body::Body::is_end_stream(&self.inner) {
+                log.outcome
+            } else {
+                "disconnected"
+            };
+            log.write(outcome);
         }
     }
 }
@@ -403,7 +409,10 @@ mod tests {
     fn the_bearer_scheme_is_case_insensitive_and_strict() {
         let h = |v: &str| {
             let mut m = http::HeaderMap::new();
-            m.insert(header::AUTHORIZATION, HeaderValue::from_str(v).expect("value"));
+            m.insert(
+                header::AUTHORIZATION,
+                HeaderValue::from_str(v).expect("value"),
+            );
             bearer(&m)
         };
         assert!(matches!(h("Bearer abc"), Bearer::Token(t) if t == "abc"));

@@ -56,8 +56,7 @@ fn parse_name(s: &str) -> Result<String, String> {
 /// name first, then `token`).
 pub fn main(args: Vec<OsString>) -> ExitCode {
     let args = args.into_iter().skip(2);
-    let cli = match TokenCli::try_parse_from(std::iter::once(OsString::from("token")).chain(args))
-    {
+    let cli = match TokenCli::try_parse_from(std::iter::once(OsString::from("token")).chain(args)) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
@@ -83,7 +82,11 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         tokens::file_line(&name, &token, os_user.as_deref())
     );
     let mut out = std::io::stdout().lock();
-    if out.write_all(text.as_bytes()).and_then(|()| out.flush()).is_err() {
+    if out
+        .write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .is_err()
+    {
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS

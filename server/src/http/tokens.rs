@@ -250,7 +250,9 @@ mod tests {
             (format!("alice {h}\nbob {h}"), "hash is already"),
         ];
         for (text, want) in cases {
-            let e = table(&format!("# c\n{text}\n")).expect_err(&text).to_string();
+            let e = table(&format!("# c\n{text}\n"))
+                .expect_err(&text)
+                .to_string();
             assert!(e.contains(want), "{text:?}: {e}");
             assert!(e.contains("line 2") || e.contains("line 3"), "{e}");
             assert!(!e.contains(&h), "the hash is not echoed: {e}");
