@@ -63,6 +63,19 @@ pub struct HttpFlags {
     #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = parse_seconds,
           help_heading = "HTTP mode")]
     pub shutdown_grace: Duration,
+
+    /// Most workers of principals mapped to an OS user at once (each runs
+    /// that user's conda calls, one at a time). Past it a new user's
+    /// request gets 503 with Retry-After until a worker is idle.
+    #[arg(long, value_name = "N", default_value_t = 16,
+          value_parser = clap::value_parser!(u16).range(1..), help_heading = "HTTP mode")]
+    pub max_workers: u16,
+
+    /// Stop a user's worker after this many seconds without a call; its
+    /// next call starts a fresh one.
+    #[arg(long, value_name = "SECONDS", default_value = "600", value_parser = parse_seconds,
+          help_heading = "HTTP mode")]
+    pub worker_idle_timeout: Duration,
 }
 
 /// Seconds as a finite number ≥ 0, at most one week.
@@ -71,7 +84,7 @@ fn parse_seconds(s: &str) -> Result<Duration, String> {
         .trim()
         .parse()
         .map_err(|_| "expected a number of seconds, e.g. 30 or 2.5".to_owned())?;
-    if !secs.is_finite() || secs < 0.0 || secs > crate::cli::MAX_TIMEOUT_SECONDS {
+    if !secs.is_finite() || !(0.0..=crate::cli::MAX_TIMEOUT_SECONDS).contains(&secs) {
         return Err("must be a number of seconds from 0 to one week".into());
     }
     Ok(Duration::from_secs_f64(secs))

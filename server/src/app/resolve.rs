@@ -88,6 +88,8 @@ fn resolve_http(cli: &Cli) -> Option<crate::http::HttpSettings> {
             .request_timeout
             .unwrap_or(cli.timeout + REQUEST_TIMEOUT_MARGIN),
         shutdown_grace: flags.shutdown_grace,
+        max_workers: usize::from(flags.max_workers),
+        worker_idle_timeout: flags.worker_idle_timeout,
         max_body_bytes: crate::mcp::stdio::line_limit(cli.stdin_limit_bytes),
     })
 }

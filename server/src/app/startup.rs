@@ -90,6 +90,7 @@ pub async fn start(settings: &Settings) -> Result<Started, StartupError> {
             settings: settings.clone(),
             runner: Runner {
                 exec: discovered.exec,
+                workers: None,
                 discovery: discovered.discovery_lane.clone(),
                 restart: RestartWatch::new(
                     discovered.options,

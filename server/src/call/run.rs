@@ -7,7 +7,8 @@ use tokio_util::sync::CancellationToken;
 use conda_mcp_shared::ExecutionResult;
 
 use crate::discovery::restart::RestartWatch;
-use crate::worker_client::{Executor, JobUpdate};
+use crate::principal::Principal;
+use crate::worker_client::{ExecError, Executor, JobUpdate, Workers};
 
 use super::outcome::{NotRun, Outcome, Ran};
 use super::plan::{Lane, Plan, Reader};
@@ -17,8 +18,12 @@ use super::shape::{self, CallFacts, ResultSettings};
 /// runs with.
 #[derive(Debug)]
 pub struct Runner {
-    /// The exec lane: conda calls, one at a time, in order.
+    /// The exec lane: conda calls, one at a time, in order (every call of
+    /// a principal without an OS user).
     pub exec: Arc<Executor>,
+    /// The workers of principals mapped to an OS user (HTTP mode with such
+    /// principals): their conda calls run there instead of on `exec`.
+    pub workers: Option<Arc<Workers>>,
     /// The discovery lane: helper scripts, never behind a running conda.
     pub discovery: Arc<Executor>,
     /// Restart detection after mutations.
@@ -42,7 +47,8 @@ pub fn received(mut result: ExecutionResult, mask: bool) -> (ExecutionResult, u3
 }
 
 impl Runner {
-    /// Runs `plan` to its outcome.
+    /// Runs `plan` to its outcome for `principal` (whose OS user, when it
+    /// has one and [`Runner::workers`] is set, picks the worker).
     ///
     /// `cancel` is the request's cancellation: it cancels the job, which
     /// kills its process tree (or takes it out of the queue). `on_update`
@@ -55,14 +61,31 @@ impl Runner {
     pub async fn run(
         &self,
         plan: Plan,
+        principal: &Principal,
         on_update: impl FnMut(JobUpdate) + Send + 'static,
         cancel: CancellationToken,
     ) -> Outcome {
         let job = plan.job();
         let job_cancel = job.cancel.clone();
-        let lane = match plan.lane {
-            Lane::Exec => &self.exec,
-            Lane::Discovery => &self.discovery,
+        // A principal mapped to an OS user runs conda in its own worker;
+        // the lease keeps that worker from being stopped as idle.
+        let lease = match (&self.workers, &principal.os_user, plan.lane) {
+            (Some(workers), Some(user), Lane::Exec) => match workers.lease(user) {
+                Ok(lease) => Some(lease),
+                Err(full) => {
+                    tracing::warn!("{}: not run: {full}", plan.what);
+                    return Outcome::NotRun {
+                        what: plan.what,
+                        reason: NotRun::Exec(ExecError::WorkerUnavailable(full.to_string())),
+                    };
+                }
+            },
+            _ => None,
+        };
+        let lane = match (&lease, plan.lane) {
+            (Some(lease), _) => lease.executor(),
+            (None, Lane::Exec) => &self.exec,
+            (None, Lane::Discovery) => &self.discovery,
         };
         let run = lane.run(job, on_update);
         tokio::pin!(run);

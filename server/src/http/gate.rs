@@ -9,9 +9,11 @@
 //!    matches no line, §3.1); the principal found travels in the request's
 //!    extensions to the MCP handler; without `--auth-tokens` it is
 //!    [`Principal::local`];
-//! 3. the body limit: a `Content-Length` or a body past it is 413, read
+//! 3. a principal mapped to an OS user whose worker cannot be had (every
+//!    one of `--max-workers` is busy) gets 503 with `Retry-After`;
+//! 4. the body limit: a `Content-Length` or a body past it is 413, read
 //!    no further;
-//! 4. the request deadline (`--request-timeout`): past it before the
+//! 5. the request deadline (`--request-timeout`): past it before the
 //!    answer starts, 504; past it while the answer streams, the stream
 //!    ends with an error. Either way the request's future is dropped, which
 //!    cancels its call (rmcp cancels a stateless request whose response is
@@ -64,7 +66,13 @@ pub struct Gate {
     pub max_body_bytes: usize,
     /// `--request-timeout`.
     pub request_timeout: Duration,
+    /// The per-user workers, when principals map to OS users: a request
+    /// whose user would find no worker (all `--max-workers` busy) is 503.
+    pub workers: Option<Arc<crate::worker_client::Workers>>,
 }
+
+/// `Retry-After` of a 503 for a full worker pool, in seconds.
+pub const RETRY_AFTER_SECONDS: u32 = 5;
 
 /// What the log line says of one request.
 #[derive(Debug, Default)]
@@ -125,6 +133,17 @@ pub async fn gate(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Re
         },
     };
     described.principal = principal.name.clone();
+    if let (Some(workers), Some(user)) = (&gate.workers, &principal.os_user)
+        && !workers.would_admit(user)
+    {
+        let mut r = plain(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "every per-user worker is busy (--max-workers): retry later",
+        );
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECONDS));
+        return finish(r, described, since, deadline);
+    }
     parts.extensions.insert(principal);
     let too_large = parts
         .headers

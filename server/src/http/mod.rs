@@ -64,6 +64,10 @@ pub struct HttpSettings {
     pub request_timeout: Duration,
     /// `--shutdown-grace`.
     pub shutdown_grace: Duration,
+    /// `--max-workers`: most per-user workers at once.
+    pub max_workers: usize,
+    /// `--worker-idle-timeout`.
+    pub worker_idle_timeout: Duration,
     /// Most bytes of a request body: the stdio line limit for the same
     /// `--stdin-limit-bytes` ([`crate::mcp::stdio::line_limit`]).
     pub max_body_bytes: usize,

@@ -96,10 +96,24 @@ impl Listening {
         self.listener.local_addr()
     }
 
+    /// The distinct OS users the token file maps principals to.
+    pub fn os_users(&self) -> Vec<String> {
+        let mut users: Vec<String> = self
+            .tokens
+            .iter()
+            .flat_map(|t| t.os_users())
+            .map(str::to_owned)
+            .collect();
+        users.sort();
+        users.dedup();
+        users
+    }
+
     /// Serves `server` until `stop` completes, then drains: requests in
     /// flight get `--shutdown-grace`, then the open streams are cancelled
     /// (which cancels their calls) and this returns.
     pub async fn serve(self, server: CondaMcp, stop: impl Future<Output = ()> + Send + 'static) {
+        let workers = server.state().runner.workers.clone();
         let addr = self.local_addr().ok();
         let s = &self.settings;
         let cancel = CancellationToken::new();
@@ -120,6 +134,7 @@ impl Listening {
             tokens: self.tokens,
             max_body_bytes: s.max_body_bytes,
             request_timeout: s.request_timeout,
+            workers,
         });
         let app = Router::new()
             .route_service(MCP_PATH, mcp)

@@ -36,6 +36,7 @@ use super::progress::Progress;
 use super::results::Results;
 use super::tools::Route;
 use crate::call::{self, NotRun, Outcome, Plan, Runner};
+use crate::principal::Principal;
 use crate::settings::Settings;
 
 /// Everything a call needs.
@@ -149,7 +150,7 @@ impl CondaMcp {
         let outcome = self
             .state
             .runner
-            .run(plan, progress.observer(), call.ct)
+            .run(plan, &call.principal, progress.observer(), call.ct)
             .await;
         progress.finish().await;
         outcome
@@ -168,6 +169,9 @@ pub struct CallContext {
     pub peer: Peer<RoleServer>,
     /// The surface the call was routed with.
     pub surface: Arc<Surface>,
+    /// Who is calling (over HTTP, whom the token names; else
+    /// [`Principal::local`]).
+    pub principal: Principal,
 }
 
 fn unknown(what: &str) -> McpError {
@@ -252,6 +256,7 @@ impl ServerHandler for CondaMcp {
                 .map(|t| (context.peer.clone(), t)),
             peer: context.peer.clone(),
             surface,
+            principal: crate::http::principal_of(&context.extensions),
         };
         let task = tokio::spawn(async move { this.call(route, args, call).await });
         let outcome = match task.await {

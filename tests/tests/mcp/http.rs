@@ -214,10 +214,7 @@ fn refusals_at_the_http_layer_carry_their_status_and_challenge() {
         log.contains("status=401") && log.contains("status=403"),
         "{log}"
     );
-    assert!(
-        !log.contains(token.as_ref() as &str),
-        "the token is never logged"
-    );
+    assert!(!log.contains(*token), "the token is never logged");
 }
 
 #[test]
@@ -330,4 +327,139 @@ fn sigterm_lets_calls_in_flight_finish_within_the_grace_then_cancels_the_rest() 
     assert!(log.contains("cancelling them"), "{log}");
     let pids = job_pids(&log, "conda plugins list");
     assert!(pids.iter().all(|p| !alive(*p)), "{pids:?}");
+}
+
+/// Makes OS user `name` with a home when it does not exist; its uid.
+fn os_user(name: &str) -> Option<u32> {
+    if let Ok(Some(u)) = nix::unistd::User::from_name(name) {
+        return Some(u.uid.as_raw());
+    }
+    let status = Command::new("useradd")
+        .args(["--create-home", "--shell", "/usr/sbin/nologin", name])
+        .status()
+        .ok()?;
+    if !status.success() {
+        return None;
+    }
+    nix::unistd::User::from_name(name)
+        .ok()
+        .flatten()
+        .map(|u| u.uid.as_raw())
+}
+
+#[test]
+fn principals_mapped_to_os_users_run_in_their_own_workers_in_parallel() {
+    use conda_mcp_tests::tiers::{Tier, missing};
+    const TEST: &str = "http::principals_mapped_to_os_users_run_in_their_own_workers_in_parallel";
+    if !nix::unistd::Uid::effective().is_root() {
+        missing(
+            Tier::Root,
+            TEST,
+            "not root: workers under other users need it",
+        );
+        return;
+    }
+    let python = std::path::Path::new("/usr/bin/python3");
+    if !python.exists() {
+        missing(Tier::Root, TEST, "no /usr/bin/python3 other users can run");
+        return;
+    }
+    let users = ["cmcp-http-a", "cmcp-http-b", "cmcp-http-c"];
+    let uids: Vec<u32> = match users.iter().map(|u| os_user(u)).collect::<Option<Vec<_>>>() {
+        Some(u) => u,
+        None => {
+            missing(Tier::Root, TEST, "useradd could not make the test users");
+            return;
+        }
+    };
+    let prefix = conda_mcp_tests::standin::shared_prefix(python).expect("shared prefix");
+    prefix
+        .set_control(&[ControlRule {
+            sleep_seconds: Some(3.0),
+            ..ControlRule::for_commands(&["env list"])
+        }])
+        .expect("control");
+    let tokens = [
+        ("alice", "cmcp_alice"),
+        ("bob", "cmcp_bob"),
+        ("dave", "cmcp_dave"),
+        ("carol", "cmcp_carol"),
+    ];
+    let dir = tempdir();
+    let file = dir.path().join("tokens");
+    let lines: Vec<String> = tokens
+        .iter()
+        .enumerate()
+        .map(|(i, (name, token))| file_line(name, token, users.get(i).copied().filter(|_| i < 3)))
+        .collect();
+    std::fs::write(&file, lines.join("\n")).expect("token file");
+    let server = HttpServer::start_in(
+        dir,
+        &prefix.conda_exe,
+        &[
+            "--auth-tokens",
+            file.to_str().expect("utf-8"),
+            "--max-workers",
+            "2",
+            "--worker-idle-timeout",
+            "2",
+        ],
+    );
+    let addr = server.addr;
+    let call = |token: &str, tool: &str| {
+        let b = format!("Bearer {token}");
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                          "params": {"name": tool, "arguments": {"json": true}}});
+        std::thread::spawn(move || post_mcp(addr, &[("Authorization", &b)], &body))
+    };
+    let uid_of = |r: &conda_mcp_tests::http::Response| -> Value {
+        let v: Value = serde_json::from_str(&r.body).unwrap_or_else(|_| panic!("{r:?}"));
+        v["result"]["structuredContent"]["parsed_json"]["uid"].clone()
+    };
+    // alice and bob: each in a worker under its own user, at the same time.
+    let a = call("cmcp_alice", "conda_env_list");
+    let b = call("cmcp_bob", "conda_env_list");
+    assert!(
+        server.wait_log("label=conda env list", 2, Duration::from_secs(30)),
+        "{}",
+        server.stderr_text()
+    );
+    // Both user workers are busy: a third user is told to come back.
+    let dave = post_mcp(addr, &[("Authorization", "Bearer cmcp_dave")], &ping()).expect("dave");
+    assert_eq!(dave.status, 503, "{dave:?}");
+    assert_eq!(dave.header("retry-after"), Some("5"));
+    let (a, b) = (
+        a.join().expect("a").expect("a"),
+        b.join().expect("b").expect("b"),
+    );
+    assert_eq!(uid_of(&a), json!(uids[0]), "{a:?}");
+    assert_eq!(uid_of(&b), json!(uids[1]), "{b:?}");
+    // In parallel: both started before either finished.
+    let log = server.stderr_text();
+    let started: Vec<usize> = log
+        .match_indices("job started job=1 label=conda env list")
+        .map(|(i, _)| i)
+        .collect();
+    let finished = log
+        .find("job finished job=1 label=conda env list")
+        .expect("finished");
+    assert_eq!(started.len(), 2, "{log}");
+    assert!(
+        started.iter().all(|s| *s < finished),
+        "not in parallel:\n{log}"
+    );
+    // carol has no OS user: the default worker, the server's own uid.
+    let c = call("cmcp_carol", "conda_info")
+        .join()
+        .expect("c")
+        .expect("c");
+    assert_eq!(uid_of(&c), json!(0), "{c:?}");
+    // Idle user workers are stopped.
+    assert!(
+        server.wait_log("stopping an idle user worker", 2, Duration::from_secs(20)),
+        "{}",
+        server.stderr_text()
+    );
+    let log = server.stderr_text();
+    assert!(log.contains("principal=alice") && log.contains("principal=bob"));
 }
