@@ -134,7 +134,7 @@ pub struct Cli {
     pub worker_user: Option<String>,
 
     /// Run every conda call as a fresh process instead of forking it from
-    /// the spawned worker's warm conda (a pre-imported interpreter; README
+    /// the spawned worker's warm conda (a pre-imported interpreter; docs/operating.md
     /// "Warm conda"). A listening worker (`--worker-socket`) takes the same
     /// flag on its own command line.
     #[arg(long)]

@@ -5,12 +5,12 @@
 //! flags: a serving server and `conda-mcp check` given the same flags get
 //! the same [`Settings`], and so cannot disagree.
 //!
-//! Each field names the flag it comes from (README.md "Flags"); units are
+//! Each field names the flag it comes from (docs/reference.md "Flags"); units are
 //! in the names or the types (`Limits`).
 //!
 //! To add an option: a flag in `cli.rs` (its `--help` text), a field here
 //! (with its doc), one line in `app::resolve`, and the part that uses it
-//! reads the field; a row in README.md "Flags".
+//! reads the field; a row in docs/reference.md "Flags".
 
 use std::path::PathBuf;
 

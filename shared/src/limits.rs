@@ -1,6 +1,6 @@
 //! The limits of a call: one type for the server's flags, the job the
 //! server hands its worker client, the request on the wire and the worker's
-//! own ceilings (README.md "Flags"; ARCHITECTURE.md "Limits").
+//! own ceilings (docs/reference.md "Flags"; ARCHITECTURE.md "Limits").
 //!
 //! A call runs under three limits: time, bytes kept per output stream and
 //! bytes of stdin. The server takes them from `--timeout`,

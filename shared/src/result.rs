@@ -5,7 +5,7 @@
 //! (with the fields only the server knows: `parsed_json`, the typed error,
 //! `restart_required`, …), so its JSON shape is part of every tool's
 //! `outputSchema`, generated with schemars: the schema and the value can
-//! never drift apart. README.md "Results" documents the fields.
+//! never drift apart. docs/reference.md "Results" documents the fields.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -4,7 +4,7 @@
 //!    bytes, for the recorded real conda 26 parser (`CONDA_MCP_REAL_DUMP`
 //!    names another recording) in each schema profile, read-only and with
 //!    `--allow-write --allow-exec`, in `--tool-mode compact` and filtered
-//!    to README.md's read-mostly `--tools` example (served by a stand-in
+//!    to docs/using.md's read-mostly `--tools` example (served by a stand-in
 //!    prefix built from that dump), with each size's ratio to the default
 //!    (portable, read-only). Targets with every flag on: ≤ 45,000 bytes in
 //!    the portable profile, ≤ 4,000 bytes in compact mode.
@@ -124,7 +124,7 @@ fn ms(d: Duration) -> f64 {
 const TYPED_TARGET_BYTES: usize = 45_000;
 const COMPACT_TARGET_BYTES: usize = 4_000;
 
-/// README.md's read-mostly `--tools` example for hosts with a tool limit.
+/// docs/using.md's read-mostly `--tools` example for hosts with a tool limit.
 const READ_MOSTLY: &str =
     "info,list,search,env list,env export,export,config,compare,notices,doctor";
 

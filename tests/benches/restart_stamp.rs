@@ -1,7 +1,7 @@
 //! Cost of the restart check after a mutation when nothing changed: re-take
 //! the startup-cache stamp (the target's size and mtime, the listings of
 //! site-packages and `conda-meta`) and compare. Target: under 10 ms
-//! (README.md "Benchmarks"). Measured on a stand-in prefix, and on the real conda named
+//! (docs/benchmarks.md). Measured on a stand-in prefix, and on the real conda named
 //! by `CONDA_MCP_TEST_CONDA` when set (its site-packages is a real one).
 //!
 //! `cargo bench -p conda-mcp-tests --bench restart_stamp`

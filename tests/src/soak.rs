@@ -1,4 +1,4 @@
-//! The soak and chaos run (README.md "Soak and chaos test"): one built
+//! The soak and chaos run (docs/testing.md, soak and chaos test): one built
 //! `conda-mcp` on a stand-in conda, many mixed `tools/call` requests kept in
 //! flight over raw JSON-RPC on stdio, random SIGKILLs of the worker process
 //! and `notifications/cancelled` for calls that are still queued; then the

@@ -1,4 +1,4 @@
-//! Stand-in conda prefixes (README.md "Testing against a stand-in conda").
+//! Stand-in conda prefixes (docs/testing.md "Testing against a stand-in conda").
 //!
 //! [`StandinPrefix::create`] builds a throw-away "conda installation" for a
 //! given dump, shaped like a real one so that target and interpreter

@@ -32,7 +32,7 @@ Examples:
       The same with a 15-minute ceiling on every call and JSON log lines.
 
 Without a subcommand the worker is in spawned mode: conda-mcp starts it itself
-(--socket is the server's socket). See README.md, \"Operators\".";
+(--socket is the server's socket). See docs/operating.md, \"Operators\".";
 
 /// conda-mcp-worker: runs the target conda for a conda-mcp server, one job
 /// at a time, in its own process group, under time, byte and process-tree
@@ -119,7 +119,7 @@ pub struct Common {
     #[arg(long, value_name = "BYTES", default_value_t = Limits::WORKER_CEILINGS.stdin_limit_bytes)]
     pub max_stdin_bytes: u64,
     /// Run every conda job as a fresh process: no warm conda (a
-    /// pre-imported interpreter that conda jobs are forked from; README
+    /// pre-imported interpreter that conda jobs are forked from; docs/operating.md
     /// "Warm conda").
     #[arg(long)]
     pub no_warm_conda: bool,

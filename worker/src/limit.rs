@@ -1,6 +1,6 @@
 //! Turning captured bytes into the result's text fields.
 //!
-//! Rules (README.md "Results"): at most the limit in bytes per stream,
+//! Rules (docs/reference.md "Results"): at most the limit in bytes per stream,
 //! cut at a UTF-8 character boundary (a character straddling the limit is
 //! dropped whole), invalid UTF-8 replaced by U+FFFD (the replacement may not
 //! push the text over the limit either), and a flag when the text is lossy

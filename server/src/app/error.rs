@@ -1,6 +1,6 @@
 //! Why the server did not start, and its exit status.
 //!
-//! Exit statuses of `conda-mcp` (README.md "Flags"): 0 after a session
+//! Exit statuses of `conda-mcp` (docs/reference.md "Flags"): 0 after a session
 //! that ended with stdin; 2 for a usage error, i.e. the command line
 //! itself is wrong ([`EXIT_USAGE`]: clap's status for invalid flags and
 //! values, also used for a `--tools` entry that matches no tool of the

@@ -76,7 +76,12 @@ fn check_users(users: &[String]) -> Result<(), StartupError> {
         ));
     }
     for user in users {
-        crate::host_env::check_worker_home(user, None).map_err(StartupError::WorkerHome)?;
+        crate::host_env::check_worker_home(user, None).map_err(|e| {
+            StartupError::WorkerHome(format!(
+                "the --auth-tokens file maps a principal to OS user {user}, which cannot run \
+                 conda: {e}"
+            ))
+        })?;
     }
     Ok(())
 }

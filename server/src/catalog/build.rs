@@ -13,7 +13,7 @@
 //!   then does with them (validate lazy choices, extend a list) does not
 //!   change the argv we compile. Such an action with `nargs=0` is a flag of
 //!   unknown effect and makes its command raw-only.
-//! * **Exposure** (README.md "Generated tools"): the root parser is
+//! * **Exposure** (docs/reference.md "Generated tools"): the root parser is
 //!   [`Exposure::Root`] (never a tool; its options are not copied into
 //!   tools); a parser with subcommands is [`Exposure::Parent`]; `activate`
 //!   and `deactivate` directly under the root are [`Exposure::ShellOnly`];

@@ -13,7 +13,7 @@
 //! * [`Command::properties`]: the tool surface, i.e. the input-schema
 //!   properties. Hidden optionals are left out, and store_const actions that
 //!   share a dest inside one exclusive group are merged into one enum
-//!   property (README.md "Generated tools").
+//!   property (docs/reference.md "Generated tools").
 
 pub mod build;
 pub mod help;

@@ -325,7 +325,7 @@ pub fn output_schema() -> Value {
 /// The output schema as advertised in `tools/list`: the same top-level
 /// contract as [`output_schema`] without descriptions and nested
 /// definitions (they are repeated in no other tool, but `tools/list` must
-/// stay small; the README documents the fields). Optional fields are
+/// stay small; docs/reference.md documents the fields). Optional fields are
 /// absent rather than null, so no field needs "or null".
 pub fn advertised_output_schema() -> Value {
     let path = json!({"type": "array", "items": {"type": "string"}});

@@ -1,5 +1,5 @@
 //! The startup cache: one file per target holding the helper's dump and the
-//! stamp it was taken under (README.md "Discovery", step 5).
+//! stamp it was taken under (docs/operating.md "Discovery", step 5).
 //!
 //! * Where: `$XDG_CACHE_HOME/conda-mcp` (when absolute), else
 //!   `~/.cache/conda-mcp`, or an explicit folder; created with mode 0700.

@@ -1,5 +1,5 @@
 //! The target's Python, found without starting conda where possible
-//! (README.md "Discovery", step 2).
+//! (docs/operating.md "Discovery", step 2).
 //!
 //! Order: `--python` (explicit, wins); the target's shebang; `CONDA_PYTHON_EXE`
 //! when it lies inside the target's installation; otherwise

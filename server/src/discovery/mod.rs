@@ -1,5 +1,5 @@
 //! Discovery: from "which conda" to the catalog every tool is generated from
-//! (README.md "Discovery").
+//! (docs/operating.md "Discovery").
 //!
 //! The MCP server calls [`discover`] once at startup:
 //!

@@ -9,7 +9,7 @@
 //! moved does it rerun discovery through a worker and compare the
 //! discovery fingerprint (conda version + plugin records).
 //!
-//! What a different fingerprint does depends on the mode (README.md
+//! What a different fingerprint does depends on the mode (docs/using.md
 //! "Long calls: progress, cancellation, queueing, restarts"):
 //!
 //! * **fixed** (the default): the tools stay as they are for the life of

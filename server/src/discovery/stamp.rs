@@ -1,5 +1,5 @@
 //! The cache stamp: what must be unchanged for a cached dump to still
-//! describe the target (README.md "Discovery", step 5).
+//! describe the target (docs/operating.md "Discovery", step 5).
 //!
 //! The target's path, size and modification time, plus the sorted entry
 //! names of the folders the helper reported as `stamp_dirs` (site-packages,

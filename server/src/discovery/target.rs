@@ -1,5 +1,5 @@
 //! Which conda to serve: `--conda-exe`, else `CONDA_EXE`, else `conda` on
-//! `PATH` (README.md "Discovery", step 1).
+//! `PATH` (docs/operating.md "Discovery", step 1).
 //!
 //! An explicit `--conda-exe` is authoritative: when it is unusable that is
 //! the error, nothing else is tried. A `CONDA_EXE` that is set but unusable

@@ -1,5 +1,5 @@
 //! The safety policy: what a call may do, fixed at startup by
-//! `--allow-write` and `--allow-exec` (README.md "Safety model").
+//! `--allow-write` and `--allow-exec` (docs/safety.md).
 //!
 //! What a call may do is decided on the *resolved* command: the argv is
 //! parsed with the catalog by the same rules conda's argparse parser uses

@@ -41,7 +41,7 @@ pub fn input_schema(catalog: &Catalog, cmd: CommandIdx, profile: Profile) -> Val
 }
 
 /// Longest help text kept in a property description (first sentence, cut at
-/// a word): `tools/list` of a real conda must stay small (see the README's
+/// a word): `tools/list` of a real conda must stay small (see docs/benchmarks.md for the
 /// size targets).
 pub const HELP_CHARS: usize = 48;
 

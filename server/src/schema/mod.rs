@@ -1,7 +1,7 @@
 //! Tool surface of the catalog: input schemas, names, descriptions, and the
 //! validation of call arguments.
 //!
-//! Why it is built this way (README.md "Generated tools"):
+//! Why it is built this way (docs/reference.md "Generated tools"):
 //!
 //! * Hosts differ in how much JSON Schema they accept, so every tool has two
 //!   input schemas: [`Profile::Portable`] (a small keyword allow-list every

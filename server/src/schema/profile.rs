@@ -26,7 +26,7 @@ pub enum Profile {
 
 /// Keywords allowed below the root of a portable schema: what every major
 /// MCP host accepts (no `anyOf`/`oneOf`/`allOf`/`not`, `const`, type arrays,
-/// `$ref`, `format` or `default`; README.md "Flags", `--schema-profile`).
+/// `$ref`, `format` or `default`; docs/reference.md "Flags", `--schema-profile`).
 pub const PORTABLE_KEYWORDS: &[&str] = &[
     "type",
     "description",

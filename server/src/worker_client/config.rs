@@ -29,7 +29,7 @@ pub struct WorkerConfig {
     /// group (`--worker-user`); needs the server to run as root.
     pub user: Option<String>,
     /// Whether the spawned worker may fork conda jobs from a warm conda
-    /// (`false` passes `--no-warm-conda`; README "Warm conda").
+    /// (`false` passes `--no-warm-conda`; docs/operating.md "Warm conda").
     pub warm_conda: bool,
     /// The spawned worker's `--home`: conda's HOME instead of the user's own
     /// (`--worker-home`).

@@ -1,5 +1,5 @@
-//! `soak`: the soak and chaos run against the built binaries (README.md
-//! "Soak and chaos test"). Prints the figures table; exit status 0 when
+//! `soak`: the soak and chaos run against the built binaries (docs/testing.md,
+//! soak and chaos test). Prints the figures table; exit status 0 when
 //! every check passed, 1 otherwise.
 //!
 //! ```text

@@ -1,5 +1,5 @@
 //! The catalog built from the in-project dump (`tests/fixtures/dumps/standin.json`):
-//! every case the dump was written to cover lands as README.md "Generated
+//! every case the dump was written to cover lands as docs/reference.md "Generated
 //! tools" specifies.
 
 use std::collections::BTreeSet;

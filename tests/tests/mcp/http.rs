@@ -140,7 +140,9 @@ fn refusals_at_the_http_layer_carry_their_status_and_challenge() {
     let prefix = StandinPrefix::standard();
     let dir = tempdir();
     let file = dir.path().join("tokens");
-    std::fs::write(&file, format!("{line}\n")).expect("token file");
+    // bob is no OS user here (that is the root tier's test): the line
+    // without its third column.
+    std::fs::write(&file, format!("{} {}\n", fields[0], fields[1])).expect("token file");
     let server = HttpServer::start_in(
         dir,
         &prefix.conda_exe,

@@ -10,6 +10,7 @@
 
 mod check;
 mod cli_command;
+mod docs;
 mod http;
 mod installed;
 mod long_calls;

@@ -1,6 +1,6 @@
 //! The short soak and chaos run: 200 mixed calls on one server with 3
 //! worker kills and 3 cancels of queued calls, held to the same checks as
-//! the full run (`soak` binary, README.md "Soak and chaos test"): every
+//! the full run (`soak` binary, docs/testing.md, soak and chaos test): every
 //! request answered exactly once (a cancelled one at most once, a cancelled
 //! queued one never run), the server alive, descriptors, threads and memory
 //! of server and worker back near the start, no zombie, no leftover

@@ -1,4 +1,4 @@
-//! Hardened deployment (README.md "Operators"): `conda-mcp-worker serve` listening on a
+//! Hardened deployment (docs/operating.md "Operators"): `conda-mcp-worker serve` listening on a
 //! socket, servers connecting with a socket-mode [`WorkerConfig`], peer-uid
 //! checks, one connection at a time, `--worker-user` and its home, the
 //! environment allowlist, request clamping and surviving a server killed mid-job.

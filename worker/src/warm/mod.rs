@@ -18,7 +18,7 @@
 //! pages it shares with the zygote. Each call
 //! is a fresh fork of a zygote that never ran a command, so nothing one call
 //! does (conda's context, its caches, `os.environ`, the working directory,
-//! loggers, threads) reaches the next. See README.md "Warm conda".
+//! loggers, threads) reaches the next. See docs/operating.md "Warm conda".
 //!
 //! The child does not run conda until the worker has checked the pid the
 //! zygote reported (a child of the zygote) and written the go byte, so a job

@@ -6,7 +6,7 @@ with the environment and working directory a fresh conda would get, fd 0 the
 control socket (SOCK_SEQPACKET: one datagram per message), fd 1 and fd 2
 pipes read by the worker. It imports conda and loads its plugins, never runs
 a command, then forks one child per job. See worker/src/warm/mod.rs for the
-protocol and README.md "Warm conda" for what is and is not shared.
+protocol and docs/operating.md "Warm conda" for what is and is not shared.
 
 Messages to the worker are JSON objects, one per datagram:
   {"hello": sys.path}      before importing conda (the worker stamps these);
