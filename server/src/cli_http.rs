@@ -27,6 +27,18 @@ pub struct HttpFlags {
     )]
     pub auth_tokens: Option<PathBuf>,
 
+    /// Serve HTTPS with this PEM certificate chain (leaf first); needs
+    /// --tls-key. Without both, plain HTTP (for loopback, or behind a
+    /// reverse proxy that terminates TLS).
+    #[arg(long, value_name = "FILE", requires_all = ["listen", "tls_key"],
+          help_heading = "HTTP mode")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "FILE", requires_all = ["listen", "tls_cert"],
+          help_heading = "HTTP mode")]
+    pub tls_key: Option<PathBuf>,
+
     /// Also accept these Host header values (comma-separated or repeated;
     /// host or host:port). Default: localhost, 127.0.0.1 and ::1 only.
     #[arg(

@@ -82,6 +82,7 @@ fn resolve_http(cli: &Cli) -> Option<crate::http::HttpSettings> {
     Some(crate::http::HttpSettings {
         listen,
         auth_tokens: flags.auth_tokens.clone(),
+        tls: flags.tls_cert.clone().zip(flags.tls_key.clone()),
         allowed_hosts: extend(DEFAULT_HOSTS, &flags.allowed_hosts),
         allowed_origins: extend(DEFAULT_ORIGINS, &flags.allowed_origins),
         request_timeout: flags

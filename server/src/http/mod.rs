@@ -9,7 +9,8 @@
 //!   limit, deadline) and its log line;
 //! * [`tokens`]: the `--auth-tokens` file and `conda-mcp token new`;
 //! * [`token_command`]: the `conda-mcp token` command line;
-//! * [`serve`](mod@serve): binding, the router, and the drain on SIGTERM.
+//! * [`serve`](mod@serve): binding, the router, and the drain on SIGTERM;
+//! * [`tls`]: `--tls-cert` / `--tls-key` (rustls).
 //!
 //! Who is calling is a [`crate::principal::Principal`] the gate puts in the
 //! request's extensions; rmcp hands the request's `http::request::Parts` to
@@ -18,6 +19,7 @@
 
 pub mod gate;
 pub mod serve;
+pub mod tls;
 pub mod token_command;
 pub mod tokens;
 
@@ -55,6 +57,9 @@ pub struct HttpSettings {
     /// `--auth-tokens`: the principals' token file; `None` = no
     /// authentication (loopback only).
     pub auth_tokens: Option<PathBuf>,
+    /// `--tls-cert` and `--tls-key` (PEM): serve HTTPS; `None` = plain
+    /// HTTP.
+    pub tls: Option<(PathBuf, PathBuf)>,
     /// [`DEFAULT_HOSTS`] plus `--allowed-hosts`.
     pub allowed_hosts: Vec<String>,
     /// [`DEFAULT_ORIGINS`] plus `--allowed-origins`.

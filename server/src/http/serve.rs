@@ -35,6 +35,9 @@ pub enum StartError {
     /// The `--auth-tokens` file cannot be used.
     #[error(transparent)]
     Tokens(#[from] TokenFileError),
+    /// The TLS certificate or key cannot be used.
+    #[error(transparent)]
+    Tls(#[from] super::tls::TlsError),
     /// The address cannot be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -61,6 +64,7 @@ impl StartError {
 pub struct Listening {
     listener: TcpListener,
     tokens: Option<TokenTable>,
+    tls: Option<Arc<rustls::ServerConfig>>,
     settings: HttpSettings,
 }
 
@@ -77,6 +81,10 @@ pub async fn bind(settings: &HttpSettings) -> Result<Listening, StartError> {
         Some(path) => Some(TokenTable::load(path)?),
         None => None,
     };
+    let tls = match &settings.tls {
+        Some((cert, key)) => Some(super::tls::server_config(cert, key)?),
+        None => None,
+    };
     let listener = TcpListener::bind(settings.listen)
         .await
         .map_err(|source| StartError::Bind {
@@ -86,6 +94,7 @@ pub async fn bind(settings: &HttpSettings) -> Result<Listening, StartError> {
     Ok(Listening {
         listener,
         tokens,
+        tls,
         settings: settings.clone(),
     })
 }
@@ -139,45 +148,99 @@ impl Listening {
         let app = Router::new()
             .route_service(MCP_PATH, mcp)
             .layer(axum::middleware::from_fn_with_state(gate_state, gate));
-        let stopping = CancellationToken::new();
-        let serving = {
-            let stopping = stopping.clone();
-            axum::serve(self.listener, app)
-                .with_graceful_shutdown(async move { stopping.cancelled().await })
-        };
         tracing::info!(
             address = %addr.map(|a| a.to_string()).unwrap_or_default(),
             path = MCP_PATH,
-            authentication = if gate_state_has_tokens(s) { "bearer" } else { "none" },
+            scheme = if self.tls.is_some() { "https" } else { "http" },
+            authentication = if s.auth_tokens.is_some() { "bearer" } else { "none" },
             "listening"
         );
-        let mut serving = std::pin::pin!(serving.into_future());
-        tokio::select! {
-            r = &mut serving => {
-                if let Err(e) = r {
-                    tracing::warn!("the HTTP server stopped: {e}");
-                }
-                return;
+        match self.tls {
+            None => serve_plain(self.listener, app, stop, s.shutdown_grace, cancel).await,
+            Some(tls) => {
+                serve_tls(self.listener, tls, app, stop, s.shutdown_grace, cancel).await;
             }
-            () = stop => {}
-        }
-        tracing::info!(
-            grace_ms = s.shutdown_grace.as_millis() as u64,
-            "stopping: no new connections; requests in flight may finish"
-        );
-        stopping.cancel();
-        if tokio::time::timeout(s.shutdown_grace, &mut serving)
-            .await
-            .is_err()
-        {
-            tracing::warn!("requests still in flight after the grace: cancelling them");
-            cancel.cancel();
         }
     }
 }
 
-fn gate_state_has_tokens(s: &HttpSettings) -> bool {
-    s.auth_tokens.is_some()
+/// Plain HTTP until `stop`; then no new connections, `grace` for the
+/// requests in flight, then `cancel`.
+async fn serve_plain(
+    listener: TcpListener,
+    app: Router,
+    stop: impl Future<Output = ()> + Send + 'static,
+    grace: std::time::Duration,
+    cancel: CancellationToken,
+) {
+    let stopping = CancellationToken::new();
+    let serving = {
+        let stopping = stopping.clone();
+        axum::serve(listener, app).with_graceful_shutdown(async move { stopping.cancelled().await })
+    };
+    let mut serving = std::pin::pin!(serving.into_future());
+    tokio::select! {
+        r = &mut serving => {
+            if let Err(e) = r {
+                tracing::warn!("the HTTP server stopped: {e}");
+            }
+            return;
+        }
+        () = stop => {}
+    }
+    draining(grace);
+    stopping.cancel();
+    if tokio::time::timeout(grace, &mut serving).await.is_err() {
+        tracing::warn!("requests still in flight after the grace: cancelling them");
+        cancel.cancel();
+    }
+}
+
+/// HTTPS (rustls through axum-server) until `stop`, then as
+/// [`serve_plain`].
+async fn serve_tls(
+    listener: TcpListener,
+    tls: Arc<rustls::ServerConfig>,
+    app: Router,
+    stop: impl Future<Output = ()> + Send + 'static,
+    grace: std::time::Duration,
+    cancel: CancellationToken,
+) {
+    let listener = match listener.into_std() {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!("cannot hand the listener to the TLS server: {e}");
+            return;
+        }
+    };
+    let handle = axum_server::Handle::new();
+    let config = axum_server::tls_rustls::RustlsConfig::from_config(tls);
+    let serving = axum_server::tls_rustls::from_tcp_rustls(listener, config)
+        .handle(handle.clone())
+        .serve(app.into_make_service());
+    let mut serving = std::pin::pin!(serving);
+    tokio::select! {
+        r = &mut serving => {
+            if let Err(e) = r {
+                tracing::warn!("the HTTPS server stopped: {e}");
+            }
+            return;
+        }
+        () = stop => {}
+    }
+    draining(grace);
+    handle.graceful_shutdown(Some(grace));
+    if tokio::time::timeout(grace, &mut serving).await.is_err() {
+        tracing::warn!("requests still in flight after the grace: cancelling them");
+        cancel.cancel();
+    }
+}
+
+fn draining(grace: std::time::Duration) {
+    tracing::info!(
+        grace_ms = grace.as_millis() as u64,
+        "stopping: no new connections; requests in flight may finish"
+    );
 }
 
 /// Completes on the first SIGTERM or SIGINT.

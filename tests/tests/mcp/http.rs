@@ -465,3 +465,86 @@ fn principals_mapped_to_os_users_run_in_their_own_workers_in_parallel() {
     let log = server.stderr_text();
     assert!(log.contains("principal=alice") && log.contains("principal=bob"));
 }
+
+#[test]
+fn tls_serves_https_with_the_given_certificate_and_refuses_plain_http() {
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()])
+        .expect("a self-signed certificate");
+    let dir = tempdir();
+    let (cert_path, key_path) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::write(&cert_path, cert.cert.pem()).expect("cert");
+    std::fs::write(&key_path, cert.key_pair.serialize_pem()).expect("key");
+    let prefix = StandinPrefix::standard();
+    let server = with_token(
+        &prefix,
+        &[
+            "--tls-cert",
+            cert_path.to_str().expect("utf-8"),
+            "--tls-key",
+            key_path.to_str().expect("utf-8"),
+        ],
+    );
+    assert!(server.stderr_text().contains("scheme=\"https\""));
+    // The standard library's TLS client, trusting only this certificate.
+    let script = r#"
+import http.client, json, ssl, sys
+ctx = ssl.create_default_context(cafile=sys.argv[1])
+c = http.client.HTTPSConnection("127.0.0.1", int(sys.argv[2]), context=ctx, timeout=60)
+body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                   "params": {"name": "conda_info", "arguments": {"json": True}}})
+c.request("POST", "/mcp", body, {"Content-Type": "application/json",
+          "Accept": "application/json, text/event-stream",
+          "Authorization": "Bearer " + sys.argv[3]})
+r = c.getresponse()
+print(json.dumps({"status": r.status, "version": c.sock.version(), "body": json.loads(r.read())}))
+"#;
+    let out = Command::new(conda_mcp_tests::standin::host_python())
+        .arg("-c")
+        .arg(script)
+        .arg(&cert_path)
+        .arg(server.addr.port().to_string())
+        .arg(TOKEN)
+        .output()
+        .expect("python");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(r["status"], json!(200), "{r}");
+    assert!(
+        r["version"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("TLSv1.")),
+        "{r}"
+    );
+    assert_eq!(
+        r["body"]["result"]["structuredContent"]["exit_code"],
+        json!(0),
+        "{r}"
+    );
+    // Plain HTTP on the TLS port gets no MCP answer.
+    let plain = {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(server.addr).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("timeout");
+        let body = ping().to_string();
+        let _ = write!(
+            s,
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {TOKEN}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            server.addr,
+            body.len()
+        );
+        let mut got = Vec::new();
+        let _ = s.read_to_end(&mut got);
+        String::from_utf8_lossy(&got).into_owned()
+    };
+    assert!(
+        !plain.starts_with("HTTP/1.1 200"),
+        "plain HTTP was served: {plain}"
+    );
+    assert!(!server.stderr_text().contains(TOKEN));
+}
