@@ -29,6 +29,7 @@
 //! milliseconds and the outcome (`answered`, `refused`, `timeout`,
 //! `disconnected`).
 
+use std::future::Future as _;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -164,7 +165,14 @@ pub async fn gate(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Re
         Ok(r) => r,
         Err(_) => {
             let r = plain(StatusCode::GATEWAY_TIMEOUT, "the request took too long");
-            return log_now(r, described, since, "timeout");
+            LogLine {
+                described,
+                status: r.status().as_u16(),
+                since,
+                outcome: "timeout",
+            }
+            .write("timeout");
+            return r;
         }
     };
     finish(response, described, since, deadline)
@@ -297,7 +305,7 @@ fn finish(
 ) -> Response {
     let status = response.status();
     let (parts, body) = response.into_parts();
-    let outcome = if status.is_client_error() {
+    let outcome = if status.is_client_error() || status == StatusCode::SERVICE_UNAVAILABLE {
         "refused"
     } else {
         "answered"
@@ -313,17 +321,6 @@ fn finish(
         }),
     });
     Response::from_parts(parts, body)
-}
-
-fn log_now(response: Response, described: Described, since: Instant, outcome: &str) -> Response {
-    LogLine {
-        described,
-        status: response.status().as_u16(),
-        since,
-        outcome: "",
-    }
-    .write(outcome);
-    response
 }
 
 /// A response body that ends with an error at the deadline and writes the
@@ -409,8 +406,6 @@ impl Drop for Bounded {
         }
     }
 }
-
-use std::future::Future as _;
 
 #[cfg(test)]
 mod tests {
