@@ -18,6 +18,7 @@ use clap::Parser;
 use conda_mcp_shared::limits::Limits;
 
 use crate::call::document::ResultMode;
+use crate::mcp::tasks::TaskSettings;
 use crate::mcp::tools::ToolMode;
 use crate::schema::Profile;
 
@@ -208,6 +209,19 @@ pub struct Cli {
     /// `--listen` and the flags of the HTTP mode.
     #[command(flatten)]
     pub http: crate::cli_http::HttpFlags,
+    /// Seconds a finished MCP task (a long call answered with a task
+    /// handle, for clients that declare the tasks extension) is kept for
+    /// tasks/get; then it is dropped and its id is unknown.
+    #[arg(long, value_name = "SECONDS", default_value = "600", allow_negative_numbers = true,
+          value_parser = parse_seconds)]
+    pub task_retention: Duration,
+
+    /// Most finished MCP tasks kept; past it the oldest finished are
+    /// dropped first.
+    #[arg(long, value_name = "COUNT", default_value_t = TaskSettings::DEFAULT_MAX_FINISHED,
+          allow_negative_numbers = true,
+          value_parser = parse_count)]
+    pub max_finished_tasks: usize,
 }
 
 /// `--log-format`: how log lines on stderr are written.
@@ -223,6 +237,19 @@ pub enum LogFormatArg {
 fn parse_pass_env(s: &str) -> Result<String, String> {
     conda_mcp_shared::env::check_pattern(s)?;
     Ok(s.to_owned())
+}
+
+/// `--max-finished-tasks`: a whole number ≥ 1.
+fn parse_count(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err("expected a whole number of at least 1".into()),
+    }
+}
+
+/// `--task-retention`: the same seconds as `--timeout`.
+fn parse_seconds(s: &str) -> Result<Duration, String> {
+    parse_timeout(s)
 }
 
 /// `--timeout`: seconds as a finite number > 0, at most
@@ -363,6 +390,8 @@ mod tests {
         assert_eq!(cli.schema_profile, Profile::Portable);
         assert!(!cli.allow_write && !cli.allow_exec && !cli.no_cache);
         assert_eq!(cli.log_format, LogFormatArg::Text);
+        assert_eq!(cli.task_retention, Duration::from_secs(600));
+        assert_eq!(cli.max_finished_tasks, 32);
     }
 
     #[test]
@@ -381,6 +410,10 @@ mod tests {
             &["--pass-env", "A=B"],
             &["--pass-env", ""],
             &["--worker-home", "/tmp/h"],
+            &["--task-retention", "0"],
+            &["--task-retention", "-1"],
+            &["--max-finished-tasks", "0"],
+            &["--max-finished-tasks", "-3"],
         ] {
             let e = parse(args).expect_err("invalid");
             assert_eq!(e.exit_code(), 2, "{args:?}");

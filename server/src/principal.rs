@@ -24,8 +24,13 @@ impl Principal {
     /// The caller of a server without authentication: the one person who
     /// started it (stdio, or HTTP on loopback without `--auth-tokens`).
     pub fn local() -> Self {
+        Self::named(LOCAL)
+    }
+
+    /// A principal `name` without an OS user.
+    pub fn named(name: &str) -> Self {
         Self {
-            name: LOCAL.to_owned(),
+            name: name.to_owned(),
             os_user: None,
         }
     }

@@ -19,6 +19,7 @@ use conda_mcp_shared::limits::Limits;
 
 use crate::discovery::DiscoveryOptions;
 use crate::mcp::filter::ToolFilter;
+use crate::mcp::tasks::TaskSettings;
 use crate::mcp::tools::{ToolMode, ToolOptions};
 use crate::policy::Policy;
 use crate::schema::Profile;
@@ -58,6 +59,9 @@ pub struct Settings {
     /// `--listen` and its companions: serve MCP over HTTP instead of
     /// stdio; `None` = stdio.
     pub http: Option<crate::http::HttpSettings>,
+    /// `--task-retention`, `--max-finished-tasks`: how long and how many
+    /// finished MCP tasks are kept.
+    pub tasks: TaskSettings,
 }
 
 /// The target conda and discovery (`--conda-exe`, `--python`,
@@ -126,6 +130,7 @@ impl Default for Settings {
             },
             worker: WorkerSettings::default(),
             http: None,
+            tasks: TaskSettings::default(),
         }
     }
 }

@@ -45,6 +45,31 @@ impl RawClient {
         args: &[&str],
         env: &[(&str, &str)],
     ) -> RawClient {
+        let mut c = Self::spawn(conda_exe, args, env);
+        c.initialize(json!({})).await;
+        c
+    }
+
+    /// [`RawClient::start`] with a client that declares `capabilities` in
+    /// `initialize` (e.g. [`tasks_capabilities`]).
+    pub async fn start_with_capabilities(
+        conda_exe: &Path,
+        args: &[&str],
+        capabilities: Value,
+    ) -> RawClient {
+        let mut c = Self::spawn(conda_exe, args, &[]);
+        c.initialize(capabilities).await;
+        c
+    }
+
+    /// Starts the server like [`RawClient::start`] but sends nothing: the
+    /// caller speaks the stateless 2026-07-28 lifecycle (each request
+    /// carries its own `_meta`, see [`stateless_meta`]).
+    pub async fn start_stateless(conda_exe: &Path, args: &[&str]) -> RawClient {
+        Self::spawn(conda_exe, args, &[])
+    }
+
+    fn spawn(conda_exe: &Path, args: &[&str], env: &[(&str, &str)]) -> RawClient {
         let dir = tempfile::Builder::new()
             .prefix("conda-mcp-raw-")
             .tempdir()
@@ -68,31 +93,51 @@ impl RawClient {
             .expect("spawn conda-mcp");
         let stdin = child.stdin.take().expect("stdin");
         let lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-        let mut c = RawClient {
+        RawClient {
             child,
             stdin,
             lines,
             dir,
             stderr_path,
-        };
-        c.send(json!({
+        }
+    }
+
+    /// `initialize` (protocol 2025-11-25) declaring `capabilities`, then
+    /// `notifications/initialized`; returns the `initialize` result.
+    async fn initialize(&mut self, capabilities: Value) -> Value {
+        self.send(json!({
             "jsonrpc": "2.0", "id": "init", "method": "initialize",
             "params": {
                 "protocolVersion": "2025-11-25",
-                "capabilities": {},
+                "capabilities": capabilities,
                 "clientInfo": {"name": "conda-mcp-raw-test", "version": "0"}
             }
         }))
         .await;
-        let (init, _) = c.response("init", Duration::from_secs(60)).await;
+        let (init, _) = self.response("init", Duration::from_secs(60)).await;
         assert!(
             init.get("result").is_some(),
             "initialize failed: {init}\n{}",
-            c.stderr_text()
+            self.stderr_text()
         );
-        c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
             .await;
-        c
+        init["result"].clone()
+    }
+
+    /// Sends request `method` with `params` as `id` and waits (up to
+    /// `within`) for its response; returns it and every other message seen
+    /// meanwhile.
+    pub async fn request(
+        &mut self,
+        id: &str,
+        method: &str,
+        params: Value,
+        within: Duration,
+    ) -> (Value, Vec<Value>) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        self.response(id, within).await
     }
 
     /// The server's process id.
@@ -216,6 +261,21 @@ impl RawClient {
             .expect("write to the server");
         self.stdin.flush().await.expect("flush");
     }
+}
+
+/// Client capabilities that declare the MCP tasks extension.
+pub fn tasks_capabilities() -> Value {
+    json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})
+}
+
+/// The `_meta` of a request in the stateless 2026-07-28 lifecycle, with
+/// these client capabilities.
+pub fn stateless_meta(capabilities: Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "conda-mcp-raw-test", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    })
 }
 
 /// The `notifications/progress` messages among `msgs` for `token`.

@@ -28,8 +28,12 @@ pub enum StartupError {
     /// text says why and which flag helps.
     #[error("{0}")]
     WorkerHome(String),
-    /// Discovery failed: no conda, no interpreter, the helper failed, or
-    /// its dump did not make a catalog.
+    /// No usable conda: the message says how to point at one and where to
+    /// get one.
+    #[error("{0}")]
+    NoConda(#[source] crate::discovery::TargetError),
+    /// Discovery failed: no interpreter, the helper failed, or its dump
+    /// did not make a catalog.
     #[error("discovery failed: {0}")]
     Discovery(#[source] DiscoveryError),
     /// A `--tools` or `--exclude-tools` entry matches no tool or command of

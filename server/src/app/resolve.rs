@@ -6,6 +6,7 @@
 
 use crate::cli::{Cli, LogFormatArg};
 use crate::mcp::filter::ToolFilter;
+use crate::mcp::tasks::TaskSettings;
 use crate::policy::Policy;
 use crate::settings::{DiscoverySettings, Settings, WorkerSettings};
 use conda_mcp_shared::LogFormat;
@@ -60,6 +61,10 @@ pub fn resolve(cli: &Cli) -> Settings {
             pass_env: cli.pass_env.clone(),
         },
         http: resolve_http(cli),
+        tasks: TaskSettings {
+            retention: cli.task_retention,
+            max_finished: cli.max_finished_tasks,
+        },
     }
 }
 
@@ -145,6 +150,8 @@ mod tests {
             "--no-mask-credentials",
             "--result-mode=lean",
             "--max-result-bytes=5000",
+            "--task-retention=1.5",
+            "--max-finished-tasks=3",
         ]);
         assert_eq!(
             s.policy,
@@ -172,6 +179,13 @@ mod tests {
         assert_eq!(s.results.mode, crate::call::document::ResultMode::Lean);
         assert_eq!(s.results.max_result_bytes, Some(5000));
         assert_eq!(s.log_format, LogFormat::Json);
+        assert_eq!(
+            s.tasks,
+            TaskSettings {
+                retention: Duration::from_millis(1500),
+                max_finished: 3,
+            }
+        );
         assert_eq!(
             s.discovery,
             DiscoverySettings {

@@ -14,14 +14,15 @@ use std::sync::Arc;
 use super::error::StartupError;
 use crate::call::Runner;
 use crate::catalog::Catalog;
-use crate::discovery::DiscoveryOptions;
 use crate::discovery::restart::RestartWatch;
+use crate::discovery::{DiscoveryError, DiscoveryOptions};
 use crate::host_env;
 use crate::mcp::State;
 use crate::mcp::capabilities::{self, PolicySummary};
 use crate::mcp::live::{LiveTools, Served, Surface};
 use crate::mcp::results::Results;
 use crate::mcp::server_config;
+use crate::mcp::tasks::TaskStore;
 use crate::mcp::tools::{self, ToolOptions, ToolSet};
 use crate::settings::Settings;
 use crate::worker_client::ExecError;
@@ -101,6 +102,7 @@ pub async fn start(settings: &Settings) -> Result<Started, StartupError> {
             },
             results,
             info,
+            tasks: TaskStore::new(settings.tasks),
         },
         discovery_lane: discovered.discovery_lane,
     })
@@ -191,7 +193,10 @@ async fn discover(settings: &Settings) -> Result<Discovered, StartupError> {
     let opts = settings.discovery_options();
     let discovery = crate::discovery::discover(&opts)
         .await
-        .map_err(StartupError::Discovery)?;
+        .map_err(|e| match e {
+            DiscoveryError::Target(t) => StartupError::NoConda(t),
+            other => StartupError::Discovery(other),
+        })?;
     let target = discovery.target.path.clone();
     let mut cfg = settings.worker_config(target.clone());
     cfg.python = Some(discovery.python.clone());

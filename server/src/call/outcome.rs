@@ -47,6 +47,24 @@ pub enum Outcome {
     },
 }
 
+impl Outcome {
+    /// Whether the call was stopped by its cancellation: taken out of the
+    /// queue before it ran, or killed while it ran.
+    pub fn cancelled(&self) -> bool {
+        match self {
+            Outcome::NotRun {
+                reason: NotRun::Exec(ExecError::Cancelled),
+                ..
+            } => true,
+            Outcome::Ran {
+                ran: Ran::Execution(output),
+                ..
+            } => output.execution.cancelled,
+            _ => false,
+        }
+    }
+}
+
 /// What a call that ran produced.
 #[derive(Debug)]
 pub enum Ran {

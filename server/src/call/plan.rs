@@ -93,6 +93,27 @@ impl Plan {
         self.classification.as_ref().is_none_or(|c| c.read_only)
     }
 
+    /// Whether the call can outlast a host's request timeout whatever the
+    /// queue holds: any mutation; conda run (the program runs as long as it
+    /// runs); a command that solves an environment (`create`, `install`,
+    /// `update`, `remove`, `env create`, `env update`), a dry run included,
+    /// since the solve and the channel index download are the slow part;
+    /// and `search`, which downloads the channel indexes too (the first
+    /// call on a cold cache takes as long as a solve's own download).
+    /// Decided on the policy's classification of the argv that runs, so
+    /// `conda_execute` and the typed tools agree. docs/long-calls.md
+    /// "Which calls become tasks".
+    pub fn may_run_long(&self) -> bool {
+        let Some(c) = &self.classification else {
+            return false;
+        };
+        if !c.read_only {
+            return true;
+        }
+        let path: Vec<&str> = c.command.iter().skip(1).map(String::as_str).collect();
+        LONG_COMMANDS.contains(&path.as_slice())
+    }
+
     /// The worker job of this plan.
     pub fn job(&self) -> Job {
         let mut job = Job::new(self.program, self.argv.clone());
@@ -103,6 +124,19 @@ impl Plan {
         job
     }
 }
+
+/// Command paths (after `conda`, canonical names) that run long even as a
+/// dry run or read-only ([`Plan::may_run_long`]).
+const LONG_COMMANDS: &[&[&str]] = &[
+    &["create"],
+    &["install"],
+    &["update"],
+    &["remove"],
+    &["env", "create"],
+    &["env", "update"],
+    &["run"],
+    &["search"],
+];
 
 /// Which policy check applies to an argv.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,6 +170,55 @@ pub fn authorize(
         Err(refusal) => {
             tracing::info!(tool = %tool, "refused: {refusal}");
             Err(Outcome::Refused(refusal))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The plan of `argv` on the recorded conda 26 parser.
+    fn plan(catalog: &Catalog, argv: &[&str]) -> Plan {
+        let argv: Vec<String> = argv.iter().map(|s| (*s).to_owned()).collect();
+        let c = policy::classify(catalog, &argv);
+        Plan::conda("test".into(), argv, Limits::DEFAULT, c)
+    }
+
+    #[test]
+    fn mutations_solves_dry_runs_included_run_and_search_may_run_long() {
+        let catalog = crate::catalog::build(&crate::dump::recorded_conda()).expect("catalog");
+        for argv in [
+            &["install", "-n", "x", "numpy", "--dry-run"][..],
+            &["create", "-n", "x", "python", "--dry-run", "--json"],
+            &["update", "-n", "x", "--all", "--dry-run"],
+            &["upgrade", "-n", "x", "--all", "--dry-run"],
+            &["remove", "-n", "x", "numpy", "--dry-run"],
+            &["uninstall", "-n", "x", "numpy", "--dry-run"],
+            &["env", "create", "-n", "x", "--file", "/e.yml", "--dry-run"],
+            &["search", "numpy"],
+            &["run", "-n", "x", "python"],
+            &["install", "-n", "x", "numpy", "--yes"],
+            &["config", "--set", "channel_priority", "strict"],
+            &["clean", "--all", "--yes"],
+        ] {
+            assert!(plan(&catalog, argv).may_run_long(), "{argv:?}");
+        }
+        // Dry runs and search are read-only: long by their command alone.
+        for argv in [
+            &["install", "-n", "x", "numpy", "--dry-run"][..],
+            &["env", "create", "-n", "x", "--file", "/e.yml", "--dry-run"],
+            &["search", "numpy"],
+        ] {
+            assert!(plan(&catalog, argv).read_only(), "{argv:?}");
+        }
+        for argv in [
+            &["info", "--json"][..],
+            &["env", "list"],
+            &["list", "-n", "x"],
+            &["config", "--show"],
+        ] {
+            assert!(!plan(&catalog, argv).may_run_long(), "{argv:?}");
         }
     }
 }

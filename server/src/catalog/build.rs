@@ -17,6 +17,8 @@
 //!   [`Exposure::Root`] (never a tool; its options are not copied into
 //!   tools); a parser with subcommands is [`Exposure::Parent`]; `activate`
 //!   and `deactivate` directly under the root are [`Exposure::ShellOnly`];
+//!   `mcp` directly under the root is [`Exposure::NestedServer`] (an MCP
+//!   server plugin's subcommand, see [`NESTED_SERVER`]);
 //!   every other parser is a [`Exposure::Tool`], unless one of its actions
 //!   cannot be represented, which makes only that command
 //!   [`Exposure::RawOnly`] with a [`Diagnostic`].
@@ -80,6 +82,15 @@ pub enum BuildError {
 /// Commands directly under the root that only work inside a shell function
 /// (conda's shell wrappers implement them); they are not tools.
 pub const SHELL_ONLY: &[&str] = &["activate", "deactivate"];
+
+/// The subcommand under the root that MCP server plugins register (this
+/// project's `conda mcp`, python/conda_mcp/plugin.py, and other conda MCP
+/// servers' alike): it starts a server on stdio, never a useful tool.
+pub const NESTED_SERVER: &str = "mcp";
+
+/// Why [`NESTED_SERVER`] is not a tool, as `conda://capabilities` says it.
+pub const NESTED_SERVER_REASON: &str = "`conda mcp` starts an MCP server; a server nested \
+     inside this one is never useful, so it is not offered as a tool";
 
 /// The property name of a greedy plugin parser's passthrough argv.
 pub const GREEDY_ARGS_PROPERTY: &str = "args";
@@ -150,6 +161,7 @@ impl Builder {
 
         let is_parent = !parser.subcommands.is_empty();
         let shell_only = path.len() == 2 && SHELL_ONLY.contains(&path[1].as_str());
+        let nested_server = path.len() == 2 && path[1] == NESTED_SERVER && !is_parent;
 
         let passthrough = if parser.greedy {
             Passthrough::Greedy
@@ -170,7 +182,7 @@ impl Builder {
             });
         }
 
-        let properties = if is_root || is_parent || shell_only {
+        let properties = if is_root || is_parent || shell_only || nested_server {
             Vec::new()
         } else {
             build_properties(&arguments, &groups, parser.greedy, &mut raw)
@@ -182,6 +194,10 @@ impl Builder {
             Exposure::Parent
         } else if shell_only {
             Exposure::ShellOnly
+        } else if nested_server {
+            Exposure::NestedServer {
+                reason: NESTED_SERVER_REASON.to_owned(),
+            }
         } else if raw.is_empty() {
             Exposure::Tool
         } else {

@@ -72,6 +72,14 @@ pub enum Exposure {
     /// A shell-only command (`activate`, `deactivate`) that cannot work in a
     /// subprocess.
     ShellOnly,
+    /// `conda mcp` (the subcommand of an MCP server plugin, this project's
+    /// own `conda mcp` included): it starts an MCP server, and a server
+    /// nested inside this one is never useful, so it is never a tool (the
+    /// raw tool can still reach it).
+    NestedServer {
+        /// Why, for the capabilities resource.
+        reason: String,
+    },
     /// A terminal command with an action that cannot be represented; raw
     /// tool only. See [`Catalog::diagnostics`].
     RawOnly {

@@ -1,5 +1,6 @@
 //! Ready-to-paste host configuration for `conda-mcp check`: how to start
-//! this very server (absolute paths) in Claude Desktop, VS Code and Cursor.
+//! this very server (absolute paths) in Claude Desktop, Claude Code, VS Code
+//! and Cursor, one configuration per host as docs/using.md recommends it.
 //!
 //! * Command: the running `conda-mcp` executable (symlinks resolved), or
 //!   `uvx` with `conda-mcp` as its first argument when the executable lives
@@ -9,10 +10,15 @@
 //!   `--python`, `--worker-exe` and `--worker-socket` made absolute (hosts
 //!   start servers from a folder of their choosing).
 //!
+//! * Per host: Claude Desktop and Claude Code get `--result-mode lean`
+//!   (their tool-output limits are small: Claude Code refuses a result
+//!   over 25,000 tokens) unless `check` was given a `--result-mode`.
+//!
 //! Formats: Claude Desktop's `claude_desktop_config.json` and Cursor's
 //! `mcp.json` use `{"mcpServers": {NAME: {"command", "args"}}}`; VS Code's
 //! `mcp.json` uses `{"servers": {NAME: {"type": "stdio", "command",
-//! "args"}}}`.
+//! "args"}}}`; Claude Code takes a shell command line, `claude mcp add NAME
+//! -- COMMAND ARGS...` (quoted for a POSIX shell).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -109,24 +115,64 @@ fn uvx_for(exe: &Path) -> Option<String> {
         .map(|p| p.display().to_string())
 }
 
-/// `(title, pretty JSON)` for each host.
-pub fn snippets(l: &Launch) -> Vec<(&'static str, String)> {
+/// One host's configuration: what to do with it, and the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snippet {
+    /// The host, where the text goes and why it differs from the others.
+    pub title: &'static str,
+    /// Pretty JSON, or a shell command line.
+    pub text: String,
+}
+
+/// `args` plus `--result-mode lean`, unless they choose a result mode.
+fn lean(args: &[String]) -> Vec<String> {
+    let chosen = args
+        .iter()
+        .any(|a| a == "--result-mode" || a.starts_with("--result-mode="));
+    let mut out = args.to_vec();
+    if !chosen {
+        out.extend(["--result-mode".to_owned(), "lean".to_owned()]);
+    }
+    out
+}
+
+/// The configuration for each host: Claude Desktop, Claude Code, VS Code,
+/// Cursor, in that order.
+pub fn snippets(l: &Launch) -> Vec<Snippet> {
+    let pretty = |v: serde_json::Value| serde_json::to_string_pretty(&v).unwrap_or_default();
+    let lean_args = lean(&l.args);
     let plain = json!({ "command": l.command, "args": l.args });
     let vscode = json!({ "type": "stdio", "command": l.command, "args": l.args });
-    let pretty = |v: serde_json::Value| serde_json::to_string_pretty(&v).unwrap_or_default();
+    let desktop = json!({ "command": l.command, "args": lean_args });
+    let words = [
+        "claude",
+        "mcp",
+        "add",
+        SERVER_NAME,
+        "--",
+        l.command.as_str(),
+    ]
+    .into_iter()
+    .chain(lean_args.iter().map(String::as_str));
+    // Only a NUL makes quoting fail, and no argument or path holds one.
+    let claude_code = shlex::try_join(words).unwrap_or_default();
     vec![
-        (
-            "Claude Desktop (claude_desktop_config.json):",
-            pretty(json!({ "mcpServers": { SERVER_NAME: plain.clone() } })),
-        ),
-        (
-            "VS Code (.vscode/mcp.json or the user mcp.json):",
-            pretty(json!({ "servers": { SERVER_NAME: vscode } })),
-        ),
-        (
-            "Cursor (~/.cursor/mcp.json or .cursor/mcp.json):",
-            pretty(json!({ "mcpServers": { SERVER_NAME: plain } })),
-        ),
+        Snippet {
+            title: "Claude Desktop (claude_desktop_config.json; lean results for its small tool-output limit):",
+            text: pretty(json!({ "mcpServers": { SERVER_NAME: desktop } })),
+        },
+        Snippet {
+            title: "Claude Code (run in a shell; lean results: it refuses tool results over 25,000 tokens):",
+            text: claude_code,
+        },
+        Snippet {
+            title: "VS Code (.vscode/mcp.json or the user mcp.json):",
+            text: pretty(json!({ "servers": { SERVER_NAME: vscode } })),
+        },
+        Snippet {
+            title: "Cursor (~/.cursor/mcp.json or .cursor/mcp.json):",
+            text: pretty(json!({ "mcpServers": { SERVER_NAME: plain } })),
+        },
     ]
 }
 
@@ -157,25 +203,66 @@ mod tests {
     }
 
     #[test]
-    fn snippets_have_the_three_hosts_shapes() {
+    fn snippets_have_each_hosts_shape_and_lean_where_recommended() {
         let l = Launch {
-            command: "/opt/bin/conda-mcp".into(),
+            command: "/opt/my tools/conda-mcp".into(),
             args: vec!["--conda-exe".into(), "/opt/conda/bin/conda".into()],
         };
         let s = snippets(&l);
-        assert_eq!(s.len(), 3);
-        let claude: serde_json::Value = serde_json::from_str(&s[0].1).expect("json");
+        assert_eq!(s.len(), 4);
+        let desktop: serde_json::Value = serde_json::from_str(&s[0].text).expect("json");
+        let server = &desktop["mcpServers"]["conda"];
+        assert_eq!(server["command"], "/opt/my tools/conda-mcp");
         assert_eq!(
-            claude["mcpServers"]["conda"]["command"],
-            "/opt/bin/conda-mcp"
+            server["args"],
+            json!([
+                "--conda-exe",
+                "/opt/conda/bin/conda",
+                "--result-mode",
+                "lean"
+            ])
         );
-        let vscode: serde_json::Value = serde_json::from_str(&s[1].1).expect("json");
+        assert_eq!(
+            s[1].text,
+            "claude mcp add conda -- '/opt/my tools/conda-mcp' --conda-exe \
+             /opt/conda/bin/conda --result-mode lean"
+        );
+        assert_eq!(
+            shlex::split(&s[1].text).expect("a shell line")[5..],
+            [
+                "/opt/my tools/conda-mcp",
+                "--conda-exe",
+                "/opt/conda/bin/conda",
+                "--result-mode",
+                "lean"
+            ]
+        );
+        let vscode: serde_json::Value = serde_json::from_str(&s[2].text).expect("json");
         assert_eq!(vscode["servers"]["conda"]["type"], "stdio");
         assert_eq!(
-            vscode["servers"]["conda"]["args"][1],
-            "/opt/conda/bin/conda"
+            vscode["servers"]["conda"]["args"],
+            json!(["--conda-exe", "/opt/conda/bin/conda"])
         );
-        let cursor: serde_json::Value = serde_json::from_str(&s[2].1).expect("json");
-        assert_eq!(cursor, claude);
+        let cursor: serde_json::Value = serde_json::from_str(&s[3].text).expect("json");
+        assert_eq!(
+            cursor["mcpServers"]["conda"]["args"],
+            vscode["servers"]["conda"]["args"]
+        );
+    }
+
+    #[test]
+    fn a_chosen_result_mode_is_kept() {
+        for given in [
+            vec!["--result-mode", "default"],
+            vec!["--result-mode=default"],
+        ] {
+            let l = Launch {
+                command: "/c".into(),
+                args: given.iter().map(|a| a.to_string()).collect(),
+            };
+            let desktop: serde_json::Value =
+                serde_json::from_str(&snippets(&l)[0].text).expect("json");
+            assert_eq!(desktop["mcpServers"]["conda"]["args"], json!(given));
+        }
     }
 }

@@ -24,8 +24,11 @@
 //!    the given `--allow-write` / `--allow-exec` let them do, built by the
 //!    server's own step (`app::startup::build_tools`: a `--tools` or
 //!    `--exclude-tools` entry that matches nothing fails);
-//! 7. **warnings**, then a ready-to-paste host configuration (Claude
-//!    Desktop, VS Code, Cursor) with absolute paths ([`host_config`]).
+//!    The last line of the section says which policy flag a task needs
+//!    ([`policy_line`]);
+//! 7. **warnings**, then a ready-to-paste host configuration per host
+//!    (Claude Desktop, Claude Code, VS Code, Cursor) with absolute paths
+//!    ([`host_config`]).
 //!
 //! The report goes to stdout (check mode never speaks MCP); logs stay on
 //! stderr at `warn` unless `RUST_LOG` says otherwise. The last line is
@@ -331,6 +334,10 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
             "listed (conda-completion plugin found)",
         );
     }
+    r.item(
+        "policy",
+        policy_line(s.policy.allow_write, s.policy.allow_exec),
+    );
 
     // 7. warnings and host configuration
     if s.policy.allow_exec {
@@ -347,11 +354,11 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
             r.line(format!("  - {w}"));
         }
     }
-    r.section("host configuration (paste into the host's MCP settings)");
+    r.section("host configuration (one per host; paste into the host's MCP settings)");
     let launch = host_config::Launch::for_this_process(&found.target.path, s, args);
-    for (title, json) in host_config::snippets(&launch) {
-        r.line(format!("  {title}"));
-        for l in json.lines() {
+    for snippet in host_config::snippets(&launch) {
+        r.line(format!("  {}", snippet.title));
+        for l in snippet.text.lines() {
             r.line(format!("    {l}"));
         }
     }
@@ -427,6 +434,21 @@ fn list(r: &mut Builder, class: &str, what: &str, names: &[&str]) {
     r.item(class, format!("{} ({what}):", names.len()));
     for chunk in names.chunks(4) {
         r.item("", chunk.join(", "));
+    }
+}
+
+/// One line on the policy flags a task needs, given the ones in force
+/// (docs/safety.md): `--allow-write` (or `--approve-writes`, which asks the
+/// person before each change) for changes, `--allow-exec` for programs.
+pub fn policy_line(allow_write: bool, allow_exec: bool) -> String {
+    const WRITE: &str = "--allow-write to let it install, update, remove, create \
+         environments and configure (or --approve-writes to approve each change yourself)";
+    const EXEC: &str = "--allow-exec to let it run programs (conda run, conda_execute)";
+    match (allow_write, allow_exec) {
+        (false, false) => format!("read-only (dry runs show plans); add {WRITE}; add {EXEC}"),
+        (true, false) => format!("changes allowed (--allow-write); add {EXEC}"),
+        (false, true) => format!("programs allowed (--allow-exec), changes refused; add {WRITE}"),
+        (true, true) => "changes and programs allowed (--allow-write --allow-exec)".to_owned(),
     }
 }
 

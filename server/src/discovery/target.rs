@@ -37,19 +37,35 @@ pub struct Target {
     pub source: TargetSource,
 }
 
-/// Why no usable target was found. The message names all three sources.
+/// How to point conda-mcp at a conda, and where to get one: the end of
+/// every [`TargetError`] message (the three sources are the ones
+/// [`resolve_target`] tries, in its order).
+pub const HOW_TO_POINT_AT_CONDA: &str = "Point conda-mcp at one with --conda-exe \
+     /path/to/conda (<prefix>/bin/conda), the CONDA_EXE variable, or a PATH that holds \
+     conda; to install one, get Miniforge: https://conda-forge.org/download/";
+
+/// Why no usable target was found. Every message ends with
+/// [`HOW_TO_POINT_AT_CONDA`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "no usable conda executable: --conda-exe: {flag}; CONDA_EXE: {env}; PATH: {path}. \
-     Pass --conda-exe /path/to/conda (on Unix <prefix>/bin/conda or <prefix>/condabin/conda)"
-)]
-pub struct TargetError {
-    /// What `--conda-exe` gave ("not given", or why it is unusable).
-    pub flag: String,
-    /// What `CONDA_EXE` gave.
-    pub env: String,
-    /// What the `PATH` search gave.
-    pub path: String,
+pub enum TargetError {
+    /// Nothing to try: `--conda-exe` not given, `CONDA_EXE` not set (or
+    /// empty), no executable `conda` on `PATH`.
+    #[error("no conda found. {HOW_TO_POINT_AT_CONDA}")]
+    NotFound,
+    /// A conda was given or found but cannot be used; each field says what
+    /// its source gave.
+    #[error(
+        "no usable conda executable: --conda-exe: {flag}; CONDA_EXE: {env}; PATH: {path}. \
+         {HOW_TO_POINT_AT_CONDA}"
+    )]
+    Unusable {
+        /// What `--conda-exe` gave ("not given", or why it is unusable).
+        flag: String,
+        /// What `CONDA_EXE` gave.
+        env: String,
+        /// What the `PATH` search gave.
+        path: String,
+    },
 }
 
 /// Resolves the target from the process environment (`CONDA_EXE`, `PATH`).
@@ -73,14 +89,16 @@ pub fn resolve_target_with(
 ) -> Result<Target, TargetError> {
     const SKIPPED: &str = "not consulted (--conda-exe given)";
     if let Some(flag) = flag {
-        return check(flag, TargetSource::Flag).map_err(|why| TargetError {
+        return check(flag, TargetSource::Flag).map_err(|why| TargetError::Unusable {
             flag: format!("{}: {why}", flag.display()),
             env: SKIPPED.into(),
             path: SKIPPED.into(),
         });
     }
+    const NOT_SET: &str = "not set";
+    const NONE_ON_PATH: &str = "no executable `conda` in any of its folders";
     let env = match conda_exe_env.filter(|v| !v.is_empty()) {
-        None => "not set".to_owned(),
+        None => NOT_SET.to_owned(),
         Some(v) => {
             let p = PathBuf::from(v);
             match check(&p, TargetSource::Env) {
@@ -96,7 +114,7 @@ pub fn resolve_target_with(
         }
     };
     let path = match path_env {
-        None => "not set".to_owned(),
+        None => NOT_SET.to_owned(),
         Some(path_var) => {
             let mut found = None;
             for dir in std::env::split_paths(&path_var) {
@@ -116,11 +134,14 @@ pub fn resolve_target_with(
                     Ok(t) => return Ok(t),
                     Err(why) => format!("{}: {why}", c.display()),
                 },
-                None => "no executable `conda` in any of its folders".to_owned(),
+                None => NONE_ON_PATH.to_owned(),
             }
         }
     };
-    Err(TargetError {
+    if env == NOT_SET && (path == NOT_SET || path == NONE_ON_PATH) {
+        return Err(TargetError::NotFound);
+    }
+    Err(TargetError::Unusable {
         flag: "not given".into(),
         env,
         path,
@@ -217,30 +238,67 @@ mod tests {
         assert_eq!(t.given, link);
     }
 
+    /// The field of an [`TargetError::Unusable`] that `pick` selects.
+    fn unusable(e: &TargetError, pick: fn(&str, &str, &str) -> String) -> String {
+        match e {
+            TargetError::Unusable { flag, env, path } => pick(flag, env, path),
+            TargetError::NotFound => panic!("expected Unusable, got {e}"),
+        }
+    }
+
+    #[test]
+    fn nothing_to_try_says_how_to_point_at_a_conda_and_where_to_get_one() {
+        let d = tempfile::tempdir().expect("tempdir");
+        for path in [None, Some(d.path().as_os_str().to_owned())] {
+            let e = resolve_target_with(None, Some(OsString::new()), path).expect_err("fails");
+            assert_eq!(e, TargetError::NotFound);
+            let text = e.to_string();
+            for word in ["--conda-exe", "CONDA_EXE", "PATH", "Miniforge", "https://"] {
+                assert!(text.contains(word), "{text}");
+            }
+            assert!(!text.contains('\n'), "one line: {text}");
+        }
+    }
+
     #[test]
     fn errors_name_all_three() {
         let d = tempfile::tempdir().expect("tempdir");
-        let e = resolve_target_with(None, None, Some(d.path().as_os_str().to_owned()))
-            .expect_err("fails");
-        let text = e.to_string();
-        for word in ["--conda-exe", "CONDA_EXE", "PATH", "not given", "not set"] {
-            assert!(text.contains(word), "{text}");
-        }
         let not_exec = exe(d.path(), "conda", 0o644);
         let e = resolve_target_with(Some(&not_exec), None, None).expect_err("fails");
-        assert!(e.flag.contains("is not executable"), "{e}");
+        assert!(
+            unusable(&e, |f, _, _| f.into()).contains("is not executable"),
+            "{e}"
+        );
+        let text = e.to_string();
+        for word in [
+            "--conda-exe",
+            "CONDA_EXE",
+            "PATH",
+            "not consulted",
+            "Miniforge",
+        ] {
+            assert!(text.contains(word), "{text}");
+        }
         // Not executable on PATH: skipped.
         let e = resolve_target_with(None, Some(not_exec.clone().into()), Some(d.path().into()))
             .expect_err("fails");
         assert!(
-            e.env.contains("is not executable") && e.path.contains("no executable"),
+            unusable(&e, |_, env, path| format!("{env} | {path}"))
+                .starts_with(&format!("{}: is not executable", not_exec.display())),
             "{e}"
         );
+        assert!(e.to_string().contains("not given"), "{e}");
         let e = resolve_target_with(Some(d.path()), None, None).expect_err("fails");
-        assert!(e.flag.contains("is not a file"), "{e}");
+        assert!(
+            unusable(&e, |f, _, _| f.into()).contains("is not a file"),
+            "{e}"
+        );
         let e =
             resolve_target_with(Some(&d.path().join("missing")), None, None).expect_err("fails");
-        assert!(e.flag.contains("does not exist"), "{e}");
+        assert!(
+            unusable(&e, |f, _, _| f.into()).contains("does not exist"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -249,7 +307,10 @@ mod tests {
         for name in ["conda.bat", "CONDA.CMD"] {
             let p = exe(d.path(), name, 0o755);
             let e = resolve_target_with(Some(&p), None, None).expect_err("fails");
-            assert!(e.flag.contains("launcher needs a shell"), "{e}");
+            assert!(
+                unusable(&e, |f, _, _| f.into()).contains("launcher needs a shell"),
+                "{e}"
+            );
             assert!(e.to_string().contains("conda.exe"), "{e}");
         }
     }

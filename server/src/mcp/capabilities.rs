@@ -90,7 +90,8 @@ pub struct CommandSummary<'a> {
     pub path: &'a [String],
     /// Aliases of the last element.
     pub aliases: &'a [String],
-    /// How it is exposed (`tool`, `root`, `parent`, `shell_only`, `raw_only`).
+    /// How it is exposed (`tool`, `root`, `parent`, `shell_only`,
+    /// `nested_server`, `raw_only`).
     pub exposure: &'a Exposure,
     /// The generated tool's name, when this server serves it.
     pub tool: Option<String>,

@@ -9,7 +9,9 @@
 //! A call is planned and run by the protocol-free pipeline in
 //! [`crate::call`]; this module adds what is MCP's: progress notifications
 //! for the request's progress token, the request's cancellation, and the
-//! conversion of the outcome into a tool result ([`super::results`]).
+//! conversion of the outcome into a tool result ([`super::results`]); and,
+//! for clients that declare the tasks extension, the answer with a task
+//! handle and `tasks/get`, `tasks/update`, `tasks/cancel` ([`super::tasks`]).
 //!
 //! The tools, their catalog and the capabilities document are one
 //! [`Surface`]: each request reads the one served when it arrives and keeps
@@ -18,25 +20,29 @@
 //! sent ([`super::live`]).
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use rmcp::model::ProgressToken;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ListResourcesResult, ListToolsResult,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CreateTaskResult,
+    GetTaskParams, GetTaskResult, JsonObject, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    Resource, ResourceContents, ServerConfig,
+    Resource, ResourceContents, ServerConfig, ServerResult, UpdateTaskParams,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::capabilities;
 use super::live::{LiveTools, Served, Surface};
-use super::progress::Progress;
+use super::principal::Principal;
+use super::progress::{Progress, Tracker};
 use super::results::Results;
+use super::tasks::{End, TaskStore};
 use super::tools::Route;
 use crate::call::{self, NotRun, Outcome, Plan, Runner};
-use crate::principal::Principal;
 use crate::settings::Settings;
 
 /// Everything a call needs.
@@ -59,6 +65,9 @@ pub struct State {
     pub results: Results,
     /// `initialize` / `server/discover` answer.
     pub info: ServerConfig,
+    /// The calls answered as MCP tasks (`--task-retention`,
+    /// `--max-finished-tasks`).
+    pub tasks: TaskStore,
 }
 
 /// The MCP server (cheap to clone).
@@ -116,61 +125,157 @@ impl CondaMcp {
 
     /// Plans and runs one call on the surface it was routed with; with
     /// `--live-tools`, serves the tools of a change the call caused before
-    /// its outcome is returned.
-    async fn call(&self, route: Route, args: Value, call: CallContext) -> Outcome {
+    /// its outcome is returned. Once planned, what the request needs to
+    /// know of the plan goes to `planned` (nothing is sent for an early
+    /// outcome).
+    ///
+    /// `call.cancel` cancels the job, which kills its process tree (or
+    /// takes it out of the queue); the job's updates (queue position,
+    /// start, output counters) go to `call.tracker`.
+    async fn call(
+        &self,
+        route: Route,
+        args: Value,
+        call: CallContext,
+        planned: oneshot::Sender<Planned>,
+    ) -> Outcome {
         let plan = match self.plan(&call.surface, route, &args) {
             Ok(plan) => plan,
             Err(early) => return early,
         };
-        let peer = call.peer.clone();
-        let outcome = self.run(plan, call).await;
+        // The request may have stopped listening (cancelled): the call runs
+        // on its own token regardless.
+        let _ = planned.send(Planned::of(&plan));
+        let outcome = self
+            .state
+            .runner
+            .run(plan, &call.principal, call.tracker.observer(), call.cancel)
+            .await;
         if let Some(live) = &self.state.live {
-            live.apply(&self.state.surface, &self.state.runner.restart, &peer)
+            live.apply(&self.state.surface, &self.state.runner.restart, &call.peer)
                 .await;
         }
         outcome
     }
 
-    /// Runs one plan and waits for its outcome.
-    ///
-    /// `call.ct` is the request's cancellation (rmcp cancels it on
-    /// `notifications/cancelled`, and also after every response, so it is
-    /// only watched while the job runs): it cancels the job, which kills
-    /// its process tree (or takes it out of the queue); rmcp then sends no
-    /// response. Updates (queue position, start, output counters) become
-    /// progress notifications when the request carried a progress token and
-    /// the plan reports progress ([`Progress`]).
-    pub async fn run(&self, plan: Plan, call: CallContext) -> Outcome {
-        let progress = match call.progress {
-            Some((peer, token)) if plan.reports_progress => {
-                Progress::start_with(peer, token, plan.what.clone())
-            }
-            _ => Progress::inert(),
-        };
-        let outcome = self
-            .state
-            .runner
-            .run(plan, &call.principal, progress.observer(), call.ct)
-            .await;
-        progress.finish().await;
-        outcome
+    /// The tool result of an outcome (output-schema checked), with the
+    /// restart flag as it is now.
+    fn tool_result(&self, outcome: Outcome) -> CallToolResult {
+        let restart_required = self.state.runner.restart.required();
+        self.state.results.to_tool_result(outcome, restart_required)
     }
+
+    /// Registers the running call as a task of `owner` and returns its
+    /// handle; the task records the call's end when it comes, as the plain
+    /// call's answer would carry it to this client (`legacy`: an
+    /// `initialize` session, whose results have no `resultType`).
+    fn start_task(
+        &self,
+        owner: Principal,
+        legacy: bool,
+        planned: Planned,
+        tracker: Tracker,
+        cancel: CancellationToken,
+        running: JoinHandle<Outcome>,
+    ) -> CreateTaskResult {
+        let task = self.state.tasks.create(
+            owner,
+            planned.what.clone(),
+            tracker,
+            cancel.clone(),
+            planned.longest,
+        );
+        let id = task.task_id.clone();
+        tracing::info!(what = %planned.what, "answered with a task");
+        let this = self.clone();
+        tokio::spawn(async move {
+            let outcome = joined(running.await, planned.what);
+            let end = if cancel.is_cancelled() && outcome.cancelled() {
+                End::Cancelled
+            } else {
+                let mut result = ServerResult::CallToolResult(this.tool_result(outcome));
+                if legacy {
+                    result.strip_result_type_for_legacy_peer();
+                }
+                match serde_json::to_value(result) {
+                    Ok(Value::Object(result)) => End::Completed(result),
+                    // A CallToolResult is a JSON object with string keys:
+                    // never reached; logged should it ever be.
+                    _ => {
+                        tracing::error!("a task's result did not serialize as an object");
+                        End::Completed(JsonObject::new())
+                    }
+                }
+            };
+            this.state.tasks.finish(&id, end);
+        });
+        CreateTaskResult::new(task)
+    }
+}
+
+/// What the request learns of a call once it is planned.
+#[derive(Debug)]
+struct Planned {
+    /// What runs (`conda install`).
+    what: String,
+    /// Whether the plan reports progress.
+    reports_progress: bool,
+    /// Whether it answers with a task at once for a client that declared
+    /// tasks ([`Plan::may_run_long`]).
+    long: bool,
+    /// Longest the call can take: waiting in the queue and running are each
+    /// bounded by its time limit, plus the worker's kill grace.
+    longest: Duration,
+}
+
+impl Planned {
+    fn of(plan: &Plan) -> Self {
+        Self {
+            what: plan.what.clone(),
+            reports_progress: plan.reports_progress,
+            long: plan.may_run_long(),
+            longest: plan.limits.timeout * 2 + conda_mcp_shared::limits::KILL_GRACE,
+        }
+    }
+}
+
+/// The outcome of a call task, or the internal error its panic becomes.
+fn joined(r: Result<Outcome, tokio::task::JoinError>, what: String) -> Outcome {
+    r.unwrap_or_else(|e| {
+        tracing::error!("a tool call failed internally: {e}");
+        Outcome::NotRun {
+            what,
+            reason: NotRun::Internal("an internal error occurred"),
+        }
+    })
+}
+
+/// How a call of a client that declared tasks is answered.
+enum Answer {
+    /// With a task handle now.
+    Task,
+    /// With its result when it is done.
+    Inline,
+    /// It is already done.
+    Done(Result<Outcome, tokio::task::JoinError>),
 }
 
 /// What a call needs of its request besides the arguments.
 #[derive(Debug, Clone)]
 pub struct CallContext {
-    /// Cancelled by rmcp on `notifications/cancelled` (and after the
-    /// response).
-    pub ct: CancellationToken,
-    /// Where progress goes, when the request carried a progress token.
-    pub progress: Option<(Peer<RoleServer>, ProgressToken)>,
+    /// The call's own cancellation: cancelled by the request's
+    /// `notifications/cancelled` while the request is open, and by
+    /// `tasks/cancel` when it became a task (never by rmcp's cancellation
+    /// of the request after its response).
+    pub cancel: CancellationToken,
+    /// Where the job's updates go.
+    pub tracker: Tracker,
     /// The client (for the notifications of `--live-tools`).
     pub peer: Peer<RoleServer>,
     /// The surface the call was routed with.
     pub surface: Arc<Surface>,
-    /// Who is calling (over HTTP, whom the token names; else
-    /// [`Principal::local`]).
+    /// Who is calling (over HTTP, whom the token names; else the local
+    /// principal): picks the worker and owns the task.
     pub principal: Principal,
 }
 
@@ -194,6 +299,9 @@ const SERVED_METHODS: &[&str] = &[
     "resources/subscribe",
     "resources/unsubscribe",
     "subscriptions/listen",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
 ];
 
 impl ServerHandler for CondaMcp {
@@ -236,6 +344,14 @@ impl ServerHandler for CondaMcp {
         ))
     }
 
+    /// `tools/call`. Runs the call in its own task (a panic becomes an
+    /// internal-error result). A client that declared the tasks extension
+    /// gets a task handle at once for a call that may run long, and for any
+    /// other that has to wait in a queue before it starts
+    /// ([`super::tasks`]); otherwise the result comes when the call is
+    /// done, with progress notifications for a progress token.
+    /// `notifications/cancelled` for the request cancels the call while
+    /// the request is open (rmcp then sends no response).
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
@@ -247,34 +363,120 @@ impl ServerHandler for CondaMcp {
         };
         let name = request.name.to_string();
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let this = self.clone();
+        let declared_tasks = context
+            .client_capabilities()
+            .is_some_and(|caps| caps.supports_tasks());
+        let tracker = Tracker::new();
+        let cancel = CancellationToken::new();
         let call = CallContext {
-            ct: context.ct.clone(),
-            progress: context
-                .meta
-                .get_progress_token()
-                .map(|t| (context.peer.clone(), t)),
+            cancel: cancel.clone(),
+            tracker: tracker.clone(),
             peer: context.peer.clone(),
             surface,
-            principal: crate::http::principal_of(&context.extensions),
+            principal: Principal::of(&context),
         };
-        let task = tokio::spawn(async move { this.call(route, args, call).await });
-        let outcome = match task.await {
-            Ok(outcome) => outcome,
-            Err(e) => {
-                tracing::error!("a tool call failed internally: {e}");
-                Outcome::NotRun {
-                    what: name,
-                    reason: NotRun::Internal("an internal error occurred"),
-                }
+        let (planned_tx, planned_rx) = oneshot::channel();
+        let this = self.clone();
+        let mut running =
+            tokio::spawn(async move { this.call(route, args, call, planned_tx).await });
+        // rmcp cancels this on notifications/cancelled, and after the
+        // response: watched only while the request is open.
+        let request_ct = context.ct.clone();
+        let mut planned = tokio::select! {
+            p = planned_rx => p.ok(),
+            () = request_ct.cancelled() => {
+                cancel.cancel();
+                None
             }
         };
-        let restart_required = self.state.runner.restart.required();
-        Ok(self
-            .state
-            .results
-            .to_tool_result(outcome, restart_required)
-            .into())
+        let answer = match &planned {
+            Some(p) if declared_tasks && p.long => Answer::Task,
+            Some(_) if declared_tasks => tokio::select! {
+                phase = tracker.left_arrival() => {
+                    if phase.waiting() { Answer::Task } else { Answer::Inline }
+                }
+                r = &mut running => Answer::Done(r),
+                () = request_ct.cancelled() => Answer::Inline,
+            },
+            _ => Answer::Inline,
+        };
+        let done = match answer {
+            Answer::Task => match planned.take() {
+                Some(planned) => {
+                    let owner = Principal::of(&context);
+                    let legacy = context
+                        .protocol_version()
+                        .is_none_or(|v| v.has_initialize());
+                    return Ok(CallToolResponse::Task(
+                        self.start_task(owner, legacy, planned, tracker, cancel, running),
+                    ));
+                }
+                None => None,
+            },
+            Answer::Inline => None,
+            Answer::Done(r) => Some(r),
+        };
+        let progress = match (&planned, context.meta.get_progress_token()) {
+            (Some(p), Some(token)) if p.reports_progress && done.is_none() => {
+                Progress::start(context.peer.clone(), token, p.what.clone(), &tracker)
+            }
+            _ => Progress::inert(),
+        };
+        let joined_result = match done {
+            Some(r) => r,
+            None => tokio::select! {
+                r = &mut running => r,
+                () = request_ct.cancelled() => {
+                    cancel.cancel();
+                    running.await
+                }
+            },
+        };
+        progress.finish().await;
+        let outcome = joined(joined_result, name);
+        Ok(self.tool_result(outcome).into())
+    }
+
+    /// `tasks/get`: the task's status, message and, once finished, its
+    /// result; unknown (-32602) to any principal but its creator.
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        self.state
+            .tasks
+            .get(&Principal::of(&context), &request.task_id)
+            .map(super::tasks::get_result)
+            .map_err(|_| unknown("task"))
+    }
+
+    /// `tasks/update`: no task of this server asks for input, so there is
+    /// nothing to deliver; responses are ignored as the extension says for
+    /// keys that are not outstanding.
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.state
+            .tasks
+            .check(&Principal::of(&context), &request.task_id)
+            .map_err(|_| unknown("task"))
+    }
+
+    /// `tasks/cancel`: stops the task's call as `notifications/cancelled`
+    /// stops a plain one; acknowledged at once, the task reports
+    /// `cancelled` once its process tree is gone (or it left the queue).
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.state
+            .tasks
+            .cancel(&Principal::of(&context), &request.task_id)
+            .map_err(|_| unknown("task"))
     }
 
     async fn list_resources(

@@ -15,7 +15,10 @@
 //!   of the conda-completion plugin's manifest);
 //! * [`live`]: the served [`live::Surface`] (catalog, tools, capabilities)
 //!   and `--live-tools`, which rebuilds it when conda or its plugins change;
-//! * [`progress`]: `notifications/progress` for long calls;
+//! * [`progress`]: `notifications/progress` for long calls, and the phase
+//!   of a call ([`progress::Tracker`]) that tasks report too;
+//! * [`tasks`]: the MCP tasks extension (long calls answered with a task
+//!   handle, `tasks/get`, `tasks/cancel`), owned by a [`principal`];
 //! * [`results`]: call outcomes as tool results (output-schema checked);
 //! * [`capabilities`]: the `conda://capabilities` resource.
 //!
@@ -30,10 +33,12 @@ pub mod execute;
 pub mod filter;
 pub mod handler;
 pub mod live;
+pub mod principal;
 pub mod progress;
 pub mod request_log;
 pub mod results;
 pub mod stdio;
+pub mod tasks;
 pub mod tools;
 
 use rmcp::ServiceExt;
@@ -106,6 +111,8 @@ pub fn server_config(
         instructions.push_str(w);
         instructions.push('.');
     }
+    // The tasks extension is always offered; only clients that declare it
+    // get task handles (`tasks`).
     let capabilities = if live {
         ServerCapabilities::builder()
             .enable_tools()
@@ -113,11 +120,13 @@ pub fn server_config(
             .enable_resources()
             .enable_resources_list_changed()
             .enable_resources_subscribe()
+            .enable_tasks()
             .build()
     } else {
         ServerCapabilities::builder()
             .enable_tools()
             .enable_resources()
+            .enable_tasks()
             .build()
     };
     ServerConfig::new(capabilities)

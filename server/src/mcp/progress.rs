@@ -16,15 +16,18 @@
 //! another conda call, then the elapsed seconds, the bytes of output so far
 //! and, when conda emits `--json` progress records, their fraction.
 //!
-//! Without a token nothing is sent and no task is started.
+//! Without a token nothing is sent and no ticker runs.
+//!
+//! The phase itself is a [`Tracker`], separate from the notifications: a
+//! call answered as an MCP task (`super::tasks`) has no request left to
+//! notify, and `tasks/get` reports the same message from the same tracker.
 
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::RoleServer;
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
-use rmcp::service::{Peer, RequestContext};
-use tokio::sync::Notify;
+use rmcp::service::Peer;
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -40,26 +43,121 @@ const OUTPUT_MIN_GAP: Duration = Duration::from_secs(2);
 
 /// What the call is doing, as last reported by the worker client.
 #[derive(Debug, Clone, PartialEq)]
-enum Phase {
+pub enum Phase {
     /// Not yet queued or started.
     Arrived,
     /// Waiting behind `ahead` other conda calls.
-    Queued { ahead: usize },
+    Queued {
+        /// Calls ahead of this one (the running one included).
+        ahead: usize,
+    },
     /// conda runs.
     Running {
+        /// Time since spawn.
         elapsed: Duration,
+        /// Bytes read from stdout so far.
         stdout_bytes: u64,
+        /// Bytes read from stderr so far.
         stderr_bytes: u64,
+        /// Fraction done from conda's `--json` progress records, if any.
         fraction: Option<f64>,
     },
 }
 
-#[derive(Debug)]
-struct Shared {
-    phase: Phase,
-    /// Whether the change is one that is sent at once (queue position,
-    /// start), rather than output counters that are throttled.
-    urgent: bool,
+impl Phase {
+    /// Whether the call waits behind another one.
+    pub fn waiting(&self) -> bool {
+        matches!(self, Phase::Queued { ahead } if *ahead > 0)
+    }
+
+    /// Whether going from `self` to `next` is a change sent at once (queue
+    /// position, start) rather than output counters, which are throttled.
+    fn urgent_change_to(&self, next: &Phase) -> bool {
+        match (self, next) {
+            (Phase::Running { .. }, Phase::Running { .. }) => false,
+            (a, b) => a != b,
+        }
+    }
+}
+
+/// The phase of one call, shared by whoever reports it: the progress
+/// notifications of a plain call ([`Progress`]) and `tasks/get` of a task
+/// (`super::tasks`). Cheap to clone; all clones see the same phase.
+#[derive(Debug, Clone)]
+pub struct Tracker {
+    phase: watch::Sender<Phase>,
+    arrived: Instant,
+}
+
+impl Default for Tracker {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Tracker {
+    /// A call that has just arrived.
+    pub fn new() -> Self {
+        Self {
+            phase: watch::Sender::new(Phase::Arrived),
+            arrived: Instant::now(),
+        }
+    }
+
+    /// A closure for the worker client's `on_update` (cheap; never blocks).
+    pub fn observer(&self) -> impl FnMut(JobUpdate) + Send + 'static {
+        let phase = self.phase.clone();
+        move |update| {
+            let next = match update {
+                JobUpdate::Queued { position } => Phase::Queued { ahead: position },
+                JobUpdate::Started { .. } => Phase::Running {
+                    elapsed: Duration::ZERO,
+                    stdout_bytes: 0,
+                    stderr_bytes: 0,
+                    fraction: None,
+                },
+                JobUpdate::Output {
+                    stdout_bytes,
+                    stderr_bytes,
+                    elapsed,
+                    progress_fraction,
+                } => Phase::Running {
+                    elapsed,
+                    stdout_bytes,
+                    stderr_bytes,
+                    fraction: progress_fraction,
+                },
+            };
+            phase.send_replace(next);
+        }
+    }
+
+    /// The phase now.
+    pub fn phase(&self) -> Phase {
+        self.phase.borrow().clone()
+    }
+
+    /// Waits until the call has left [`Phase::Arrived`] (it was queued or
+    /// started) and returns the phase it reached.
+    pub async fn left_arrival(&self) -> Phase {
+        let mut rx = self.phase.subscribe();
+        match rx.wait_for(|p| *p != Phase::Arrived).await {
+            Ok(p) => p.clone(),
+            // The sender lives in `self`: never closed while we wait.
+            Err(_) => self.phase(),
+        }
+    }
+
+    /// The message of the phase now (what a progress notification would
+    /// say), for the call named `what`.
+    pub fn message(&self, what: &str) -> String {
+        message(what, &self.phase())
+    }
+
+    /// When the call arrived.
+    pub fn arrived(&self) -> Instant {
+        self.arrived
+    }
 }
 
 /// The progress reporter of one call (inert without a progress token).
@@ -70,94 +168,29 @@ pub struct Progress {
 
 #[derive(Debug)]
 struct Active {
-    shared: Arc<Mutex<Shared>>,
-    changed: Arc<Notify>,
     done: CancellationToken,
     ticker: JoinHandle<u64>,
 }
 
 impl Progress {
-    /// Starts reporting for the request of `context` if it carries a
-    /// progress token; `what` names the call in messages (`conda install`).
-    pub fn start(context: &RequestContext<RoleServer>, what: &str) -> Self {
-        let Some(token) = context.meta.get_progress_token() else {
-            return Self { active: None };
-        };
-        Self::start_with(context.peer.clone(), token, what.to_owned())
-    }
-
     /// A reporter that sends nothing (the request had no progress token).
     pub fn inert() -> Self {
         Self { active: None }
     }
 
-    /// [`Progress::start`] from its parts.
-    pub fn start_with(peer: Peer<RoleServer>, token: ProgressToken, what: String) -> Self {
-        let shared = Arc::new(Mutex::new(Shared {
-            phase: Phase::Arrived,
-            urgent: false,
-        }));
-        let changed = Arc::new(Notify::new());
+    /// Starts sending notifications for `token` to `peer` about the call
+    /// `tracker` follows; `what` names the call in messages (`conda
+    /// install`).
+    pub fn start(
+        peer: Peer<RoleServer>,
+        token: ProgressToken,
+        what: String,
+        tracker: &Tracker,
+    ) -> Self {
         let done = CancellationToken::new();
-        let ticker = tokio::spawn(tick(
-            peer,
-            token,
-            what,
-            shared.clone(),
-            changed.clone(),
-            done.clone(),
-        ));
+        let ticker = tokio::spawn(tick(peer, token, what, tracker.clone(), done.clone()));
         Self {
-            active: Some(Active {
-                shared,
-                changed,
-                done,
-                ticker,
-            }),
-        }
-    }
-
-    /// A closure for the worker client's `on_update` (cheap; never blocks).
-    pub fn observer(&self) -> impl FnMut(JobUpdate) + Send + 'static {
-        let target = self
-            .active
-            .as_ref()
-            .map(|a| (a.shared.clone(), a.changed.clone()));
-        move |update| {
-            let Some((shared, changed)) = &target else {
-                return;
-            };
-            let (phase, urgent) = match update {
-                JobUpdate::Queued { position } => (Phase::Queued { ahead: position }, true),
-                JobUpdate::Started { .. } => (
-                    Phase::Running {
-                        elapsed: Duration::ZERO,
-                        stdout_bytes: 0,
-                        stderr_bytes: 0,
-                        fraction: None,
-                    },
-                    true,
-                ),
-                JobUpdate::Output {
-                    stdout_bytes,
-                    stderr_bytes,
-                    elapsed,
-                    progress_fraction,
-                } => (
-                    Phase::Running {
-                        elapsed,
-                        stdout_bytes,
-                        stderr_bytes,
-                        fraction: progress_fraction,
-                    },
-                    false,
-                ),
-            };
-            if let Ok(mut s) = shared.lock() {
-                s.urgent |= urgent;
-                s.phase = phase;
-            }
-            changed.notify_one();
+            active: Some(Active { done, ticker }),
         }
     }
 
@@ -176,51 +209,49 @@ async fn tick(
     peer: Peer<RoleServer>,
     token: ProgressToken,
     what: String,
-    shared: Arc<Mutex<Shared>>,
-    changed: Arc<Notify>,
+    tracker: Tracker,
     done: CancellationToken,
 ) -> u64 {
-    let arrived = Instant::now();
+    let arrived = tracker.arrived();
+    let mut rx = tracker.phase.subscribe();
     let mut last_value = 0.0_f64;
-    let mut last_sent: Option<Instant> = None;
+    let mut last_sent: Option<(Instant, Phase)> = None;
     let mut sent = 0u64;
     loop {
-        let next_beat = match last_sent {
+        let next_beat = match &last_sent {
             None => arrived + FIRST_AFTER,
-            Some(t) => t + HEARTBEAT,
+            Some((t, _)) => *t + HEARTBEAT,
         };
         tokio::select! {
             biased;
             () = done.cancelled() => return sent,
-            () = changed.notified() => {
-                let (urgent, waiting) = match shared.lock() {
-                    Ok(s) => (s.urgent, matches!(s.phase, Phase::Queued { ahead } if ahead > 0)),
-                    Err(_) => return sent,
-                };
+            changed = rx.changed() => {
+                if changed.is_err() {
+                    return sent;
+                }
+                let phase = rx.borrow_and_update().clone();
                 // A quick call stays silent; a call waiting in the queue says
                 // so at once.
-                if last_sent.is_none() && arrived.elapsed() < FIRST_AFTER && !waiting {
+                if last_sent.is_none() && arrived.elapsed() < FIRST_AFTER && !phase.waiting() {
                     continue;
                 }
-                if !urgent && last_sent.is_some_and(|t| t.elapsed() < OUTPUT_MIN_GAP) {
+                let urgent = match &last_sent {
+                    None => true,
+                    Some((_, before)) => before.urgent_change_to(&phase),
+                };
+                if !urgent && last_sent.as_ref().is_some_and(|(t, _)| t.elapsed() < OUTPUT_MIN_GAP) {
                     continue;
                 }
             }
             () = tokio::time::sleep_until(next_beat.into()) => {}
         }
-        let phase = match shared.lock() {
-            Ok(mut s) => {
-                s.urgent = false;
-                s.phase.clone()
-            }
-            Err(_) => return sent,
-        };
+        let phase = rx.borrow_and_update().clone();
         // Strictly rising: seconds since arrival, at least 1 ms above the last.
         let value = (arrived.elapsed().as_millis() as f64 / 1000.0).max(last_value + 0.001);
         last_value = value;
-        last_sent = Some(Instant::now());
         let note = ProgressNotificationParam::new(token.clone(), value)
             .with_message(message(&what, &phase));
+        last_sent = Some((Instant::now(), phase));
         if peer.notify_progress(note).await.is_err() {
             return sent;
         }

@@ -2,15 +2,19 @@
 //! built binary, a private cache folder, the report on stdout.
 //!
 //! Success: every section, exit status 0, a second run hits the cache, the
-//! host configuration parses and starts the same server. Failures (no conda,
-//! a broken interpreter, a missing worker): exit status 1 and a one-line
-//! reason as the last line; a tool filter the server would refuse is a
-//! failure too.
+//! host configuration parses and starts the same server, one configuration
+//! per host (lean results for Claude Desktop and Claude Code, whose command
+//! line starts a working server) and one line on the policy flags. Failures
+//! (no conda, a broken interpreter, a missing worker): exit status 1 and a
+//! one-line reason as the last line; a tool filter the server would refuse
+//! is a failure too. Without any conda, the server and `check` say how to
+//! point at one and where to get one.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use conda_mcp_tests::bins;
+use conda_mcp_tests::mcp::{Era, Server};
 use conda_mcp_tests::standin::StandinPrefix;
 use serde_json::Value;
 
@@ -93,7 +97,10 @@ fn check_reports_a_working_setup_and_exits_0() {
         "conda_info".to_owned(),
         "runs programs".to_owned(),
         "conda_execute not listed (needs --allow-exec)".to_owned(),
+        "policy        changes allowed (--allow-write); add --allow-exec to let it run programs"
+            .to_owned(),
         "Claude Desktop".to_owned(),
+        "Claude Code".to_owned(),
         "VS Code".to_owned(),
         "Cursor".to_owned(),
     ] {
@@ -142,16 +149,137 @@ fn check_reports_a_working_setup_and_exits_0() {
     assert!(report.contains("imports conda"), "{report}");
 }
 
+/// What every "no conda" message says: how to point at one, where to get one.
+fn assert_says_how_to_get_a_conda(text: &str) {
+    for needle in [
+        "no conda found",
+        "--conda-exe",
+        "CONDA_EXE",
+        "PATH",
+        "Miniforge",
+        "https://conda-forge.org/download/",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+    }
+}
+
 #[test]
 fn check_without_any_conda_fails_with_one_line() {
     let dir = tempfile::tempdir().expect("tempdir");
     let o = check_with(&bins::server(), &[], &dir.path().join("cache"));
-    assert_failed(&o, "no usable conda executable");
-    assert!(
-        verdict(&o).contains("CONDA_EXE: not set"),
-        "{}",
-        verdict(&o)
+    assert_failed(&o, "no conda found");
+    assert_says_how_to_get_a_conda(&verdict(&o));
+}
+
+#[test]
+fn the_server_without_any_conda_says_how_to_point_at_one() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = Command::new(bins::server())
+        .env("XDG_CACHE_HOME", dir.path().join("cache"))
+        .env_remove("CONDA_EXE")
+        .env_remove("RUST_LOG")
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run conda-mcp");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "stderr:\n{stderr}");
+    assert!(o.stdout.is_empty(), "stdout carries MCP frames only");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "one message:\n{stderr}");
+    assert!(!stderr.contains("discovery failed"), "{stderr}");
+    assert_says_how_to_get_a_conda(&stderr);
+}
+
+/// The host configuration section, one configuration per host: Claude
+/// Desktop and Claude Code with lean results, VS Code and Cursor as given;
+/// the Claude Code command line, run as a shell would split it, starts a
+/// server that answers.
+#[tokio::test]
+async fn check_prints_one_configuration_per_host_as_recommended() {
+    let standin = StandinPrefix::standard();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = check_with(
+        &bins::server(),
+        &["--conda-exe".as_ref(), standin.conda_exe.as_os_str()],
+        &dir.path().join("cache"),
     );
+    let report = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{report}");
+    assert!(
+        report.contains(
+            "policy        read-only (dry runs show plans); add --allow-write to let it install"
+        ) && report.contains("--approve-writes")
+            && report.contains("add --allow-exec to let it run programs"),
+        "{report}"
+    );
+    let section = &report[report.find("host configuration").expect("section")..];
+    let titles: Vec<&str> = section
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("    "))
+        .map(str::trim)
+        .collect();
+    let hosts = ["Claude Desktop", "Claude Code", "VS Code", "Cursor"];
+    assert_eq!(titles.len(), hosts.len(), "{section}");
+    for (title, host) in titles.iter().zip(hosts) {
+        assert!(title.starts_with(host), "{title:?} should be {host}");
+    }
+    let body = |host: &str| -> String {
+        let start = section.find(&format!("  {host}")).expect("host");
+        let rest = &section[start..];
+        let rest = &rest[rest.find('\n').expect("title line") + 1..];
+        rest.lines()
+            .take_while(|l| l.starts_with("    "))
+            .map(|l| &l[4..])
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let canonical = std::fs::canonicalize(&standin.conda_exe).expect("canonical");
+    let conda = canonical.to_str().expect("utf-8");
+    let desktop: Value = serde_json::from_str(&body("Claude Desktop")).expect("JSON");
+    let desktop = &desktop["mcpServers"]["conda"];
+    assert_eq!(
+        desktop["args"],
+        serde_json::json!(["--conda-exe", conda, "--result-mode", "lean"])
+    );
+    for host in ["VS Code", "Cursor"] {
+        let v: Value = serde_json::from_str(&body(host)).expect("JSON");
+        let server = v.get("servers").unwrap_or(&v["mcpServers"]);
+        assert_eq!(
+            server["conda"]["args"],
+            serde_json::json!(["--conda-exe", conda])
+        );
+    }
+    let line = body("Claude Code");
+    let words = shlex::split(&line).expect("a shell command line");
+    assert_eq!(
+        words[..5],
+        ["claude", "mcp", "add", "conda", "--"],
+        "{line}"
+    );
+    assert_eq!(words[5], desktop["command"].as_str().expect("command"));
+    assert_eq!(serde_json::json!(words[6..]), desktop["args"]);
+
+    // What Claude Code would start: that command and those arguments.
+    let server = Server::start_command(
+        |d| {
+            let mut cmd = tokio::process::Command::new(&words[5]);
+            cmd.args(&words[6..])
+                .env("XDG_CACHE_HOME", d.join("cache"))
+                .env_remove("CONDA_EXE")
+                .kill_on_drop(true);
+            cmd
+        },
+        Era::Initialize,
+    )
+    .await;
+    let tools = server.tools().await;
+    assert!(tools.iter().any(|t| t.name == "conda_info"), "{tools:?}");
+    let r = server
+        .call_ok("conda_info", serde_json::json!({"json": true}))
+        .await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    server.close().await;
 }
 
 #[test]

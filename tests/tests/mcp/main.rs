@@ -10,6 +10,7 @@
 
 mod check;
 mod cli_command;
+mod conda_plugin;
 mod docs;
 mod http;
 mod installed;
@@ -20,4 +21,5 @@ mod results;
 mod server;
 mod soak;
 mod surface;
+mod tasks;
 mod trust;

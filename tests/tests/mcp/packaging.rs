@@ -184,6 +184,15 @@ fn versions_equal_the_workspace_version() {
             .any(|l| l.trim_start().starts_with("version =")),
         "pyproject.toml must not pin a version"
     );
+    // The conda recipe states it once, in its context.
+    let recipe =
+        std::fs::read_to_string(workspace_root().join("recipe/recipe.yaml")).expect("recipe");
+    assert!(
+        recipe
+            .lines()
+            .any(|l| l.trim() == format!("version: \"{VERSION}\"")),
+        "recipe/recipe.yaml: context.version must be {VERSION}"
+    );
 }
 
 #[test]

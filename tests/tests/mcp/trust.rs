@@ -620,14 +620,16 @@ async fn credentials_in_results_are_masked_and_counted() {
     assert!(!log.contains(PASSWORD), "{log}");
 }
 
-/// The real-conda tier (`CONDA_MCP_TEST_CONDA`): a `.condarc` (through
-/// `CONDARC`) holding a `user:password` channel; conda prints it raw in
-/// `config --show channels --json` and `info --json`, the results carry it
-/// masked, and neither results nor the log carry the password.
+/// The real-conda tier (`real`, [`conda_mcp_tests::tiers`]): a `.condarc`
+/// (through `CONDARC`) holding a `user:password` channel; conda prints it
+/// raw, once in `config --show channels --json` and once per subdir
+/// (`linux-64`, `noarch`) in `info --json`; the results carry it masked,
+/// count each occurrence once (stdout is masked on arrival, the JSON parsed
+/// from it holds nothing left to mask), and neither results nor the log
+/// carry the password.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_conda_credentials_are_masked() {
-    let Some(conda) = std::env::var_os("CONDA_MCP_TEST_CONDA") else {
-        eprintln!("SKIPPED real-conda masking: set CONDA_MCP_TEST_CONDA=/path/to/conda to run it");
+    let Some(conda) = conda_mcp_tests::tiers::real_conda(module_path!()) else {
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
@@ -639,7 +641,7 @@ async fn real_conda_credentials_are_masked() {
     .expect("condarc");
     let condarc = condarc.to_string_lossy().into_owned();
     let mut c = RawClient::start_with_env(
-        std::path::Path::new(&conda),
+        &conda,
         &[],
         &[("CONDARC", condarc.as_str()), ("RUST_LOG", "debug")],
     )
@@ -660,11 +662,18 @@ async fn real_conda_credentials_are_masked() {
         channels.contains(&json!("https://alice:***@host/private")),
         "{channels:?}"
     );
-    assert!(s["credentials_masked"].as_u64().unwrap_or(0) >= 2, "{s}");
+    assert_eq!(s["credentials_masked"], json!(1), "{s}");
     c.call_tool("info", "conda_info", json!({"json": true}), None)
         .await;
     let (r, _) = c.response("info", Duration::from_secs(120)).await;
     assert!(!r.to_string().contains(PASSWORD), "{r}");
+    let s = structured(&r);
+    let channels = s["parsed_json"]["channels"].as_array().expect("channels");
+    assert!(
+        channels.contains(&json!("https://alice:***@host/private/noarch")),
+        "{channels:?}"
+    );
+    assert_eq!(s["credentials_masked"], json!(2), "{s}");
     let log = c.stderr_text();
     c.close().await;
     assert!(!log.contains(PASSWORD), "{log}");

@@ -322,6 +322,7 @@ fn outline(c: &Catalog) -> String {
             Exposure::Root => "root".to_owned(),
             Exposure::Parent => "parent".to_owned(),
             Exposure::ShellOnly => "shell-only".to_owned(),
+            Exposure::NestedServer { .. } => "nested server".to_owned(),
             Exposure::RawOnly { reason } => format!("raw-only ({reason})"),
         };
         let aliases = if cmd.aliases.is_empty() {

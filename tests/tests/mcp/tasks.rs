@@ -1,0 +1,445 @@
+//! The MCP tasks extension through the built server, in raw JSON-RPC (no
+//! MCP client library here speaks tasks): a long call of a client that
+//! declared the extension answers at once with a task handle, `tasks/get`
+//! follows it to the same result the plain call returns, `tasks/cancel`
+//! stops it like `notifications/cancelled`, and tasks are private to their
+//! client and bounded in time. The target is a stand-in conda whose control
+//! file makes chosen commands sleep.
+
+use std::time::{Duration, Instant};
+
+use conda_mcp_tests::rawrpc::{RawClient, pids_with_cmdline, stateless_meta, tasks_capabilities};
+use conda_mcp_tests::standin::{ControlRule, StandinPrefix};
+use serde_json::{Value, json};
+
+/// A stand-in prefix where `commands` sleep `seconds` and print `out`.
+fn sleepy(commands: &[&str], seconds: f64) -> StandinPrefix {
+    let prefix = StandinPrefix::standard();
+    prefix
+        .set_control(&[ControlRule {
+            sleep_seconds: Some(seconds),
+            ..ControlRule::for_commands(commands)
+        }])
+        .expect("control file");
+    prefix
+}
+
+/// A server for `prefix` whose client declares the tasks extension.
+async fn tasks_client(prefix: &StandinPrefix, args: &[&str]) -> RawClient {
+    RawClient::start_with_capabilities(&prefix.conda_exe, args, tasks_capabilities()).await
+}
+
+/// Calls `tool` and expects a task handle within `within`; returns the
+/// handle (the whole `CreateTaskResult`).
+async fn call_expecting_task(
+    c: &mut RawClient,
+    id: &str,
+    tool: &str,
+    args: Value,
+    within: Duration,
+) -> Value {
+    let (response, _) = c
+        .request(
+            id,
+            "tools/call",
+            json!({"name": tool, "arguments": args}),
+            within,
+        )
+        .await;
+    let result = &response["result"];
+    assert_eq!(result["resultType"], json!("task"), "{response}");
+    assert_eq!(result["status"], json!("working"), "{response}");
+    assert!(result["taskId"].is_string(), "{response}");
+    result.clone()
+}
+
+/// `tasks/get` of `task_id`: the result, or the JSON-RPC error.
+async fn get(c: &mut RawClient, task_id: &str) -> Result<Value, Value> {
+    let (response, _) = c
+        .request(
+            &format!("get-{}", uuid_suffix()),
+            "tasks/get",
+            json!({"taskId": task_id}),
+            Duration::from_secs(30),
+        )
+        .await;
+    match response.get("result") {
+        Some(r) => Ok(r.clone()),
+        None => Err(response["error"].clone()),
+    }
+}
+
+/// `tasks/cancel` of `task_id`: the result, or the JSON-RPC error.
+async fn cancel(c: &mut RawClient, task_id: &str) -> Result<Value, Value> {
+    let (response, _) = c
+        .request(
+            &format!("cancel-{}", uuid_suffix()),
+            "tasks/cancel",
+            json!({"taskId": task_id}),
+            Duration::from_secs(30),
+        )
+        .await;
+    match response.get("result") {
+        Some(r) => Ok(r.clone()),
+        None => Err(response["error"].clone()),
+    }
+}
+
+/// A request id unique within the test process.
+fn uuid_suffix() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Polls `tasks/get` until its status is `status` (panics after `within`);
+/// returns that answer and every answer seen before it.
+async fn poll_until(
+    c: &mut RawClient,
+    task_id: &str,
+    status: &str,
+    within: Duration,
+) -> (Value, Vec<Value>) {
+    let deadline = Instant::now() + within;
+    let mut seen = Vec::new();
+    loop {
+        let now = get(c, task_id).await.expect("a known task");
+        if now["status"] == json!(status) {
+            return (now, seen);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not {status} within {within:?}: {seen:?}\n{}",
+            c.stderr_text()
+        );
+        seen.push(now);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// An unknown-task answer: invalid params, naming nothing of the id.
+fn assert_unknown(error: &Value, task_id: &str) {
+    assert_eq!(error["code"], json!(-32602), "{error}");
+    assert!(
+        !error.to_string().contains(task_id),
+        "the error echoes the id: {error}"
+    );
+}
+
+/// A tool result with what differs between two runs of the same call (the
+/// time it took) taken out.
+fn comparable(result: &Value) -> Value {
+    let mut r = result.clone();
+    if let Some(s) = r["structuredContent"].as_object_mut() {
+        s.remove("duration_ms");
+    }
+    if let Some(content) = r["content"].as_array_mut() {
+        content.clear();
+    }
+    r
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_call_answers_at_once_reports_progress_and_its_cancel_leaves_no_process() {
+    let prefix = sleepy(&["search"], 20.0);
+    let needle = prefix.conda_exe.display().to_string();
+    let mut c = tasks_client(&prefix, &[]).await;
+    let asked = Instant::now();
+    let handle = call_expecting_task(
+        &mut c,
+        "long",
+        "conda_search",
+        json!({"match_spec": "numpy"}),
+        Duration::from_secs(10),
+    )
+    .await;
+    let answered_in = asked.elapsed();
+    assert!(
+        answered_in < Duration::from_secs(5),
+        "a 20 s call answered after {answered_in:?}"
+    );
+    let id = handle["taskId"].as_str().expect("id").to_owned();
+    assert!(
+        handle["ttlMs"].as_u64().is_some_and(|t| t >= 600_000),
+        "{handle}"
+    );
+    assert!(handle["pollIntervalMs"].as_u64().is_some(), "{handle}");
+    // It runs: tasks/get says working, with the progress message.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let running = loop {
+        let now = get(&mut c, &id).await.expect("known");
+        assert_eq!(now["status"], json!("working"), "{now}");
+        let message = now["statusMessage"].as_str().unwrap_or("").to_owned();
+        if message.contains("running for") && !pids_with_cmdline(&needle).is_empty() {
+            break now;
+        }
+        assert!(Instant::now() < deadline, "never running: {now}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(
+        running["statusMessage"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("conda search: running for")),
+        "{running}"
+    );
+    assert!(running.get("result").is_none(), "{running}");
+    // Cancel: acknowledged, then cancelled once the process tree is gone.
+    let ack = cancel(&mut c, &id).await.expect("acknowledged");
+    assert_eq!(ack["resultType"], json!("complete"), "{ack}");
+    let (cancelled, _) = poll_until(&mut c, &id, "cancelled", Duration::from_secs(10)).await;
+    assert!(cancelled.get("result").is_none(), "{cancelled}");
+    assert!(
+        pids_with_cmdline(&needle).is_empty(),
+        "processes left after the task was cancelled"
+    );
+    // The server goes on: a plain call (not long, nothing queued) answers.
+    let (next, _) = c
+        .request(
+            "next",
+            "tools/call",
+            json!({"name": "conda_env_list", "arguments": {}}),
+            Duration::from_secs(30),
+        )
+        .await;
+    assert_eq!(
+        next["result"]["structuredContent"]["exit_code"],
+        json!(0),
+        "{next}"
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_that_must_queue_becomes_a_task_and_cancelled_in_the_queue_never_runs() {
+    let prefix = sleepy(&["info"], 4.0);
+    let mut c = tasks_client(&prefix, &[]).await;
+    let runs_before = prefix.conda_runs();
+    // conda info is not a long call: it runs as a plain call.
+    c.call_tool("running", "conda_info", json!({}), None).await;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while prefix.conda_runs() == runs_before {
+        assert!(Instant::now() < deadline, "conda info never started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // conda env list would answer inline, but it has to wait behind it.
+    let handle = call_expecting_task(
+        &mut c,
+        "queued",
+        "conda_env_list",
+        json!({}),
+        Duration::from_secs(10),
+    )
+    .await;
+    let id = handle["taskId"].as_str().expect("id").to_owned();
+    let queued = get(&mut c, &id).await.expect("known");
+    assert_eq!(queued["status"], json!("working"), "{queued}");
+    assert_eq!(
+        queued["_meta"]["conda-mcp/queue"]["ahead"],
+        json!(1),
+        "{queued}"
+    );
+    assert!(
+        queued["statusMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("queued at position 2")),
+        "{queued}"
+    );
+    cancel(&mut c, &id).await.expect("acknowledged");
+    poll_until(&mut c, &id, "cancelled", Duration::from_secs(5)).await;
+    let (running, _) = c.response("running", Duration::from_secs(30)).await;
+    assert_eq!(
+        running["result"]["structuredContent"]["exit_code"],
+        json!(0),
+        "{running}"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        prefix.conda_runs(),
+        runs_before + 1,
+        "the cancelled task started a conda process"
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_is_unknown_to_another_client_and_dropped_after_the_retention() {
+    let prefix = sleepy(&["install"], 1.0);
+    let mut owner = tasks_client(&prefix, &["--allow-write", "--task-retention", "3"]).await;
+    let mut other = tasks_client(&prefix, &[]).await;
+    // install solves: a task at once, even as a dry run.
+    let handle = call_expecting_task(
+        &mut owner,
+        "solve",
+        "conda_install",
+        json!({"packages": ["numpy"], "dry_run": true}),
+        Duration::from_secs(10),
+    )
+    .await;
+    let id = handle["taskId"].as_str().expect("id").to_owned();
+    assert_unknown(&get(&mut other, &id).await.expect_err("unknown"), &id);
+    assert_unknown(&cancel(&mut other, &id).await.expect_err("unknown"), &id);
+    let (done, _) = poll_until(&mut owner, &id, "completed", Duration::from_secs(30)).await;
+    assert_eq!(
+        done["result"]["structuredContent"]["exit_code"],
+        json!(0),
+        "{done}"
+    );
+    assert_eq!(
+        done["result"]["structuredContent"]["parsed_json"]["command"],
+        json!(["install"]),
+        "{done}"
+    );
+    // As a plain answer in an initialize session: no resultType.
+    assert!(done["result"].get("resultType").is_none(), "{done}");
+    // Retention 3 s (long enough for the polls above to see it finished
+    // on a loaded machine): gone a little later, for its owner too.
+    tokio::time::sleep(Duration::from_millis(3_500)).await;
+    assert_unknown(&get(&mut owner, &id).await.expect_err("expired"), &id);
+    assert_unknown(&cancel(&mut owner, &id).await.expect_err("expired"), &id);
+    owner.close().await;
+    other.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_without_the_extension_gets_a_plain_result() {
+    let prefix = StandinPrefix::standard();
+    let mut c = RawClient::start(&prefix.conda_exe, &[]).await;
+    let (response, _) = c
+        .request(
+            "plain",
+            "tools/call",
+            json!({"name": "conda_search", "arguments": {"match_spec": "numpy"}}),
+            Duration::from_secs(30),
+        )
+        .await;
+    let result = &response["result"];
+    assert!(result.get("taskId").is_none(), "{response}");
+    assert_ne!(result["resultType"], json!("task"), "{response}");
+    assert_eq!(
+        result["structuredContent"]["exit_code"],
+        json!(0),
+        "{response}"
+    );
+    // tasks/* need the extension declared (-32021, as the extension says).
+    let (e, _) = c
+        .request(
+            "get",
+            "tasks/get",
+            json!({"taskId": "x"}),
+            Duration::from_secs(10),
+        )
+        .await;
+    assert_eq!(e["error"]["code"], json!(-32021), "{e}");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_the_stateless_lifecycle_a_task_completes_with_the_plain_calls_result() {
+    let prefix = StandinPrefix::standard();
+    prefix
+        .set_control(&[ControlRule {
+            sleep_seconds: Some(1.0),
+            stdout_text: Some("{\"found\": []}\n".into()),
+            ..ControlRule::for_commands(&["search"])
+        }])
+        .expect("control file");
+    let mut c = RawClient::start_stateless(&prefix.conda_exe, &[]).await;
+    let (discover, _) = c
+        .request(
+            "discover",
+            "server/discover",
+            json!({"_meta": stateless_meta(json!({}))}),
+            Duration::from_secs(60),
+        )
+        .await;
+    assert!(
+        discover["result"]["capabilities"]["extensions"]
+            .get("io.modelcontextprotocol/tasks")
+            .is_some(),
+        "the tasks extension is advertised: {discover}"
+    );
+    let args = json!({"match_spec": "numpy", "json": true});
+    let (handle, _) = c
+        .request(
+            "as-task",
+            "tools/call",
+            json!({"name": "conda_search", "arguments": args,
+                   "_meta": stateless_meta(tasks_capabilities())}),
+            Duration::from_secs(10),
+        )
+        .await;
+    assert_eq!(handle["result"]["resultType"], json!("task"), "{handle}");
+    let id = handle["result"]["taskId"].as_str().expect("id").to_owned();
+    let get_params = json!({"taskId": id, "_meta": stateless_meta(tasks_capabilities())});
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let done = loop {
+        let (now, _) = c
+            .request(
+                &format!("get-{}", uuid_suffix()),
+                "tasks/get",
+                get_params.clone(),
+                Duration::from_secs(10),
+            )
+            .await;
+        if now["result"]["status"] == json!("completed") {
+            break now["result"].clone();
+        }
+        assert_eq!(now["result"]["status"], json!("working"), "{now}");
+        assert!(Instant::now() < deadline, "never completed: {now}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    // The same call from a request that does not declare tasks.
+    let (plain, _) = c
+        .request(
+            "plain",
+            "tools/call",
+            json!({"name": "conda_search", "arguments": args,
+                   "_meta": stateless_meta(json!({}))}),
+            Duration::from_secs(30),
+        )
+        .await;
+    let plain = &plain["result"];
+    assert!(plain.get("taskId").is_none(), "{plain}");
+    assert_eq!(
+        done["result"]["structuredContent"]["parsed_json"],
+        json!({"found": []}),
+        "{done}"
+    );
+    assert_eq!(comparable(&done["result"]), comparable(plain));
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_stdin_with_a_task_running_exits_promptly_and_leaves_no_process() {
+    let prefix = sleepy(&["search"], 60.0);
+    let needle = prefix.conda_exe.display().to_string();
+    let mut c = tasks_client(&prefix, &[]).await;
+    let handle = call_expecting_task(
+        &mut c,
+        "long",
+        "conda_search",
+        json!({"match_spec": "numpy"}),
+        Duration::from_secs(10),
+    )
+    .await;
+    let id = handle["taskId"].as_str().expect("id").to_owned();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while pids_with_cmdline(&needle).is_empty() {
+        assert!(Instant::now() < deadline, "the stand-in never started");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        get(&mut c, &id).await.expect("known")["status"],
+        json!("working")
+    );
+    let took = c.close().await.expect("the server exits");
+    assert!(took < Duration::from_secs(5), "exit took {took:?}");
+    let gone = Instant::now() + Duration::from_secs(3);
+    while !pids_with_cmdline(&needle).is_empty() {
+        assert!(
+            Instant::now() < gone,
+            "a task's process outlived the server"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
