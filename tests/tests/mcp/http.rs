@@ -3,7 +3,8 @@
 //! at the HTTP layer seen raw (401 with its challenge, 403 for an evil Host
 //! or Origin, 413, a token in the query), `conda-mcp token new`, the
 //! startup refusal of an unauthenticated non-loopback address, the request
-//! deadline and the drain on SIGTERM.
+//! deadline and the drain on SIGTERM, TLS, workers per OS user (root tier)
+//! and tasks private to the principal whose token created them.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -547,4 +548,68 @@ print(json.dumps({"status": r.status, "version": c.sock.version(), "body": json.
         "plain HTTP was served: {plain}"
     );
     assert!(!server.stderr_text().contains(TOKEN));
+}
+
+#[test]
+fn a_task_belongs_to_the_principal_whose_token_created_it() {
+    use conda_mcp_tests::rawrpc::{stateless_meta, tasks_capabilities};
+    let prefix = StandinPrefix::standard();
+    prefix
+        .set_control(&[ControlRule {
+            sleep_seconds: Some(1.0),
+            stdout_text: Some("{\"found\": []}\n".into()),
+            ..ControlRule::for_commands(&["search"])
+        }])
+        .expect("control file");
+    let dir = tempdir();
+    let file = dir.path().join("tokens");
+    std::fs::write(
+        &file,
+        format!(
+            "{}\n{}\n",
+            file_line("alice", "cmcp_alice", None),
+            file_line("bob", "cmcp_bob", None)
+        ),
+    )
+    .expect("token file");
+    let server = HttpServer::start_in(
+        dir,
+        &prefix.conda_exe,
+        &["--auth-tokens", file.to_str().expect("utf-8")],
+    );
+    let post = |token: &str, method: &str, name: Option<&str>, params: Value| -> Value {
+        let bearer = format!("Bearer {token}");
+        let mut headers = vec![
+            ("Authorization", bearer.as_str()),
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", method),
+        ];
+        if let Some(n) = name {
+            headers.push(("Mcp-Name", n));
+        }
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let r = post_mcp(server.addr, &headers, &body).expect("request");
+        serde_json::from_str(&r.body).unwrap_or_else(|_| panic!("{r:?}"))
+    };
+    let handle = post(
+        "cmcp_alice",
+        "tools/call",
+        Some("conda_search"),
+        json!({"name": "conda_search", "arguments": {"match_spec": "numpy", "json": true},
+               "_meta": stateless_meta(tasks_capabilities())}),
+    );
+    assert_eq!(handle["result"]["resultType"], json!("task"), "{handle}");
+    let id = handle["result"]["taskId"]
+        .as_str()
+        .expect("task id")
+        .to_owned();
+    let get = json!({"taskId": id, "_meta": stateless_meta(tasks_capabilities())});
+    let mine = post("cmcp_alice", "tasks/get", Some(&id), get.clone());
+    assert!(mine.get("result").is_some(), "alice sees her task: {mine}");
+    let theirs = post("cmcp_bob", "tasks/get", Some(&id), get);
+    assert_eq!(
+        theirs["error"]["code"],
+        json!(-32602),
+        "bob does not: {theirs}"
+    );
 }
