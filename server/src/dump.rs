@@ -44,6 +44,14 @@ pub struct Dump {
     /// cache stamp.
     #[serde(default)]
     pub stamp_dirs: Vec<String>,
+    /// `context.root_prefix` (added by the helper; absent from recordings
+    /// and older caches): where `--name base` points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_prefix: Option<String>,
+    /// `context.envs_dirs` (added by the helper): the folders conda looks
+    /// a `--name` up in, in order (see [`crate::target`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub envs_dirs: Option<Vec<String>>,
     /// Problems the helper met but survived (lazy choices that raised, ...).
     #[serde(default)]
     pub warnings: Vec<String>,

@@ -36,5 +36,6 @@ pub mod policy;
 pub mod principal;
 pub mod schema;
 pub mod settings;
+pub mod target;
 pub mod typed;
 pub mod worker_client;

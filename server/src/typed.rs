@@ -27,15 +27,21 @@
 //!    on a read-only server too. With `yes: true` the call runs as given;
 //!    `--no-confirm` turns the rule off. The raw `conda_execute` tool is
 //!    never amended.
+//! 6. **Existing environments.** `conda_create` and `conda_env_create`
+//!    carry the server option `replace_existing`; a create whose target
+//!    holds an environment is refused without it, and with it a dry run
+//!    is solved for a fresh prefix ([`crate::call::guard`]).
 
 use std::time::Duration;
 
 use conda_mcp_shared::limits::Limits;
 use serde_json::{Map, Value};
 
+use crate::call::guard::{self, Decision, REPLACE_EXISTING, Replacement};
 use crate::catalog::{ArgKind, Catalog, Command, CommandIdx, PropertySource};
 use crate::policy::{self, Classification, Policy, Refusal};
 use crate::schema::ArgumentError;
+use crate::target::Environment;
 
 /// The command path (without `conda`) of `conda run`, whose tool carries
 /// the server options [`STDIN_PROPERTY`] and [`TIMEOUT_PROPERTY`].
@@ -74,6 +80,9 @@ pub struct TypedCall {
     pub stdin: Option<Vec<u8>>,
     /// `conda_run`'s `timeout_seconds`, capped; `None` = the server's.
     pub timeout: Option<Duration>,
+    /// The call previews or applies the replacement of an existing
+    /// environment.
+    pub replacement: Option<Replacement>,
 }
 
 /// Why a typed call does not run.
@@ -83,6 +92,9 @@ pub enum Early {
     Invalid(Vec<ArgumentError>),
     /// The policy refuses the call.
     Refused(Refusal),
+    /// A create whose target holds an environment, without
+    /// `replace_existing: true`.
+    Exists(Environment),
 }
 
 /// The property of `command` for the store-true action with this dest.
@@ -96,6 +108,24 @@ fn flag_property<'a>(command: &'a Command, dest: &str) -> Option<&'a str> {
         }
         _ => None,
     })
+}
+
+/// The property of `command` for the first action with this dest.
+fn dest_property<'a>(command: &'a Command, dest: &str) -> Option<&'a str> {
+    command.properties.iter().find_map(|p| match p.source {
+        PropertySource::Action { arg } if command.arguments[arg].dest == dest => {
+            Some(p.name.as_str())
+        }
+        _ => None,
+    })
+}
+
+/// Whether the command creates an environment, so its tool carries the
+/// server option [`REPLACE_EXISTING`] (`create`, `env create`).
+pub fn creates_environment(command: &Command) -> bool {
+    crate::target::CREATE_PATHS
+        .iter()
+        .any(|p| command.subpath() == *p)
 }
 
 /// Whether `command` has both conda's `yes` and `dry_run` options, so a
@@ -130,6 +160,8 @@ pub fn prepare(
     crate::compile::paths::check_paths(command, args).map_err(invalid)?;
     let mut args = args.clone();
     let (mut stdin, mut timeout) = (None, None);
+    let replace_existing =
+        creates_environment(command) && args.remove(REPLACE_EXISTING) == Some(Value::Bool(true));
     if is_run(command) {
         (stdin, timeout) = take_server_options(&mut args, settings).map_err(invalid)?;
         if let Some(p) = flag_property(command, "no_capture_output") {
@@ -151,7 +183,9 @@ pub fn prepare(
         confirmation_required: false,
         stdin,
         timeout,
+        replacement: None,
     };
+    let mut effective = args.clone();
     if settings.confirm
         && call.classification.requires_write
         && call.classification.outcome == policy::Outcome::Runs
@@ -167,10 +201,62 @@ pub fn prepare(
             call.argv = argv;
             call.classification = classification;
             call.confirmation_required = true;
+            effective = amended;
         }
     }
+    guard_existing(catalog, cmd, &mut call, &effective, replace_existing)?;
     policy.check(&call.classification).map_err(Early::Refused)?;
     Ok(call)
+}
+
+/// The guard of existing environments on the argv about to run
+/// ([`crate::call::guard`]): refuses a create into an existing environment
+/// without `replace_existing`; with it, recompiles a dry run for a fresh
+/// prefix (`args` are the arguments `call.argv` was compiled from).
+fn guard_existing(
+    catalog: &Catalog,
+    cmd: CommandIdx,
+    call: &mut TypedCall,
+    args: &Map<String, Value>,
+    replace_existing: bool,
+) -> Result<(), Early> {
+    let command = &catalog.commands[cmd];
+    if !creates_environment(command) {
+        return Ok(());
+    }
+    let resolved = crate::argparse::resolve(catalog, &call.argv);
+    let cwd = std::path::Path::new(conda_mcp_shared::env::FIXED_CWD);
+    let env = match guard::decide(catalog, &resolved, cwd, replace_existing) {
+        Decision::Clear => return Ok(()),
+        Decision::Exists(env) => return Err(Early::Exists(env)),
+        Decision::Replaces(env) => env,
+    };
+    if !resolved.has(catalog, "dry_run") {
+        call.replacement = Some(Replacement::of(&env, None));
+        return Ok(());
+    }
+    let (Some(prefix), name) = (
+        dest_property(command, "prefix"),
+        dest_property(command, "name"),
+    ) else {
+        // No --prefix to point the plan elsewhere: no preview.
+        return Err(Early::Exists(env));
+    };
+    let fresh = guard::preview_prefix(&env.prefix);
+    let mut amended = args.clone();
+    if let Some(name) = name {
+        amended.remove(name);
+    }
+    amended.insert(
+        prefix.to_owned(),
+        Value::String(fresh.display().to_string()),
+    );
+    let argv =
+        crate::compile::compile(catalog, cmd, &amended).map_err(|e| Early::Invalid(vec![e]))?;
+    call.classification = policy::classify(catalog, &argv);
+    call.argv = argv;
+    call.replacement = Some(Replacement::of(&env, Some(&fresh)));
+    Ok(())
 }
 
 /// Takes `conda_run`'s server options out of `args`.

@@ -1,16 +1,23 @@
 //! Cost of one policy classification (resolve the raw argv with argparse's
 //! rules against the catalog, then apply the table), on the recorded real
-//! conda 26 parser when present, else on the in-project stand-in dump.
+//! conda 26 parser when present, else on the in-project stand-in dump; and
+//! what the guard of existing environments and the postcondition checks add
+//! to a write (`guard/…`: resolve, target prefix, `conda-meta` listing;
+//! `postcondition/…`: resolve, then the `conda-meta/history` stat after
+//! the run).
 //!
 //! `cargo bench -p conda-mcp-tests --bench policy_classify`
 
 #![allow(missing_docs)]
 
+use conda_mcp_server::call::{CallOutput, guard, postcondition};
 use conda_mcp_server::catalog;
 use conda_mcp_server::dump::Dump;
 use conda_mcp_server::policy;
+use conda_mcp_shared::ExecutionResult;
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
+use std::path::Path;
 
 fn argv(s: &str) -> Vec<String> {
     s.split_whitespace().map(str::to_owned).collect()
@@ -38,6 +45,59 @@ fn bench(c: &mut Criterion) {
             b.iter(|| policy::classify(black_box(&cat), black_box(&a)))
         });
     }
+    bench_guard(c, &cat);
+}
+
+/// The guard and the postcondition of `create -p P pkg --json --yes`, for
+/// a new prefix and for an existing environment of 50 packages.
+fn bench_guard(c: &mut Criterion, cat: &catalog::Catalog) {
+    let dir = tempfile::tempdir().expect("tmp");
+    let existing = dir.path().join("existing");
+    let meta = existing.join("conda-meta");
+    std::fs::create_dir_all(&meta).expect("mkdir");
+    std::fs::write(meta.join("history"), "").expect("history");
+    for i in 0..50 {
+        std::fs::write(meta.join(format!("pkg{i}-1.0-0.json")), "{}").expect("record");
+    }
+    let cwd = Path::new("/");
+    for (name, prefix) in [
+        ("new_prefix", dir.path().join("new")),
+        ("existing_50_packages", existing.clone()),
+    ] {
+        let a = vec![
+            "create".to_owned(),
+            "-p".to_owned(),
+            prefix.display().to_string(),
+            "numpy".to_owned(),
+            "--json".to_owned(),
+            "--yes".to_owned(),
+        ];
+        c.bench_function(&format!("guard/create_{name}"), |b| {
+            b.iter(|| {
+                let r = conda_mcp_server::argparse::resolve(black_box(cat), black_box(&a));
+                guard::decide(cat, &r, cwd, false)
+            })
+        });
+    }
+    let a = vec![
+        "create".to_owned(),
+        "-p".to_owned(),
+        existing.display().to_string(),
+        "numpy".to_owned(),
+        "--json".to_owned(),
+        "--yes".to_owned(),
+    ];
+    // A read-only call pays the resolve that finds it is not checked.
+    let list = argv("list -n base --json");
+    c.bench_function("postcondition/read_only_list", |b| {
+        b.iter(|| postcondition::of(black_box(cat), black_box(&list), cwd))
+    });
+    let output = CallOutput::new(ExecutionResult::nothing_ran());
+    c.bench_function("postcondition/create_plan_and_check", |b| {
+        b.iter(|| {
+            postcondition::of(black_box(cat), black_box(&a), cwd).and_then(|pc| pc.failure(&output))
+        })
+    });
 }
 
 criterion_group!(benches, bench);

@@ -158,6 +158,10 @@ pub struct ControlRule {
     /// a status.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_message: Option<String>,
+    /// `create` / `env create` succeed (exit 0, `success: true`) without
+    /// writing the environment (a success that did not happen).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skip_create: Option<bool>,
 }
 
 impl ControlRule {

@@ -56,6 +56,10 @@ pub struct Taken {
     pub option: Option<String>,
     /// How many argument strings the action consumed (`--` excluded).
     pub values: usize,
+    /// The strings it consumed, as argparse stores them (an attached value,
+    /// `--prefix=P` or `-pP`, included). Submitted values: read by the
+    /// environment guard ([`crate::target`]), never logged or shown.
+    pub strings: Vec<String>,
 }
 
 /// Why argparse would reject the argv (or why the resolver cannot tell).
@@ -160,6 +164,24 @@ impl Resolved {
             };
         }
         result
+    }
+
+    /// The strings of every occurrence of this dest in the deepest command,
+    /// in argv order (`--file a --file b`: `[["a"], ["b"]]`).
+    pub fn occurrences<'a>(&'a self, catalog: &'a Catalog, dest: &'a str) -> Vec<&'a [String]> {
+        self.taken_in_command(catalog)
+            .filter(|(_, a)| a.dest == dest)
+            .map(|(t, _)| t.strings.as_slice())
+            .collect()
+    }
+
+    /// The value argparse leaves for a single-valued dest in the deepest
+    /// command: the last occurrence's one string.
+    pub fn last_value<'a>(&'a self, catalog: &'a Catalog, dest: &'a str) -> Option<&'a str> {
+        self.occurrences(catalog, dest)
+            .last()
+            .and_then(|s| s.first())
+            .map(String::as_str)
     }
 
     fn taken_in_command<'a>(
@@ -614,6 +636,7 @@ impl<'c> Walker<'c, '_> {
             arg: a,
             option,
             values: values.len(),
+            strings: values,
         });
         Ok(())
     }
@@ -701,6 +724,7 @@ impl<'c> Walker<'c, '_> {
             arg: a,
             option: None,
             values: 1,
+            strings: vec![name.clone()],
         });
         self.out.commands.push(child);
         let extras = self.parse(child, rest)?;

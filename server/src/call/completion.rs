@@ -70,6 +70,8 @@ pub fn plan(
         reader: Reader::CompletionAnswer,
         reports_progress: false,
         confirmation_required: false,
+        replacement: None,
+        postcondition: None,
     })
 }
 

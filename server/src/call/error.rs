@@ -5,7 +5,8 @@
 //! missing startup options), `unavailable` (the tool is not served under
 //! the startup options), `timeout` and `queue_timeout` (retryable),
 //! `cancelled`, `worker_unavailable` (retryable), `helper_failed`,
-//! `internal`. Codes from conda: see [`super::conda_error`];
+//! `internal`, `environment_exists` (the guard of existing environments,
+//! `super::guard`), `postcondition_failed` (`super::postcondition`). Codes from conda: see [`super::conda_error`];
 //! `killed_by_signal` and `crashed_after_success` for a conda that died of
 //! a signal.
 
@@ -48,7 +49,9 @@ pub enum ErrorCode {
     Unsatisfiable,
     /// conda: the named environment or prefix does not exist.
     EnvironmentNotFound,
-    /// conda: the environment already exists.
+    /// The environment already exists: refused by the server before conda
+    /// ran, unless the call sets `replace_existing: true` (details: `prefix`,
+    /// `packages`, the `conda-meta/*.json` count); or conda's own refusal.
     EnvironmentExists,
     /// conda: a package specification cannot be parsed.
     InvalidSpec,
@@ -68,6 +71,10 @@ pub enum ErrorCode {
     /// conda printed its success document and then died of a signal at
     /// exit: the change was very probably applied.
     CrashedAfterSuccess,
+    /// conda exited 0, but what it was to do is not there (details:
+    /// `check`: `created`, `removed` or `success`, and `prefix`); see
+    /// `call::postcondition`.
+    PostconditionFailed,
 }
 
 impl ErrorCode {

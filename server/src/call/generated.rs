@@ -15,11 +15,14 @@ use crate::typed::Early;
 /// The plan of a call to `tool` with `args`: validated against the full
 /// schema, then prepared by [`crate::typed::prepare`] (absolute paths,
 /// `conda_run`'s server options and `--no-capture-output`, run-time
-/// required options, confirmation by dry run, the policy check).
+/// required options, confirmation by dry run, the guard of existing
+/// environments, the policy check), with the checks of its success
+/// ([`super::postcondition`]).
 ///
 /// Errors: [`Outcome::InvalidArguments`] (schema violations, relative
 /// paths, unmet run-time rules, or a value the compiler cannot put on
-/// conda's command line), [`Outcome::Refused`].
+/// conda's command line), [`Outcome::Refused`],
+/// [`Outcome::EnvironmentExists`].
 pub fn plan(
     catalog: &Catalog,
     policy: &Policy,
@@ -50,6 +53,10 @@ pub fn plan(
             tracing::info!(tool = %tool.name, "refused: {refusal}");
             Outcome::Refused(refusal)
         }
+        Early::Exists(env) => {
+            tracing::info!(tool = %tool.name, "refused: an environment exists at the target");
+            Outcome::EnvironmentExists(env)
+        }
     })?;
     let what = catalog.commands[tool.cmd].display_path();
     let mut limits = settings.limits;
@@ -59,5 +66,11 @@ pub fn plan(
     let mut plan = Plan::conda(what, typed.argv, limits, typed.classification);
     plan.stdin = typed.stdin;
     plan.confirmation_required = typed.confirmation_required;
+    plan.replacement = typed.replacement;
+    plan.postcondition = super::postcondition::of(
+        catalog,
+        &plan.argv,
+        std::path::Path::new(conda_mcp_shared::env::FIXED_CWD),
+    );
     Ok(plan)
 }

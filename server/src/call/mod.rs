@@ -9,11 +9,14 @@
 //!    (`conda_cli_command`), [`compact`] (`--tool-mode compact`). A kind
 //!    that works on a conda argv amends it (if it must) *before*
 //!    [`plan::authorize`] classifies it, so the policy always decides on
-//!    the argv that will run.
+//!    the argv that will run. A create into an existing environment is
+//!    refused or turned into a replacement here ([`guard`]), and the plan
+//!    says what must hold after a write ([`postcondition`]).
 //! 2. **Run.** [`Runner::run`] runs a plan on its lane and turns what came
 //!    back into an [`Outcome`]: every worker result enters the server in
 //!    one place ([`run::received`]), and the restart watch runs after a
-//!    successful call that was not read-only. An execution result becomes
+//!    successful call that was not read-only, and a write that exited 0 is
+//!    checked against its postcondition. An execution result becomes
 //!    the tool output in [`shape`]: `parsed_json` by the result mode
 //!    ([`document`]), the typed error ([`error`], [`conda_error`]), one copy
 //!    of the output in lean mode, the result budget ([`budget`]).
@@ -30,9 +33,11 @@ pub mod conda_error;
 pub mod document;
 pub mod error;
 pub mod generated;
+pub mod guard;
 pub mod outcome;
 pub mod output;
 pub mod plan;
+pub mod postcondition;
 pub mod raw;
 pub mod run;
 pub mod shape;

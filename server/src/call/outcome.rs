@@ -23,6 +23,9 @@ pub enum Outcome {
     /// The startup policy does not allow the call; nothing ran. The refusal
     /// names the missing startup options.
     Refused(Refusal),
+    /// A create whose target already holds an environment, without
+    /// `replace_existing: true`; nothing ran ([`super::guard`]).
+    EnvironmentExists(crate::target::Environment),
     /// The call could not run, or ran without producing a result.
     NotRun {
         /// What was to run (`conda env list`, a tool name).

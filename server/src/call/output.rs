@@ -65,6 +65,11 @@ pub struct CallOutput {
     /// `details` by code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ToolError>,
+    /// The call replaced (or, as a preview, would replace) an existing
+    /// environment: its prefix and package count, and for a preview the
+    /// fresh prefix the plan was solved for and the packages it links.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaced_environment: Option<super::guard::Replacement>,
     /// Present when the result was cut to fit `--max-result-bytes`: what was
     /// kept of each field, the totals, and how to narrow the call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -87,6 +92,7 @@ impl CallOutput {
             confirmation_required: false,
             credentials_masked: 0,
             error: None,
+            replaced_environment: None,
             cut: None,
         }
     }
@@ -100,9 +106,11 @@ impl CallOutput {
     }
 
     /// Whether the MCP tool result carrying this output sets `isError`: a
-    /// non-zero (or missing) exit code, a timeout or a cancellation.
+    /// non-zero (or missing) exit code, a timeout or a cancellation, or a
+    /// typed error the server found in a call that exited 0
+    /// (`postcondition_failed`).
     pub fn is_error(&self) -> bool {
-        self.execution.is_error()
+        self.execution.is_error() || self.error.is_some()
     }
 }
 

@@ -61,6 +61,11 @@ pub struct Plan {
     /// The server turned a mutation without `yes: true` into a dry run
     /// (see `crate::typed`): the output says nothing was changed.
     pub confirmation_required: bool,
+    /// The call previews or applies the replacement of an existing
+    /// environment ([`super::guard`]).
+    pub replacement: Option<super::guard::Replacement>,
+    /// What must hold after the call exits 0 ([`super::postcondition`]).
+    pub postcondition: Option<super::postcondition::Postcondition>,
 }
 
 impl Plan {
@@ -84,6 +89,8 @@ impl Plan {
             reader: Reader::Execution,
             reports_progress: true,
             confirmation_required: false,
+            replacement: None,
+            postcondition: None,
         }
     }
 

@@ -1,7 +1,9 @@
 //! `conda_execute`, the raw tool (served only with `--allow-exec`): its
 //! argv is checked (`mcp::execute::check`), classified by the same
 //! classifier as the generated tools' compiled argv, and needs
-//! `--allow-exec` itself ([`Check::Raw`]).
+//! `--allow-exec` itself ([`Check::Raw`]). A create into an existing
+//! environment needs `replace_existing: true` ([`super::guard`]); the
+//! success of a write is checked ([`super::postcondition`]).
 
 use serde_json::Value;
 
@@ -12,14 +14,21 @@ use crate::policy::Policy;
 use crate::schema::ArgumentValidator;
 use conda_mcp_shared::limits::Limits;
 
+use std::path::PathBuf;
+
+use crate::schema::ArgumentError;
+
+use super::guard::{self, Decision, Replacement};
 use super::outcome::{NotRun, Outcome};
 use super::plan::{self, Check, Plan};
+use super::postcondition;
 
 /// The plan of a `conda_execute` call; `validator` is `None` when the
 /// server was started without `--allow-exec`.
 ///
 /// Errors: [`Outcome::NotRun`] without `--allow-exec`,
-/// [`Outcome::InvalidArguments`], [`Outcome::Refused`].
+/// [`Outcome::InvalidArguments`], [`Outcome::Refused`],
+/// [`Outcome::EnvironmentExists`].
 pub fn plan(
     catalog: &Catalog,
     policy: &Policy,
@@ -41,11 +50,33 @@ pub fn plan(
     let call = execute::check(args, limits.stdin_limit_bytes, limits.timeout)
         .map_err(|e| invalid(vec![e]))?;
     let classification = plan::authorize(catalog, policy, EXECUTE_TOOL, &call.argv, Check::Raw)?;
+    let cwd = call
+        .cwd
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(conda_mcp_shared::env::FIXED_CWD));
+    let resolved = crate::argparse::resolve(catalog, &call.argv);
+    let replacement = match guard::decide(catalog, &resolved, &cwd, call.replace_existing) {
+        Decision::Clear => None,
+        Decision::Exists(env) => {
+            tracing::info!(tool = %EXECUTE_TOOL, "refused: an environment exists at the target");
+            return Err(Outcome::EnvironmentExists(env));
+        }
+        Decision::Replaces(_) if resolved.has(catalog, "dry_run") => {
+            return Err(invalid(vec![ArgumentError {
+                path: "/replace_existing".into(),
+                rule: "conda refuses a dry run on an existing environment and conda_execute runs its argv unchanged: preview the replacement with the typed tool (conda_create or conda_env_create with replace_existing: true), or apply it here without --dry-run".into(),
+            }]));
+        }
+        Decision::Replaces(env) => Some(Replacement::of(&env, None)),
+    };
+    let postcondition = postcondition::of_resolved(catalog, &resolved, &cwd);
     let what = format!("conda_execute ({})", classification.command.join(" "));
     let mut limits = limits;
     limits.timeout = call.timeout;
     let mut plan = Plan::conda(what, call.argv, limits, classification);
     plan.cwd = call.cwd;
     plan.stdin = call.stdin;
+    plan.replacement = replacement;
+    plan.postcondition = postcondition;
     Ok(plan)
 }

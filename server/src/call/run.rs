@@ -55,9 +55,14 @@ impl Runner {
     /// receives the job's updates (queue position, start, output counters).
     /// An execution's result is shaped into the tool output
     /// ([`shape::shape`]: `parsed_json`, the typed error, lean mode, the
-    /// budget). After a successful execution that was not read-only, the
-    /// restart watch checks whether conda or its plugins changed; every
-    /// execution output carries the (sticky) `restart_required`.
+    /// budget). A call that exited 0 is checked against the plan's
+    /// postcondition (a failed check is the typed error
+    /// `postcondition_failed`), and a replacement of an existing
+    /// environment is reported (`replaced_environment`, with what the
+    /// preview's plan links). After a successful execution that was not
+    /// read-only, the restart watch checks whether conda or its plugins
+    /// changed; every execution output carries the (sticky)
+    /// `restart_required`.
     pub async fn run(
         &self,
         plan: Plan,
@@ -122,6 +127,16 @@ impl Runner {
                 };
                 let mut output = shape::shape(result, self.settings, facts);
                 output.confirmation_required = plan.confirmation_required;
+                if succeeded
+                    && output.error.is_none()
+                    && let Some(pc) = &plan.postcondition
+                {
+                    output.error = pc.failure(&output);
+                }
+                output.replaced_environment = plan.replacement.clone().map(|mut r| {
+                    r.read_plan(output.parsed_json.as_ref());
+                    r
+                });
                 output.credentials_masked = output.credentials_masked.saturating_add(masked);
                 output.restart_required = if !plan.read_only() && succeeded {
                     self.restart.after_mutation().await

@@ -42,6 +42,11 @@ pub struct Catalog {
     pub commands: Vec<Command>,
     /// What could not be represented, per command.
     pub diagnostics: Vec<Diagnostic>,
+    /// Where conda puts and finds named environments (root prefix, envs
+    /// directories), for the guard of existing environments. Not
+    /// serialized: the capabilities document names no environments.
+    #[serde(skip)]
+    pub environments: crate::target::EnvironmentDirs,
 }
 
 /// sha256 hex over the conda version and the sorted plugin records: changes

@@ -3,7 +3,8 @@
 Run with the target conda's own interpreter. Imports ``conda``, builds the
 parser with ``conda.cli.conda_argparse.generate_parser()`` and prints one
 ``conda-parser-dump/1`` document describing it, plus the facts the startup
-cache needs (interpreter, prefix, stamp_dirs).
+cache needs (interpreter, prefix, stamp_dirs) and where conda puts named
+environments (root_prefix, envs_dirs).
 
 It only reports facts; conda-mcp interprets them in Rust. Standard library
 only, Python >= 3.10.
@@ -183,6 +184,25 @@ def stamp_dirs():
     return sorted(seen)
 
 
+def environment_dirs(context):
+    """conda's root prefix and envs directories, as conda resolves a
+    ``--name`` (``context.root_prefix``, ``context.envs_dirs``)."""
+    out = {}
+    if context is None:
+        return out
+    for key, attr in (("root_prefix", "root_prefix"), ("envs_dirs", "envs_dirs")):
+        try:
+            value = getattr(context, attr)
+        except Exception:  # a broken configuration: report nothing
+            continue
+        if key == "envs_dirs":
+            value = [str(v) for v in value]
+        else:
+            value = str(value)
+        out[key] = value
+    return out
+
+
 def build_document():
     warnings = []
     import conda
@@ -203,7 +223,7 @@ def build_document():
 
     parser = conda_argparse.generate_parser()
     root = dump_parser(parser, ["conda"], warnings)
-    return {
+    document = {
         "format": FORMAT,
         "conda_version": str(getattr(conda, "__version__", "")),
         "python_version": platform.python_version(),
@@ -216,6 +236,8 @@ def build_document():
         "stamp_dirs": stamp_dirs(),
         "warnings": warnings,
     }
+    document.update(environment_dirs(context))
+    return document
 
 
 def main():

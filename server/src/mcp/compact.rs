@@ -196,6 +196,9 @@ pub fn describe(catalog: &Catalog, tools: &ToolSet, i: usize, profile: Profile) 
     if crate::typed::is_run(&catalog.commands[t.cmd]) {
         super::tools::add_server_options(&mut schema);
     }
+    if crate::typed::creates_environment(&catalog.commands[t.cmd]) {
+        super::tools::add_replace_existing(&mut schema);
+    }
     json!({
         "command": paths[0],
         "aliases": &paths[1..],

@@ -39,6 +39,9 @@ pub struct ExecuteArgs {
     /// Time limit in seconds (> 0). Values above the server's --timeout are capped to it. Default: the server's limit.
     #[serde(default)]
     pub timeout_seconds: Option<f64>,
+    /// Server option: true to let a create (`create`, `env create`) replace an environment that already exists at its target (everything under its prefix is removed); without it such a call is refused before conda runs. Preview a replacement with the typed tool.
+    #[serde(default)]
+    pub replace_existing: Option<bool>,
 }
 
 /// The input schema (schemars, JSON Schema 2020-12). Options are plain
@@ -92,6 +95,8 @@ pub struct ExecuteCall {
     pub stdin: Option<Vec<u8>>,
     /// Effective time limit (capped).
     pub timeout: Duration,
+    /// `replace_existing: true`.
+    pub replace_existing: bool,
 }
 
 /// Checks what the schema cannot: NUL in argv, `cwd` an existing directory,
@@ -154,6 +159,7 @@ pub fn check(
         cwd,
         stdin,
         timeout,
+        replace_existing: parsed.replace_existing == Some(true),
     })
 }
 

@@ -82,7 +82,8 @@ pub fn server_config(
          stdout, stderr, duration_ms, parsed_json (conda's JSON answer), \
          timed_out, cancelled, stdout_truncated, stderr_truncated, restart_required, \
          confirmation_required (true when a change ran as a dry run because yes: true was not \
-         set), and on failure error. \
+         set), replaced_environment (when a create replaces, or previews replacing, an \
+         existing environment), and on failure error. \
          Pass json: true wherever a command has it: conda's answer then arrives as parsed_json. \
          When a result has isError, read error.code first (error.retryable says whether repeating \
          the same call can help; error.details has the facts). \

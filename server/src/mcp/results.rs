@@ -113,6 +113,14 @@ impl Results {
                     .with("command", refusal.command.clone());
                 self.nothing_ran("", &text, error, restart_required)
             }
+            Outcome::EnvironmentExists(env) => {
+                let text = environment_exists_text(env.packages, env.root);
+                let error = ToolError::new(ErrorCode::EnvironmentExists, text.clone())
+                    .with("prefix", env.prefix.display().to_string())
+                    .with("packages", env.packages as u64)
+                    .with("root", env.root);
+                self.nothing_ran("", &text, error, restart_required)
+            }
             Outcome::NotRun { what, reason } => {
                 // The reason may quote what the worker or conda said, so it
                 // goes through the credential mask (always: it is the
@@ -285,6 +293,9 @@ pub fn summary(what: &str, output: &CallOutput, live_tools: bool) -> String {
         if e.code == ErrorCode::CrashedAfterSuccess {
             s.push_str(": the change was very probably applied, check before repeating it");
         }
+        if e.code == ErrorCode::PostconditionFailed {
+            s.push_str(": conda exited 0 but did not do what it was asked");
+        }
     }
     if let Some(cut) = &output.cut {
         s.push_str(&format!(
@@ -307,7 +318,9 @@ pub fn summary(what: &str, output: &CallOutput, live_tools: bool) -> String {
             "; restart the server to see the change in conda or its plugins"
         });
     }
-    if output.confirmation_required {
+    if let Some(r) = &output.replaced_environment {
+        s = format!("{} {s}", r.sentence(output.is_error()));
+    } else if output.confirmation_required {
         s = format!(
             "Nothing was changed: this ran as a dry run because the call did not set yes: true; repeat the call with yes: true to apply it. {s}"
         );
@@ -321,6 +334,20 @@ fn invalid_arguments_text(tool: &str, errors: &[ArgumentError]) -> String {
     format!(
         "Invalid arguments for {tool}; nothing was run.\n{}",
         lines.join("\n")
+    )
+}
+
+/// The guard's refusal of a create whose target holds an environment (the
+/// prefix is in `details`, not in the text).
+fn environment_exists_text(packages: usize, root: bool) -> String {
+    if root {
+        return format!(
+            "The target is conda's root prefix (the base environment, {packages} package(s)); nothing was run. conda never replaces it: create the environment under another name or prefix."
+        );
+    }
+    format!(
+        "An environment already exists at the target prefix (details.prefix) with {packages} package(s); nothing was run. Creating it again would remove it, every file under the prefix included. To replace it, repeat the call with {}: true (without yes: true it shows what would be removed and linked instead; with yes: true it applies).",
+        crate::call::guard::REPLACE_EXISTING
     )
 }
 

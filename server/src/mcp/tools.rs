@@ -147,6 +147,10 @@ impl ToolSet {
                 add_server_options(&mut advertised);
                 add_server_options(&mut full);
             }
+            if crate::typed::creates_environment(command) {
+                add_replace_existing(&mut advertised);
+                add_replace_existing(&mut full);
+            }
             check_schema_document(&name, &advertised)?;
             let validator = ArgumentValidator::new(&name, &full)?;
             let runnable = crate::policy::runnable(catalog, cmd, &options.policy);
@@ -321,6 +325,20 @@ pub(crate) fn add_server_options(schema: &mut Value) {
     }
 }
 
+/// Adds the server option `replace_existing`
+/// ([`crate::call::guard::REPLACE_EXISTING`]) to the input schema of a tool
+/// that creates an environment, unless conda has a property of that name.
+pub(crate) fn add_replace_existing(schema: &mut Value) {
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        props
+            .entry(crate::call::guard::REPLACE_EXISTING.to_owned())
+            .or_insert(serde_json::json!({
+                "type": "boolean",
+                "description": crate::call::guard::REPLACE_EXISTING_DESCRIPTION,
+            }));
+    }
+}
+
 /// The tool's broadest behaviour, from the policy's annotations.
 pub fn effects(catalog: &Catalog, cmd: CommandIdx) -> ToolEffects {
     let hint = crate::policy::annotations(catalog, cmd);
@@ -408,7 +426,10 @@ mod tests {
                     // the conda-completion and rattler-solver plugins; this
                     // recording also has the menuinst plugin's `conda
                     // menuinst`, which the target does not include (the
-                    // total is printed above).
+                    // total is printed above). Raised by 500 bytes for the
+                    // server option `replace_existing` of `conda_create` and
+                    // `conda_env_create` (about 2 × 186 bytes): the guard of
+                    // existing environments needs the argument listed.
                     let without_menuinst = serde_json::to_vec(
                         &set.listed
                             .iter()
@@ -418,7 +439,7 @@ mod tests {
                     .expect("json")
                     .len();
                     assert!(
-                        without_menuinst <= 45_000,
+                        without_menuinst <= 45_500,
                         "tools/list without conda_menuinst is {without_menuinst} bytes"
                     );
                 }

@@ -306,6 +306,7 @@ fn mini() -> Catalog {
         fingerprint: String::new(),
         commands: b.commands,
         diagnostics: Vec::new(),
+        environments: Default::default(),
     }
 }
 

@@ -145,6 +145,7 @@ pub(crate) fn demo_catalog() -> Catalog {
         fingerprint: String::new(),
         commands: vec![root, demo],
         diagnostics: vec![],
+        environments: Default::default(),
     }
 }
 

@@ -191,3 +191,58 @@ fn control_switches_and_plugins() {
     p.clear_control().expect("clear");
     assert!(p.run(&["env", "create"]).expect("run").status.success());
 }
+
+/// The stand-in creates and removes environments as conda does
+/// (`conda/cli/environments.py`): `conda-meta/history` on create, a dry run
+/// refused over an existing environment, the old one removed with
+/// `--json`, a prompt that reads end-of-input otherwise, `remove --all`.
+#[test]
+fn create_and_remove_touch_the_file_system_as_conda_does() {
+    let p = StandinPrefix::create(&conda_mcp_tests::paths::real_dump()).expect("stand-in");
+    let dir = tempfile::tempdir().expect("tmp");
+    let env = dir.path().join("env");
+    let e = env.to_str().expect("utf-8");
+    let run = |argv: &[&str]| {
+        let out = p.run(argv).expect("run");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, stdout) = run(&["create", "-p", e, "alpha", "--dry-run", "--json"]);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(!env.exists(), "a dry run creates nothing");
+    assert_eq!(run(&["create", "-p", e, "alpha", "--json"]).0, Some(0));
+    assert!(env.join("conda-meta/history").is_file());
+    assert!(env.join("conda-meta/alpha-0.0-0.json").is_file());
+    std::fs::write(env.join("marker"), "x").expect("marker");
+    let (code, stdout) = run(&["create", "-p", e, "beta", "--dry-run", "--json"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        json_line(stdout.as_bytes())["exception_name"],
+        "CondaValueError"
+    );
+    assert_eq!(
+        run(&["create", "-p", e, "beta"]).0,
+        Some(1),
+        "the prompt says no"
+    );
+    assert!(env.join("marker").is_file());
+    assert_eq!(run(&["create", "-p", e, "beta", "--json"]).0, Some(0));
+    assert!(
+        !env.join("marker").exists(),
+        "--json replaced the environment"
+    );
+    assert!(env.join("conda-meta/beta-0.0-0.json").is_file());
+    // A name is created in the first envs directory.
+    assert_eq!(
+        run(&["create", "-n", "lab", "gamma", "--json", "-y"]).0,
+        Some(0)
+    );
+    assert!(p.prefix.join("envs/lab/conda-meta/history").is_file());
+    assert_eq!(
+        run(&["remove", "-p", e, "--all", "--json", "-y"]).0,
+        Some(0)
+    );
+    assert!(!env.exists());
+}

@@ -23,3 +23,4 @@ mod soak;
 mod surface;
 mod tasks;
 mod trust;
+mod writes;

@@ -446,3 +446,66 @@ async fn real_conda_typed_errors() {
         server.close().await;
     }
 }
+
+/// The guard of existing environments against a real conda (see
+/// `tests/tests/mcp/writes.rs` for the stand-in's): create, a marker file
+/// in the prefix, the same create without `yes` and with `yes: true`
+/// (refused before conda runs), the preview with `replace_existing: true`
+/// (a real plan, solved for a fresh prefix), then the replacement.
+#[tokio::test]
+async fn real_conda_existing_environment_is_never_replaced_by_surprise() {
+    let Some(conda) = real_conda() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let channel = build_channel(&dir.path().join("channel"));
+    let server = Server::start(
+        &conda,
+        &["--allow-write", "--timeout", "600"],
+        Era::Initialize,
+    )
+    .await;
+    let prefix = dir.path().join("env");
+    let marker = prefix.join("marker.txt");
+    let args = |yes: bool, replace: bool| {
+        json!({"prefix": prefix, "packages": [PACKAGE], "channel": [channel],
+               "override_channels": true, "yes": yes, "replace_existing": replace,
+               "json": true})
+    };
+    ok_or_crashed_after_success(
+        &server.call_ok("conda_create", args(true, false)).await,
+        "conda create",
+    );
+    assert!(prefix.join("conda-meta/history").is_file());
+    std::fs::write(&marker, "keep me").expect("marker");
+    for yes in [false, true] {
+        let r = server.call_ok("conda_create", args(yes, false)).await;
+        let s = r.structured_content.clone().expect("structured");
+        assert_eq!(r.is_error, Some(true), "yes={yes}: {s}");
+        assert_eq!(s["error"]["code"], json!("environment_exists"), "{s}");
+        assert_eq!(s["error"]["details"]["prefix"], json!(prefix), "{s}");
+        assert_eq!(s["exit_code"], Value::Null, "conda did not run: {s}");
+        assert!(marker.is_file(), "yes={yes}: the marker is gone");
+    }
+    let r = server.call_ok("conda_create", args(false, true)).await;
+    let s = ok_or_crashed_after_success(&r, "the preview");
+    let rep = &s["replaced_environment"];
+    assert_eq!(rep["applied"], json!(false), "{s}");
+    assert_eq!(rep["linked"], json!([PACKAGE]), "{s}");
+    let planned = PathBuf::from(rep["planned_for"].as_str().expect("planned_for"));
+    assert!(
+        !planned.exists(),
+        "the preview created {}",
+        planned.display()
+    );
+    assert!(
+        result_text(&r).starts_with("Nothing was changed. Applying this call"),
+        "{}",
+        result_text(&r)
+    );
+    assert!(marker.is_file(), "the preview removed the marker");
+    let r = server.call_ok("conda_create", args(true, true)).await;
+    let s = ok_or_crashed_after_success(&r, "the replacement");
+    assert_eq!(s["replaced_environment"]["applied"], json!(true), "{s}");
+    assert!(!marker.exists(), "the old environment's files stay");
+    assert!(prefix.join("conda-meta/history").is_file());
+    server.close().await;
+}

@@ -663,6 +663,10 @@ async fn mutations_without_yes_run_as_dry_runs_and_say_nothing_changed() {
         assert!(argv.contains(&json!("--yes")), "{tool}: {argv:?}");
     }
     server.close().await;
+    // The applied env create made the environment `e` (the stand-in creates
+    // environments as conda does); a create into it again would be refused
+    // (environment_exists, see writes.rs), so it goes before the next round.
+    std::fs::remove_dir_all(standin.prefix.join("envs").join("e")).expect("env e was created");
     // --no-confirm: passed through as given.
     let server = Server::start(
         &standin.conda_exe,

@@ -404,7 +404,9 @@ async fn check_listing(standin: &StandinPrefix, label: &str, size: bool) {
         // The 45,000-byte target covers conda's own commands and the
         // conda-completion and rattler-solver plugins; the project's
         // recording also has the menuinst plugin's `conda menuinst`, which
-        // the target does not include (the total is printed above).
+        // the target does not include (the total is printed above). Raised
+        // by 500 bytes for the server option `replace_existing` of
+        // `conda_create` and `conda_env_create` (docs/writes.md).
         let without_menuinst = serde_json::to_vec(
             &tools
                 .iter()
@@ -415,7 +417,7 @@ async fn check_listing(standin: &StandinPrefix, label: &str, size: bool) {
         .len();
         eprintln!("{label}: without conda_menuinst: {without_menuinst} bytes");
         assert!(
-            without_menuinst <= 45_000,
+            without_menuinst <= 45_500,
             "{label}: tools/list without conda_menuinst is {without_menuinst} bytes"
         );
     }

@@ -63,6 +63,16 @@ async fn helper_reproduces_the_standin_dump() {
         "{dirs:?}"
     );
     assert!(dirs.contains(&prefix.join("conda-meta")), "{dirs:?}");
+    // Where conda puts and finds named environments, from its context:
+    // the helper reports it, the catalog carries it for the guard.
+    let root = d.dump.root_prefix.clone().expect("root_prefix reported");
+    assert_eq!(std::fs::canonicalize(&root).expect("c"), prefix);
+    let envs = format!("{root}/envs");
+    assert_eq!(d.dump.envs_dirs, Some(vec![envs.clone()]));
+    assert_eq!(
+        d.catalog.environments.envs_dirs,
+        vec![std::path::PathBuf::from(envs)]
+    );
     assert!(
         d.dump
             .warnings
