@@ -52,9 +52,46 @@ pub struct Dump {
     /// a `--name` up in, in order (see [`crate::target`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub envs_dirs: Option<Vec<String>>,
+    /// conda's configuration as its own objects hold it (added by the
+    /// helper; `None` in recordings and when conda's configuration module
+    /// could not be read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<ConfigFacts>,
     /// Problems the helper met but survived (lazy choices that raised, ...).
     #[serde(default)]
     pub warnings: Vec<String>,
+}
+
+/// What the helper read of conda's configuration
+/// (`conda.common.configuration`, `conda.base.context`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigFacts {
+    /// Every place conda's search path looks (`SEARCH_PATH`, its variables
+    /// expanded as conda expands them), existing or not: files, and
+    /// `condarc.d` folders whose `*.yml`/`*.yaml` files conda reads.
+    #[serde(default)]
+    pub search_path: Vec<String>,
+    /// The files conda loaded (`context._search_path`).
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// Every key a source marks final.
+    #[serde(default)]
+    pub final_keys: Vec<FinalKey>,
+}
+
+/// One key whose value a source marks final (`#!final` in a file,
+/// `!important` in a `CONDA_*` variable): conda's merge lets no later
+/// source override it, the command line included.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FinalKey {
+    /// The parameter name (`dry_run`).
+    pub key: String,
+    /// The source: a file path, or `envvars`.
+    pub source: String,
+    /// The value when it is a flag or a number (`false`, `"no"`, `0`);
+    /// `null` for anything else (never text that may carry credentials).
+    #[serde(default)]
+    pub value: serde_json::Value,
 }
 
 /// One entry point of the `conda` group.

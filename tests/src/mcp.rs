@@ -3,7 +3,8 @@
 //! serves on stdio ([`Era`]).
 //!
 //! Every server started here gets a private discovery cache
-//! (`XDG_CACHE_HOME` in a temporary folder), the freshly built worker
+//! (`XDG_CACHE_HOME` in a temporary folder), a private folder for the
+//! installation's writer lock (`XDG_RUNTIME_DIR`), the freshly built worker
 //! (`--worker-exe`), and writes its stderr (server and worker logs) to a file
 //! the test can read ([`Server::stderr_text`]).
 
@@ -56,6 +57,7 @@ pub fn server_command(conda_exe: &Path, args: &[&str], dir: &Path) -> tokio::pro
         .arg(bins::worker())
         .args(args)
         .env("XDG_CACHE_HOME", dir.join("cache"))
+        .env("XDG_RUNTIME_DIR", dir.join("run"))
         .env_remove("CONDA_EXE")
         .kill_on_drop(true);
     cmd

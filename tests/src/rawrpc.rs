@@ -83,6 +83,7 @@ impl RawClient {
             .arg(bins::worker())
             .args(args)
             .env("XDG_CACHE_HOME", dir.path().join("cache"))
+            .env("XDG_RUNTIME_DIR", dir.path().join("run"))
             .env_remove("CONDA_EXE")
             .envs(env.iter().copied())
             .stdin(Stdio::piped())

@@ -635,6 +635,9 @@ impl Session {
             .args(["--allow-exec", "--timeout", "60"])
             .args(&plan.server_args)
             .env("XDG_CACHE_HOME", dir.join("cache"))
+            // The installation's writer lock folder (lock files stay by
+            // design) is not the worker socket directory checked here.
+            .env("XDG_RUNTIME_DIR", dir.join("run"))
             .env("TMPDIR", tmp)
             .env_remove("CONDA_EXE")
             .stdin(Stdio::piped())

@@ -77,6 +77,11 @@ pub struct ControlRule {
     /// Sleep this long (seconds) before printing the result.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sleep_seconds: Option<f64>,
+    /// Unless the command is an effective dry run, mark the process as a
+    /// writer in this folder while it sleeps; another live writer seen on
+    /// entry or exit is appended to `<folder>/overlaps.log`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub writers_dir: Option<PathBuf>,
     /// Write this many bytes (`x`) on stdout.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stdout_bytes: Option<u64>,

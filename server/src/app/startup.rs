@@ -13,7 +13,9 @@ use std::sync::Arc;
 
 use super::error::StartupError;
 use crate::call::Runner;
+use crate::call::install_lock::{self, InstallLock};
 use crate::catalog::Catalog;
+use crate::discovery::config::ConfigWatch;
 use crate::discovery::restart::RestartWatch;
 use crate::discovery::{DiscoveryError, DiscoveryOptions};
 use crate::host_env;
@@ -94,11 +96,16 @@ pub async fn start(settings: &Settings) -> Result<Started, StartupError> {
                 workers: None,
                 discovery: discovered.discovery_lane.clone(),
                 restart: RestartWatch::new(
-                    discovered.options,
+                    discovered.options.clone(),
                     &discovered.discovery,
                     settings.live_tools,
                 ),
                 settings: settings.results,
+                install_lock: Some(install_lock(&discovered.discovery)),
+                config: Some(ConfigWatch::new(
+                    discovered.options.clone(),
+                    &discovered.discovery,
+                )),
             },
             results,
             info,
@@ -224,6 +231,23 @@ async fn discover(settings: &Settings) -> Result<Discovered, StartupError> {
         exec,
         discovery_lane,
     })
+}
+
+/// The writer lock of the discovered installation: keyed by its root
+/// prefix (the `sys.prefix` the helper reported, canonical when it can be;
+/// the target executable when the dump has none), in
+/// [`install_lock::default_dir`].
+fn install_lock(discovery: &crate::discovery::Discovery) -> InstallLock {
+    let root = discovery
+        .dump
+        .prefix
+        .as_ref()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| discovery.target.path.clone());
+    let root = std::fs::canonicalize(&root).unwrap_or(root);
+    let lock = InstallLock::new(&install_lock::default_dir(), &root);
+    tracing::debug!(lock = %lock.path().display(), "the installation's writer lock");
+    lock
 }
 
 /// Whether `path` is an executable file (one `stat`, no process).

@@ -5,7 +5,7 @@
 //! missing startup options), `unavailable` (the tool is not served under
 //! the startup options), `timeout` and `queue_timeout` (retryable),
 //! `cancelled`, `worker_unavailable` (retryable), `helper_failed`,
-//! `internal`, `environment_exists` (the guard of existing environments,
+//! `dry_run_not_honoured`, `internal`, `environment_exists` (the guard of existing environments,
 //! `super::guard`), `postcondition_failed` (`super::postcondition`). Codes from conda: see [`super::conda_error`];
 //! `killed_by_signal` and `crashed_after_success` for a conda that died of
 //! a signal.
@@ -42,6 +42,11 @@ pub enum ErrorCode {
     HelperFailed,
     /// A bug inside the server.
     Internal,
+    /// conda's configuration forces `dry_run` (marked `#!final`), so conda
+    /// would not honour `--dry-run` and the call, read-only only as a dry
+    /// run, would change things; nothing ran (details: `key`, and `file`
+    /// or `variable` that forces it; never its value).
+    DryRunNotHonoured,
     /// conda: a requested package does not exist in the channels or the
     /// environment.
     PackagesNotFound,

@@ -16,7 +16,9 @@
 //!    back into an [`Outcome`]: every worker result enters the server in
 //!    one place ([`run::received`]), and the restart watch runs after a
 //!    successful call that was not read-only, and a write that exited 0 is
-//!    checked against its postcondition. An execution result becomes
+//!    checked against its postcondition; a call that is not read-only
+//!    holds the installation's writer lock ([`install_lock`]) while it
+//!    waits and runs. An execution result becomes
 //!    the tool output in [`shape`]: `parsed_json` by the result mode
 //!    ([`document`]), the typed error ([`error`], [`conda_error`]), one copy
 //!    of the output in lean mode, the result budget ([`budget`]).
@@ -34,6 +36,7 @@ pub mod document;
 pub mod error;
 pub mod generated;
 pub mod guard;
+pub mod install_lock;
 pub mod outcome;
 pub mod output;
 pub mod plan;

@@ -33,6 +33,15 @@ pub enum Outcome {
         /// Why.
         reason: NotRun,
     },
+    /// conda's configuration forces `dry_run` (a key marked final), so
+    /// conda would not honour the `--dry-run` this call is read-only by;
+    /// nothing ran.
+    DryRunNotHonoured {
+        /// What was to run.
+        what: String,
+        /// The key and where it is forced (never its value).
+        forced: crate::discovery::config::ForcedKey,
+    },
     /// The server answered from what it knows, without running anything
     /// (`conda_commands`, `conda_describe`): a JSON document.
     Answered {
@@ -90,6 +99,11 @@ pub enum NotRun {
     /// The completion helper produced no answer.
     #[error(transparent)]
     Helper(AnswerError),
+    /// The installation's writer lock was not obtained (another conda-mcp
+    /// held it until the time limit, the call was cancelled while it
+    /// waited, or the lock file could not be used).
+    #[error(transparent)]
+    InstallLock(#[from] super::install_lock::LockError),
     /// A bug inside the server (a panicked call task); logged.
     #[error("{0}")]
     Internal(&'static str),

@@ -6,9 +6,13 @@ use tokio_util::sync::CancellationToken;
 
 use conda_mcp_shared::ExecutionResult;
 
+use crate::discovery::config::ConfigWatch;
 use crate::discovery::restart::RestartWatch;
+use crate::policy::Reason;
 use crate::principal::Principal;
 use crate::worker_client::{ExecError, Executor, JobUpdate, Workers};
+
+use super::install_lock::{InstallLock, LockError, WriterGuard};
 
 use super::outcome::{NotRun, Outcome, Ran};
 use super::plan::{Lane, Plan, Reader};
@@ -28,6 +32,13 @@ pub struct Runner {
     pub discovery: Arc<Executor>,
     /// Restart detection after mutations.
     pub restart: RestartWatch,
+    /// conda's forced configuration keys, re-read when its files change
+    /// (`None`: not watched, as in tests of the runner alone).
+    pub config: Option<ConfigWatch>,
+    /// The installation's writer lock, held by every call on the exec lane
+    /// that is not read-only while it waits and runs (`None`: no lock, as
+    /// in tests of the runner alone).
+    pub install_lock: Option<InstallLock>,
     /// How execution results are shaped (`--result-mode`,
     /// `--max-result-bytes`, `--no-mask-credentials`).
     pub settings: ResultSettings,
@@ -47,12 +58,21 @@ pub fn received(mut result: ExecutionResult, mask: bool) -> (ExecutionResult, u3
 }
 
 impl Runner {
-    /// Runs `plan` to its outcome for `principal` (whose OS user, when it
-    /// has one and [`Runner::workers`] is set, picks the worker).
+    /// Runs `plan` to its outcome.
     ///
     /// `cancel` is the request's cancellation: it cancels the job, which
-    /// kills its process tree (or takes it out of the queue). `on_update`
-    /// receives the job's updates (queue position, start, output counters).
+    /// kills its process tree (or takes it out of the queue, or ends its
+    /// wait for the writer lock). `on_update` receives the job's updates
+    /// (waiting for another server's write, queue position, start, output
+    /// counters). A call that is not read-only first takes the
+    /// installation's writer lock ([`InstallLock`]) and holds it until its
+    /// result; the wait counts against its time limit.
+    ///
+    /// Before a conda call, conda's forced configuration is looked at
+    /// ([`ConfigWatch::current`]): a call that is read-only only because of
+    /// `--dry-run` ends as [`Outcome::DryRunNotHonoured`] when conda would
+    /// ignore that flag, and when `--json` is forced off, a result without
+    /// `parsed_json` says so in `parsed_json_error`.
     /// An execution's result is shaped into the tool output
     /// ([`shape::shape`]: `parsed_json`, the typed error, lean mode, the
     /// budget). A call that exited 0 is checked against the plan's
@@ -63,6 +83,9 @@ impl Runner {
     /// read-only, the restart watch checks whether conda or its plugins
     /// changed; every execution output carries the (sticky)
     /// `restart_required`.
+    ///
+    /// `principal`'s OS user, when it has one and [`Runner::workers`] is
+    /// set, picks the worker the call runs in.
     pub async fn run(
         &self,
         plan: Plan,
@@ -70,7 +93,92 @@ impl Runner {
         on_update: impl FnMut(JobUpdate) + Send + 'static,
         cancel: CancellationToken,
     ) -> Outcome {
-        let job = plan.job();
+        self.run_as(plan, principal, false, on_update, cancel).await
+    }
+
+    /// [`Runner::run`] for a caller that holds the installation's writer
+    /// lock across several calls (taken with [`Runner::take_writer`], e.g.
+    /// from a plan to its apply): the call runs under that guard instead of
+    /// taking the lock again; the caller releases it by dropping it.
+    pub async fn run_holding(
+        &self,
+        plan: Plan,
+        principal: &Principal,
+        _writer: &WriterGuard,
+        on_update: impl FnMut(JobUpdate) + Send + 'static,
+        cancel: CancellationToken,
+    ) -> Outcome {
+        self.run_as(plan, principal, true, on_update, cancel).await
+    }
+
+    /// Takes the installation's writer lock to hold across several calls
+    /// (see [`InstallLock::acquire`]); `Ok(None)` when this runner has no
+    /// lock.
+    ///
+    /// Errors: [`LockError`] (timed out, cancelled, lock file unusable).
+    pub async fn take_writer(
+        &self,
+        timeout: std::time::Duration,
+        cancel: &CancellationToken,
+        on_wait: impl FnMut(),
+    ) -> Result<Option<WriterGuard>, LockError> {
+        match &self.install_lock {
+            Some(lock) => {
+                let deadline = tokio::time::Instant::now() + timeout;
+                lock.acquire(deadline, cancel, on_wait).await.map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+
+    async fn run_as(
+        &self,
+        plan: Plan,
+        principal: &Principal,
+        holding: bool,
+        on_update: impl FnMut(JobUpdate) + Send + 'static,
+        cancel: CancellationToken,
+    ) -> Outcome {
+        let mut json_off = None;
+        if let (Lane::Exec, Some(watch)) = (plan.lane, self.config.as_ref()) {
+            let forced = watch.current().await;
+            let by_dry_run = plan
+                .classification
+                .as_ref()
+                .is_some_and(|c| c.reason == Reason::DryRun);
+            if by_dry_run && let Some(key) = forced.dry_run_defeated() {
+                tracing::info!(key = %key.key, "{}: refused: conda would not honour --dry-run", plan.what);
+                return Outcome::DryRunNotHonoured {
+                    what: plan.what,
+                    forced: key.clone(),
+                };
+            }
+            json_off = forced.json_off().cloned();
+        }
+        let mut on_update = on_update;
+        let mut job = plan.job();
+        let mut _writer = None;
+        if let (Lane::Exec, false, false, Some(lock)) = (
+            plan.lane,
+            plan.read_only(),
+            holding,
+            self.install_lock.as_ref(),
+        ) {
+            let arrived = tokio::time::Instant::now();
+            let deadline = arrived + plan.limits.timeout;
+            let waiting = || on_update(JobUpdate::WaitingForWriter);
+            match lock.acquire(deadline, &cancel, waiting).await {
+                Ok(guard) => _writer = Some(guard),
+                Err(e) => {
+                    tracing::info!("{}: not run: {e}", plan.what);
+                    return Outcome::NotRun {
+                        what: plan.what,
+                        reason: NotRun::InstallLock(e),
+                    };
+                }
+            }
+            job.limits.timeout = plan.limits.timeout.saturating_sub(arrived.elapsed());
+        }
         let job_cancel = job.cancel.clone();
         // A principal mapped to an OS user runs conda in its own worker;
         // the lease keeps that worker from being stopped as idle.
@@ -127,6 +235,16 @@ impl Runner {
                 };
                 let mut output = shape::shape(result, self.settings, facts);
                 output.confirmation_required = plan.confirmation_required;
+                if let Some(key) = json_off
+                    && output.parsed_json.is_none()
+                    && plan.argv.iter().any(|a| a == "--json")
+                {
+                    output.parsed_json_error = Some(format!(
+                        "conda's configuration turns --json off (`{}` is marked final in {}), so conda printed text, not JSON",
+                        key.key,
+                        key.place()
+                    ));
+                }
                 if succeeded
                     && output.error.is_none()
                     && let Some(pc) = &plan.postcondition

@@ -16,7 +16,9 @@
 //! 3. **discovery**: the startup cache (its file, hit or miss and why), then
 //!    discovery itself (conda version, interpreter and where it came from,
 //!    plugins, commands), exactly as the server runs it (a miss writes the
-//!    cache as the server would, unless `--no-cache`);
+//!    cache as the server would, unless `--no-cache`); the `.condarc`
+//!    files conda loaded and each key the server relies on that one of
+//!    them forces (`#!final`), with what it defeats as a warning;
 //! 4. **interpreter**: the interpreter is run through the worker and must
 //!    import `conda` (also on a cache hit, where discovery runs nothing);
 //! 5. **conda info**: a real `conda info --json` through the worker, timed;
@@ -123,6 +125,50 @@ impl Builder {
     }
     fn item(&mut self, key: &str, value: impl std::fmt::Display) {
         let _ = writeln!(self.text, "  {key:<13} {value}");
+    }
+}
+
+/// conda's configuration: the files it loaded and each key the server
+/// relies on that a source forces (never a value), with what it defeats
+/// as a warning.
+fn configuration(r: &mut Builder, dump: &crate::dump::Dump) {
+    use crate::discovery::config::ForcedConfig;
+    let Some(facts) = &dump.config else {
+        r.item(
+            "condarc",
+            "not reported by this conda (forced keys unknown)",
+        );
+        return;
+    };
+    if facts.files.is_empty() {
+        r.item("condarc", "none loaded");
+    }
+    for (i, f) in facts.files.iter().enumerate() {
+        r.item(if i == 0 { "condarc" } else { "" }, f);
+    }
+    let forced = ForcedConfig::from_dump(dump);
+    if forced.keys.is_empty() {
+        r.item("forced keys", "none");
+    }
+    for (i, k) in forced.keys.iter().enumerate() {
+        r.item(
+            if i == 0 { "forced keys" } else { "" },
+            format!("{} (marked final in {})", k.key, k.place()),
+        );
+    }
+    if let Some(k) = forced.dry_run_defeated() {
+        r.warnings.push(format!(
+            "conda would not honour --dry-run (`{}` is marked final in {}): previews and dry runs are refused with dry_run_not_honoured until the marker is removed",
+            k.key,
+            k.place()
+        ));
+    }
+    if let Some(k) = forced.json_off() {
+        r.warnings.push(format!(
+            "conda would not honour --json (`{}` is marked final in {}): results carry no parsed_json and say why in parsed_json_error",
+            k.key,
+            k.place()
+        ));
     }
 }
 
@@ -248,6 +294,7 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
         }
     }
     r.item("commands", catalog.commands.len());
+    configuration(r, &found.dump);
     for w in &found.dump.warnings {
         r.warnings
             .push(format!("discovery helper: {}", first_line(w)));

@@ -3,8 +3,9 @@
 Run with the target conda's own interpreter. Imports ``conda``, builds the
 parser with ``conda.cli.conda_argparse.generate_parser()`` and prints one
 ``conda-parser-dump/1`` document describing it, plus the facts the startup
-cache needs (interpreter, prefix, stamp_dirs) and where conda puts named
-environments (root_prefix, envs_dirs).
+cache needs (interpreter, prefix, stamp_dirs), where conda puts named
+environments (root_prefix, envs_dirs) and conda's configuration
+(``config``: its search path, the files loaded, the keys marked final).
 
 It only reports facts; conda-mcp interprets them in Rust. Standard library
 only, Python >= 3.10.
@@ -184,6 +185,71 @@ def stamp_dirs():
     return sorted(seen)
 
 
+_BOOL_TEXT = {"true", "false", "yes", "no", "on", "off", "0", "1"}
+
+
+def config_value(value):
+    """A final key's value when it is a flag or a number (what the server's
+    rules read); None for anything else (text may carry credentials)."""
+    if type(value) in (bool, int):
+        return value
+    if type(value) is str and value.strip().lower() in _BOOL_TEXT:
+        return value.strip().lower()
+    return None
+
+
+def config_facts(context, warnings):
+    """conda's configuration as its own objects hold it
+    (conda/common/configuration.py): every place its search path looks
+    (expanded as conda expands it, existing or not), the files it loaded,
+    and every key a source marks final (``#!final`` in a file,
+    ``!important`` in a ``CONDA_*`` variable: ``RawParameter.keyflag()``
+    is ``ParameterFlag.final``), which conda's merge lets no later source,
+    the command line included, override."""
+    try:
+        from conda.base.constants import SEARCH_PATH
+        from conda.common.configuration import ParameterFlag, custom_expandvars
+    except ImportError as exc:
+        warnings.append(f"conda's configuration objects could not be read: {exc}")
+        return None
+    try:
+        from conda.base.context import determine_target_prefix
+
+        target_prefix = determine_target_prefix(context)
+    except Exception:
+        target_prefix = os.environ.get("CONDA_PREFIX") or sys.prefix
+    kwargs = {"CONDA_PREFIX": target_prefix}
+    # conda sets CONDA_ROOT=sys.prefix when it is unset (conda/__init__.py).
+    kwargs["CONDA_ROOT"] = os.environ.get("CONDA_ROOT") or sys.prefix
+    search_path = []
+    for entry in SEARCH_PATH:
+        path = os.path.expanduser(custom_expandvars(str(entry), os.environ, **kwargs))
+        if "$" in path or not os.path.isabs(path):
+            continue  # a variable that is unset: conda finds nothing there
+        path = os.path.normpath(path)
+        if path not in search_path:
+            search_path.append(path)
+    final_keys = []
+    for source, params in getattr(context, "raw_data", {}).items():
+        for key, param in (params or {}).items():
+            try:
+                final = param.keyflag() is ParameterFlag.final
+            except Exception:
+                final = False
+            if not final:
+                continue
+            try:
+                value = config_value(param.value(None))
+            except Exception:
+                value = None
+            final_keys.append({"key": str(key), "source": str(source), "value": value})
+    return {
+        "search_path": search_path,
+        "files": list(dict.fromkeys(str(p) for p in getattr(context, "_search_path", ()))),
+        "final_keys": final_keys,
+    }
+
+
 def environment_dirs(context):
     """conda's root prefix and envs directories, as conda resolves a
     ``--name`` (``context.root_prefix``, ``context.envs_dirs``)."""
@@ -221,6 +287,7 @@ def build_document():
         except Exception as exc:
             warnings.append(f"conda's context could not be initialized: {type(exc).__name__}: {exc}")
 
+    config = config_facts(context, warnings) if context is not None else None
     parser = conda_argparse.generate_parser()
     root = dump_parser(parser, ["conda"], warnings)
     document = {
@@ -234,6 +301,7 @@ def build_document():
         "interpreter": sys.executable,
         "prefix": sys.prefix,
         "stamp_dirs": stamp_dirs(),
+        "config": config,
         "warnings": warnings,
     }
     document.update(environment_dirs(context))

@@ -18,7 +18,8 @@
 //! 4. [`helper`]: the embedded `helper.py` run by that Python through a
 //!    worker ([`Program::Python`]) under the discovery timeout; its output is
 //!    checked and parsed into a [`Dump`].
-//! 5. The stamp is taken over the folders the helper reported, the catalog
+//! 5. The stamp is taken over the folders and the configuration places
+//!    (conda's `.condarc` search path) the helper reported, the catalog
 //!    is built ([`crate::catalog::build`]) and the cache entry rewritten
 //!    atomically.
 //!
@@ -39,6 +40,7 @@
 //! startup diagnostic on stderr; nothing here writes to stdout.
 
 pub mod cache;
+pub mod config;
 pub mod helper;
 pub mod interpreter;
 pub mod restart;
@@ -243,7 +245,12 @@ pub async fn discover(opts: &DiscoveryOptions) -> Result<Discovery, DiscoveryErr
         tracing::warn!("discovery helper: {w}");
     }
     let stamp_dirs: Vec<PathBuf> = dump.stamp_dirs.iter().map(PathBuf::from).collect();
-    let stamp = Stamp::current(&target.path, &stamp_dirs);
+    let config_places: Vec<PathBuf> = dump
+        .config
+        .iter()
+        .flat_map(|c| c.search_path.iter().map(PathBuf::from))
+        .collect();
+    let stamp = Stamp::current(&target.path, &stamp_dirs).with_config(&config_places);
     let catalog = catalog::build(&dump)?;
 
     let mut cache_file = None;

@@ -8,6 +8,14 @@
 //! `conda-26.9.0-py311_0.json`). Computing it reads a few directory
 //! listings and starts no process, so [`Stamp::changed`] is cheap enough to
 //! run after every mutating call (restart detection).
+//!
+//! It also covers conda's configuration: every place of conda's search
+//! path the helper reported (`config.search_path`), as a [`ConfigPath`]
+//! (size, modification time and inode of a file; the same for each entry
+//! of a `condarc.d` folder; absent when nothing is there). Editing,
+//! adding or removing a `.condarc` moves the stamp, so a cached startup
+//! rediscovers and [`super::config::ConfigWatch`] sees the change before
+//! the next call.
 
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
@@ -24,6 +32,67 @@ pub struct DirListing {
     pub entries: Option<Vec<String>>,
 }
 
+/// What is at one place of conda's configuration search path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigPath {
+    /// The place (a file, or a `condarc.d` folder).
+    pub path: PathBuf,
+    /// `None`: nothing there; else the file (or, for a folder, each entry
+    /// by name) as `(name, size, mtime_ns, inode)`; a file has one entry
+    /// with an empty name.
+    pub state: Option<Vec<(String, u64, u128, u64)>>,
+}
+
+impl ConfigPath {
+    /// The place as the file system is now.
+    pub fn current(path: &Path) -> ConfigPath {
+        let state = std::fs::metadata(path).ok().map(|m| {
+            if m.is_dir() {
+                let mut entries: Vec<_> = std::fs::read_dir(path)
+                    .map(|rd| {
+                        rd.filter_map(|e| e.ok())
+                            .filter_map(|e| {
+                                let name = e.file_name().to_string_lossy().into_owned();
+                                std::fs::metadata(e.path())
+                                    .ok()
+                                    .map(|m| file_state(name, &m))
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                entries.sort();
+                entries
+            } else {
+                vec![file_state(String::new(), &m)]
+            }
+        });
+        ConfigPath {
+            path: path.to_path_buf(),
+            state,
+        }
+    }
+}
+
+fn file_state(name: String, m: &std::fs::Metadata) -> (String, u64, u128, u64) {
+    use std::os::unix::fs::MetadataExt;
+    let mtime = m
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    (name, m.len(), mtime, m.ino())
+}
+
+/// The stamps of `paths`, in order.
+pub fn config_paths(paths: &[PathBuf]) -> Vec<ConfigPath> {
+    paths.iter().map(|p| ConfigPath::current(p)).collect()
+}
+
+/// Whether any of `stamped` no longer matches the file system.
+pub fn config_changed(stamped: &[ConfigPath]) -> bool {
+    stamped.iter().any(|c| ConfigPath::current(&c.path) != *c)
+}
+
 /// See the module docs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stamp {
@@ -35,6 +104,9 @@ pub struct Stamp {
     pub mtime_ns: Option<u128>,
     /// The stamp folders, in the helper's order.
     pub dirs: Vec<DirListing>,
+    /// The places of conda's configuration search path, in its order.
+    #[serde(default)]
+    pub config: Vec<ConfigPath>,
 }
 
 impl Stamp {
@@ -55,7 +127,19 @@ impl Stamp {
                     entries: list(d),
                 })
                 .collect(),
+            config: Vec::new(),
         }
+    }
+
+    /// The stamp with the places of conda's configuration search path.
+    pub fn with_config(mut self, search_path: &[PathBuf]) -> Stamp {
+        self.config = config_paths(search_path);
+        self
+    }
+
+    /// The configuration places of this stamp.
+    pub fn config_paths(&self) -> Vec<PathBuf> {
+        self.config.iter().map(|c| c.path.clone()).collect()
     }
 
     /// The stamp folders.
@@ -67,7 +151,9 @@ impl Stamp {
     /// process: a `stat` and a few directory listings). A stamp whose target
     /// could not be read always counts as changed.
     pub fn changed(&self) -> bool {
-        self.size.is_none() || Stamp::current(&self.target, &self.dir_paths()) != *self
+        self.size.is_none()
+            || Stamp::current(&self.target, &self.dir_paths()).with_config(&self.config_paths())
+                != *self
     }
 }
 
@@ -110,5 +196,29 @@ mod tests {
         assert!(s.changed(), "folder vanished");
         std::fs::remove_file(&target).expect("rm");
         assert!(Stamp::current(&target, &[]).changed(), "unreadable target");
+    }
+
+    #[test]
+    fn detects_configuration_files_appearing_changing_and_going() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let target = d.path().join("conda");
+        std::fs::write(&target, "#!/bin/sh\n").expect("write");
+        let rc = d.path().join(".condarc");
+        let rcd = d.path().join("condarc.d");
+        let places = [rc.clone(), rcd.clone()];
+        let s = Stamp::current(&target, &[]).with_config(&places);
+        assert!(!s.changed());
+        std::fs::write(&rc, "json: false  #!final\n").expect("write");
+        assert!(s.changed(), "a file appeared");
+        let s = Stamp::current(&target, &[]).with_config(&places);
+        std::fs::write(&rc, "json: false\n").expect("write");
+        assert!(s.changed(), "the file changed");
+        std::fs::create_dir(&rcd).expect("mkdir");
+        let s = Stamp::current(&target, &[]).with_config(&places);
+        std::fs::write(rcd.join("a.yml"), "dry_run: false #!final\n").expect("write");
+        assert!(s.changed(), "a folder entry appeared");
+        let s = Stamp::current(&target, &[]).with_config(&places);
+        std::fs::remove_file(&rc).expect("rm");
+        assert!(s.changed(), "the file went");
     }
 }

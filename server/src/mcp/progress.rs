@@ -46,6 +46,8 @@ const OUTPUT_MIN_GAP: Duration = Duration::from_secs(2);
 pub enum Phase {
     /// Not yet queued or started.
     Arrived,
+    /// Waiting for another conda-mcp writing to the same installation.
+    WaitingForWriter,
     /// Waiting behind `ahead` other conda calls.
     Queued {
         /// Calls ahead of this one (the running one included).
@@ -65,9 +67,10 @@ pub enum Phase {
 }
 
 impl Phase {
-    /// Whether the call waits behind another one.
+    /// Whether the call waits behind another one (of this server, or
+    /// another server's write to the same installation).
     pub fn waiting(&self) -> bool {
-        matches!(self, Phase::Queued { ahead } if *ahead > 0)
+        matches!(self, Phase::Queued { ahead } if *ahead > 0) || *self == Phase::WaitingForWriter
     }
 
     /// Whether going from `self` to `next` is a change sent at once (queue
@@ -109,6 +112,7 @@ impl Tracker {
         let phase = self.phase.clone();
         move |update| {
             let next = match update {
+                JobUpdate::WaitingForWriter => Phase::WaitingForWriter,
                 JobUpdate::Queued { position } => Phase::Queued { ahead: position },
                 JobUpdate::Started { .. } => Phase::Running {
                     elapsed: Duration::ZERO,
@@ -263,6 +267,9 @@ async fn tick(
 fn message(what: &str, phase: &Phase) -> String {
     match phase {
         Phase::Arrived => format!("{what}: waiting for the worker"),
+        Phase::WaitingForWriter => format!(
+            "{what}: waiting for another conda-mcp on this installation (one writer at a time)"
+        ),
         Phase::Queued { ahead } => format!(
             "{what}: queued at position {} ({ahead} conda call{} ahead; conda runs one call at a time)",
             ahead + 1,

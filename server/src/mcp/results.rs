@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use conda_mcp_shared::mask::mask;
 
 use crate::call::error::{ErrorCode, ToolError};
+use crate::call::install_lock::LockError;
 use crate::call::{CallOutput, NotRun, Outcome, Ran};
 use crate::completion::{self, Availability, CompletionAnswer};
 use crate::policy::Refusal;
@@ -63,6 +64,9 @@ fn not_run_error(reason: &NotRun) -> ToolError {
         // The worker could not start the program, or broke its own rules.
         NotRun::Exec(ExecError::Rejected(_)) => ErrorCode::Internal,
         NotRun::Helper(_) => ErrorCode::HelperFailed,
+        NotRun::InstallLock(LockError::TimedOut) => ErrorCode::QueueTimeout,
+        NotRun::InstallLock(LockError::Cancelled) => ErrorCode::Cancelled,
+        NotRun::InstallLock(LockError::Io { .. }) => ErrorCode::Internal,
         NotRun::Internal(_) => ErrorCode::Internal,
     };
     ToolError::new(code, reason.to_string())
@@ -128,6 +132,23 @@ impl Results {
                 let text = mask(&format!("{what} could not be run: {reason}")).into_owned();
                 let mut error = not_run_error(&reason);
                 error.message = mask(&error.message).into_owned();
+                self.nothing_ran(&what, &text, error, restart_required)
+            }
+            Outcome::DryRunNotHonoured { what, forced } => {
+                let text = format!(
+                    "{what} was not run: conda's configuration marks `{}` final in {}, so conda would not honour --dry-run and this call, which the server runs only as a dry run, would change the installation; nothing ran. Remove the final marker (#!final) there; the server sees the change before the next call, without a restart.",
+                    forced.key,
+                    forced.place()
+                );
+                let mut error = ToolError::new(ErrorCode::DryRunNotHonoured, text.clone())
+                    .with("key", forced.key.clone());
+                error = match forced.file() {
+                    Some(file) => error.with("file", file),
+                    None => error.with(
+                        "variable",
+                        format!("CONDA_{}", forced.key.to_ascii_uppercase()),
+                    ),
+                };
                 self.nothing_ran(&what, &text, error, restart_required)
             }
             Outcome::Answered { value, .. } => CallToolResult::structured(value),

@@ -88,6 +88,10 @@ impl Job {
 /// What happens to a job before its result.
 #[derive(Debug, Clone, PartialEq)]
 pub enum JobUpdate {
+    /// The call waits for another conda-mcp process writing to the same
+    /// installation (sent once, by the call runner before the job is
+    /// queued: `crate::call::install_lock`).
+    WaitingForWriter,
     /// The job waits; `position` jobs are ahead of it (the running one
     /// included). Sent when a job has to wait and whenever the number
     /// changes; a job that starts at once gets none.

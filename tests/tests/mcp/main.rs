@@ -11,6 +11,7 @@
 mod check;
 mod cli_command;
 mod conda_plugin;
+mod condarc;
 mod docs;
 mod http;
 mod installed;
@@ -23,4 +24,5 @@ mod soak;
 mod surface;
 mod tasks;
 mod trust;
+mod writer_lock;
 mod writes;

@@ -1,0 +1,241 @@
+//! One writer per conda installation, across server processes (docs/writes.md
+//! "One writer per installation").
+//!
+//! Each server serializes its own conda calls (the exec lane), but two
+//! servers on one installation (two hosts, two windows of one host) would
+//! run conda concurrently against one package cache and one root prefix.
+//! A call the policy classifies as a mutation (applies, `conda run`,
+//! anything not read-only) therefore holds an exclusive `flock(2)` on a
+//! lock file of the installation while conda runs; read-only calls never
+//! touch it.
+//!
+//! * **Key.** The lock file is `install-<sha256(root prefix)>.lock`: the
+//!   root prefix is the `sys.prefix` of conda's interpreter as discovery
+//!   reported it, so every server on one installation, whatever the path
+//!   it was started with (`--conda-exe` through a symlink, `CONDA_EXE`),
+//!   meets the same file.
+//! * **Where.** `$XDG_RUNTIME_DIR/conda-mcp/` when that variable is an
+//!   absolute path (the per-user runtime directory of systemd and most
+//!   desktops), else `conda-mcp-locks-<uid>/` in the temporary folder
+//!   (`$TMPDIR`, else `/tmp`) ([`default_dir`]); created
+//!   with mode 0700. Both are per user: the lock is taken by the server
+//!   process (also when `--worker-user` runs conda as another user, the
+//!   server takes it around sending the job), so servers of one user meet;
+//!   servers of different users on one installation do not.
+//! * **Order.** Within one server the writers first queue on an in-process
+//!   FIFO mutex, then take the file lock, polling it every [`POLL`] while
+//!   another process holds it, so the wait can end on the call's cancel or
+//!   its time limit ([`InstallLock::acquire`]).
+//! * **Release.** Dropping the [`WriterGuard`] closes the file, which
+//!   releases the lock; a server killed while holding it releases it too
+//!   (the kernel drops the locks of a closed file description). The guard
+//!   can be held across several jobs (a plan and its apply).
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use nix::errno::Errno;
+use nix::fcntl::{Flock, FlockArg};
+use tokio::sync::{Mutex, OwnedMutexGuard};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// How often a waiting call retries the file lock held by another process.
+pub const POLL: Duration = Duration::from_millis(50);
+
+/// The lock folder: `$XDG_RUNTIME_DIR/conda-mcp` when `XDG_RUNTIME_DIR` is
+/// absolute, else `conda-mcp-locks-<uid>` in the temporary folder (see the
+/// module docs).
+pub fn default_dir() -> PathBuf {
+    dir_from(
+        std::env::var_os("XDG_RUNTIME_DIR"),
+        nix::unistd::getuid().as_raw(),
+    )
+}
+
+/// [`default_dir`] over explicit values.
+pub fn dir_from(xdg_runtime_dir: Option<std::ffi::OsString>, uid: u32) -> PathBuf {
+    match xdg_runtime_dir
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+    {
+        Some(d) => d.join("conda-mcp"),
+        None => std::env::temp_dir().join(format!("conda-mcp-locks-{uid}")),
+    }
+}
+
+/// The lock file of the installation whose root prefix is `root` in `dir`.
+pub fn lock_path(dir: &Path, root: &Path) -> PathBuf {
+    let key = conda_mcp_shared::fingerprint::sha256_hex(root.as_os_str().as_encoded_bytes());
+    dir.join(format!("install-{key}.lock"))
+}
+
+/// Why no [`WriterGuard`] was obtained.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    /// The lock folder or file could not be created or locked.
+    #[error("the installation's writer lock {path} could not be taken: {source}")]
+    Io {
+        /// The lock file.
+        path: PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// The time limit ran out while another conda-mcp held the lock.
+    #[error("the time limit ran out while another conda-mcp was writing to this installation")]
+    TimedOut,
+    /// The call was cancelled while it waited.
+    #[error("the call was cancelled while it waited for the installation's writer lock")]
+    Cancelled,
+}
+
+/// The writer lock of one conda installation (cheap to share: one per
+/// server).
+#[derive(Debug)]
+pub struct InstallLock {
+    path: PathBuf,
+    /// Writers of this process, in arrival order.
+    local: Arc<Mutex<()>>,
+}
+
+/// Held while a call may write to the installation: the in-process turn and
+/// the file lock. Dropping it releases both.
+#[derive(Debug)]
+pub struct WriterGuard {
+    _file: Flock<File>,
+    _turn: OwnedMutexGuard<()>,
+}
+
+impl InstallLock {
+    /// The lock of the installation with root prefix `root`, its file in
+    /// `dir` (created on first use).
+    pub fn new(dir: &Path, root: &Path) -> Self {
+        Self {
+            path: lock_path(dir, root),
+            local: Arc::new(Mutex::new(())),
+        }
+    }
+
+    /// The lock file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Takes the lock, waiting for this server's earlier writers and then
+    /// for other processes. `on_wait` is called once, when the file lock is
+    /// found held by another process (for a progress message). Waiting ends
+    /// at `deadline` or on `cancel`.
+    ///
+    /// Errors: [`LockError::TimedOut`], [`LockError::Cancelled`],
+    /// [`LockError::Io`] (the folder or file cannot be created or locked).
+    pub async fn acquire(
+        &self,
+        deadline: Instant,
+        cancel: &CancellationToken,
+        mut on_wait: impl FnMut(),
+    ) -> Result<WriterGuard, LockError> {
+        let turn = tokio::select! {
+            t = self.local.clone().lock_owned() => t,
+            () = cancel.cancelled() => return Err(LockError::Cancelled),
+            () = tokio::time::sleep_until(deadline) => return Err(LockError::TimedOut),
+        };
+        let mut told = false;
+        loop {
+            if let Some(file) = self.try_file()? {
+                return Ok(WriterGuard {
+                    _file: file,
+                    _turn: turn,
+                });
+            }
+            if !told {
+                told = true;
+                tracing::info!(lock = %self.path.display(), "waiting for another conda-mcp on this installation");
+                on_wait();
+            }
+            tokio::select! {
+                () = tokio::time::sleep(POLL) => {}
+                () = cancel.cancelled() => return Err(LockError::Cancelled),
+                () = tokio::time::sleep_until(deadline) => return Err(LockError::TimedOut),
+            }
+        }
+    }
+
+    /// One non-blocking attempt at the file lock: `None` while another
+    /// open file description holds it.
+    fn try_file(&self) -> Result<Option<Flock<File>>, LockError> {
+        let io = |source| LockError::Io {
+            path: self.path.clone(),
+            source,
+        };
+        if let Some(dir) = self.path.parent() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(io)?;
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&self.path)
+            .map_err(io)?;
+        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(locked) => Ok(Some(locked)),
+            Err((_, Errno::EWOULDBLOCK)) => Ok(None),
+            Err((_, e)) => Err(io(std::io::Error::from(e))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_folder_follows_xdg_runtime_dir_or_falls_back_per_user() {
+        assert_eq!(
+            dir_from(Some("/run/user/7".into()), 7),
+            PathBuf::from("/run/user/7/conda-mcp")
+        );
+        let fallback = dir_from(Some("relative".into()), 7);
+        assert!(fallback.ends_with("conda-mcp-locks-7"), "{fallback:?}");
+        assert_eq!(dir_from(None, 7), fallback);
+        assert_ne!(
+            lock_path(Path::new("/l"), Path::new("/opt/conda")),
+            lock_path(Path::new("/l"), Path::new("/opt/conda2"))
+        );
+    }
+
+    #[tokio::test]
+    async fn a_second_holder_waits_until_the_first_is_dropped() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let root = Path::new("/some/conda");
+        let a = InstallLock::new(d.path(), root);
+        // Another server: its own in-process turn, the same file.
+        let b = InstallLock::new(d.path(), root);
+        let never = CancellationToken::new();
+        let far = Instant::now() + Duration::from_secs(30);
+        let held = a.acquire(far, &never, || {}).await.expect("first");
+        let mut waited = 0;
+        let soon = Instant::now() + Duration::from_millis(300);
+        let e = b
+            .acquire(soon, &never, || waited += 1)
+            .await
+            .expect_err("held elsewhere");
+        assert!(matches!(e, LockError::TimedOut), "{e}");
+        assert_eq!(waited, 1, "told once that it waits");
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let e = b.acquire(far, &cancel, || {}).await.expect_err("cancelled");
+        assert!(matches!(e, LockError::Cancelled), "{e}");
+        drop(held);
+        let again = b.acquire(far, &never, || {}).await.expect("free again");
+        drop(again);
+    }
+}
