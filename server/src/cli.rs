@@ -216,6 +216,9 @@ pub struct Cli {
           value_parser = clap::value_parser!(u64).range(4096..))]
     pub max_result_bytes: Option<u64>,
 
+    /// `--listen` and the flags of the HTTP mode.
+    #[command(flatten)]
+    pub http: crate::cli_http::HttpFlags,
     /// Seconds a finished MCP task (a long call answered with a task
     /// handle, for clients that declare the tasks extension) is kept for
     /// tasks/get; then it is dropped and its id is unknown.

@@ -56,6 +56,9 @@ pub struct Settings {
     pub discovery: DiscoverySettings,
     /// Which worker runs conda and how it is started.
     pub worker: WorkerSettings,
+    /// `--listen` and its companions: serve MCP over HTTP instead of
+    /// stdio; `None` = stdio.
+    pub http: Option<crate::http::HttpSettings>,
     /// `--task-retention`, `--max-finished-tasks`: how long and how many
     /// finished MCP tasks are kept.
     pub tasks: TaskSettings,
@@ -126,6 +129,7 @@ impl Default for Settings {
                 ..DiscoverySettings::default()
             },
             worker: WorkerSettings::default(),
+            http: None,
             tasks: TaskSettings::default(),
         }
     }

@@ -3,13 +3,15 @@
 //! paths ([`paths`]), building stand-in conda prefixes ([`standin`], with
 //! its batch argparse oracle), the conda-completion plugin in a prefix
 //! ([`completion`]), warm-conda calls ([`warm`]), talking to the server
-//! through a real MCP client ([`mcp`]) or raw JSON-RPC ([`rawrpc`]), the
+//! through a real MCP client ([`mcp`]) or raw JSON-RPC ([`rawrpc`]), or
+//! over HTTP in its `--listen` mode ([`http`]), the
 //! compiler's round trip ([`roundtrip`]), the test tiers ([`tiers`]), and
 //! the soak and chaos run ([`soak`], with its `/proc` readers [`procfs`]).
 
 pub mod bins;
 pub mod completion;
 pub mod exec;
+pub mod http;
 pub mod mcp;
 pub mod paths;
 pub mod procfs;

@@ -491,3 +491,51 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
+
+/// A stand-in prefix that other users can run (the root tier's workers
+/// under another uid): a venv of `python` (one outside root's home, e.g.
+/// `/usr/bin/python3`, unlike pyenv's), the stand-in package copied into
+/// the prefix (the checkout may be out of their reach), everything
+/// readable and writable by all (the stand-in writes its logs there).
+///
+/// Errors: creating the venv, copying or `chmod` failed.
+pub fn shared_prefix(python: &Path) -> io::Result<StandinPrefix> {
+    let p = StandinPrefix::create_with(&standin_dump(), python)?;
+    let package = p.prefix.join("standin-package");
+    copy_tree(&standin_dir(), &package)?;
+    std::fs::write(
+        p.site_packages.join("conda_mcp_standin.pth"),
+        format!("{}\n", package.display()),
+    )?;
+    // The stand-in appends to these as whichever user runs it.
+    for log in ["standin-starts.log", "standin-runs.log"] {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p.prefix.join(log))?;
+    }
+    let status = Command::new("chmod")
+        .arg("-R")
+        .arg("a+rwX")
+        .arg(p.dir.path())
+        .status()?;
+    if !status.success() {
+        return Err(io::Error::other(format!("chmod -R a+rwX failed: {status}")));
+    }
+    Ok(p)
+}
+
+/// Copies the directory tree `from` to `to` (files and directories only).
+fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}

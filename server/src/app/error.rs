@@ -53,6 +53,11 @@ pub enum StartupError {
     /// The startup task itself failed (a panic inside it: a bug).
     #[error("{0}")]
     Internal(String),
+    /// The HTTP mode cannot start (`--listen`): an unauthenticated
+    /// non-loopback address or a malformed token file (usage errors), an
+    /// unreadable token file, an address that cannot be bound.
+    #[error(transparent)]
+    Http(#[from] crate::http::StartError),
 }
 
 impl StartupError {
@@ -62,6 +67,7 @@ impl StartupError {
     pub fn exit_code(&self) -> u8 {
         match self {
             StartupError::UnmatchedToolEntry(_) => EXIT_USAGE,
+            StartupError::Http(e) if e.is_usage() => EXIT_USAGE,
             _ => EXIT_FAILURE,
         }
     }

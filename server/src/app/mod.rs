@@ -12,11 +12,13 @@
 //! * [`startup`]: [`Settings`] → the server's state (discovery, workers,
 //!   tools, capabilities), also the steps `check` shares;
 //! * [`serve`]: the serving process's life around the stdio session;
+//! * [`serve_http`]: the same around the HTTP listener (`--listen`);
 //! * [`error`]: why startup failed ([`StartupError`]) and the exit status.
 
 pub mod error;
 pub mod resolve;
 pub mod serve;
+pub mod serve_http;
 pub mod startup;
 
 use std::ffi::OsString;
@@ -33,6 +35,13 @@ use crate::settings::Settings;
 /// a usage error; 1 for another failure to start, see [`error`]; for
 /// `check`, 0 or 1 as its verdict).
 pub fn main() -> ExitCode {
+    // `conda-mcp token ...` has its own command line and never serves.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == crate::http::token_command::TOKEN_COMMAND)
+    {
+        return crate::http::token_command::main(std::env::args_os().collect());
+    }
     let (mode, cli) = match cli::parse_from(std::env::args_os()) {
         Ok(parsed) => parsed,
         Err(e) => {

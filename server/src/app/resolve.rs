@@ -61,11 +61,44 @@ pub fn resolve(cli: &Cli) -> Settings {
             warm_conda: !cli.no_warm_conda,
             pass_env: cli.pass_env.clone(),
         },
+        http: resolve_http(cli),
         tasks: TaskSettings {
             retention: cli.task_retention,
             max_finished: cli.max_finished_tasks,
         },
     }
+}
+
+/// The HTTP mode's settings when `--listen` is given: the default Host and
+/// Origin lists extended by the flags, the request timeout (default
+/// `--timeout` plus a margin for the queue), and the body limit of the
+/// stdio line for the same `--stdin-limit-bytes`.
+fn resolve_http(cli: &Cli) -> Option<crate::http::HttpSettings> {
+    use crate::http::{DEFAULT_HOSTS, DEFAULT_ORIGINS, REQUEST_TIMEOUT_MARGIN};
+    let flags = &cli.http;
+    let listen = flags.listen?;
+    let extend = |defaults: &[&str], extra: &[String]| -> Vec<String> {
+        defaults
+            .iter()
+            .map(|s| (*s).to_owned())
+            .chain(extra.iter().map(|s| s.trim().to_owned()))
+            .filter(|s| !s.is_empty())
+            .collect()
+    };
+    Some(crate::http::HttpSettings {
+        listen,
+        auth_tokens: flags.auth_tokens.clone(),
+        tls: flags.tls_cert.clone().zip(flags.tls_key.clone()),
+        allowed_hosts: extend(DEFAULT_HOSTS, &flags.allowed_hosts),
+        allowed_origins: extend(DEFAULT_ORIGINS, &flags.allowed_origins),
+        request_timeout: flags
+            .request_timeout
+            .unwrap_or(cli.timeout + REQUEST_TIMEOUT_MARGIN),
+        shutdown_grace: flags.shutdown_grace,
+        max_workers: usize::from(flags.max_workers),
+        worker_idle_timeout: flags.worker_idle_timeout,
+        max_body_bytes: crate::mcp::stdio::line_limit(cli.stdin_limit_bytes),
+    })
 }
 
 #[cfg(test)]

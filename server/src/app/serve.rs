@@ -32,6 +32,9 @@ type Lanes = Arc<std::sync::Mutex<Option<(Arc<Executor>, Arc<Executor>)>>>;
 /// answered when it fails within [`SERVE_WITHOUT_STARTUP_AFTER`], else
 /// after the session (requests meanwhile fail with its reason).
 pub async fn serve(settings: &Settings) -> Result<(), StartupError> {
+    if let Some(http) = &settings.http {
+        return super::serve_http::serve(settings, http).await;
+    }
     let environment = startup::check_host(settings)?;
     let early_info = mcp::server_config(
         None,

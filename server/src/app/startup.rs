@@ -106,6 +106,7 @@ pub async fn start_checked(
             settings: settings.clone(),
             runner: Runner {
                 exec: discovered.exec,
+                workers: None,
                 discovery: discovered.discovery_lane.clone(),
                 restart: RestartWatch::new(
                     discovered.options.clone(),

@@ -9,7 +9,8 @@ use conda_mcp_shared::ExecutionResult;
 use crate::discovery::config::ConfigWatch;
 use crate::discovery::restart::RestartWatch;
 use crate::policy::Reason;
-use crate::worker_client::{Executor, JobUpdate};
+use crate::principal::Principal;
+use crate::worker_client::{ExecError, Executor, JobUpdate, Workers};
 
 use super::install_lock::{InstallLock, LockError, WriterGuard};
 
@@ -21,8 +22,12 @@ use super::shape::{self, CallFacts, ResultSettings};
 /// runs with.
 #[derive(Debug)]
 pub struct Runner {
-    /// The exec lane: conda calls, one at a time, in order.
+    /// The exec lane: conda calls, one at a time, in order (every call of
+    /// a principal without an OS user).
     pub exec: Arc<Executor>,
+    /// The workers of principals mapped to an OS user (HTTP mode with such
+    /// principals): their conda calls run there instead of on `exec`.
+    pub workers: Option<Arc<Workers>>,
     /// The discovery lane: helper scripts, never behind a running conda.
     pub discovery: Arc<Executor>,
     /// Restart detection after mutations.
@@ -78,13 +83,17 @@ impl Runner {
     /// read-only, the restart watch checks whether conda or its plugins
     /// changed; every execution output carries the (sticky)
     /// `restart_required`.
+    ///
+    /// `principal`'s OS user, when it has one and [`Runner::workers`] is
+    /// set, picks the worker the call runs in.
     pub async fn run(
         &self,
         plan: Plan,
+        principal: &Principal,
         on_update: impl FnMut(JobUpdate) + Send + 'static,
         cancel: CancellationToken,
     ) -> Outcome {
-        self.run_as(plan, false, on_update, cancel).await
+        self.run_as(plan, principal, false, on_update, cancel).await
     }
 
     /// [`Runner::run`] for a caller that holds the installation's writer
@@ -94,11 +103,12 @@ impl Runner {
     pub async fn run_holding(
         &self,
         plan: Plan,
+        principal: &Principal,
         _writer: &WriterGuard,
         on_update: impl FnMut(JobUpdate) + Send + 'static,
         cancel: CancellationToken,
     ) -> Outcome {
-        self.run_as(plan, true, on_update, cancel).await
+        self.run_as(plan, principal, true, on_update, cancel).await
     }
 
     /// Takes the installation's writer lock to hold across several calls
@@ -124,6 +134,7 @@ impl Runner {
     async fn run_as(
         &self,
         plan: Plan,
+        principal: &Principal,
         holding: bool,
         on_update: impl FnMut(JobUpdate) + Send + 'static,
         cancel: CancellationToken,
@@ -169,9 +180,25 @@ impl Runner {
             job.limits.timeout = plan.limits.timeout.saturating_sub(arrived.elapsed());
         }
         let job_cancel = job.cancel.clone();
-        let lane = match plan.lane {
-            Lane::Exec => &self.exec,
-            Lane::Discovery => &self.discovery,
+        // A principal mapped to an OS user runs conda in its own worker;
+        // the lease keeps that worker from being stopped as idle.
+        let lease = match (&self.workers, &principal.os_user, plan.lane) {
+            (Some(workers), Some(user), Lane::Exec) => match workers.lease(user) {
+                Ok(lease) => Some(lease),
+                Err(full) => {
+                    tracing::warn!("{}: not run: {full}", plan.what);
+                    return Outcome::NotRun {
+                        what: plan.what,
+                        reason: NotRun::Exec(ExecError::WorkerUnavailable(full.to_string())),
+                    };
+                }
+            },
+            _ => None,
+        };
+        let lane = match (&lease, plan.lane) {
+            (Some(lease), _) => lease.executor(),
+            (None, Lane::Exec) => &self.exec,
+            (None, Lane::Discovery) => &self.discovery,
         };
         let run = lane.run(job, on_update);
         tokio::pin!(run);

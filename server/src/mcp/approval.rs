@@ -227,7 +227,13 @@ impl Loaded {
             Some(guard) => {
                 self.state()
                     .runner
-                    .run_holding(plan, guard, call.tracker.observer(), call.cancel.clone())
+                    .run_holding(
+                        plan,
+                        &call.principal,
+                        guard,
+                        call.tracker.observer(),
+                        call.cancel.clone(),
+                    )
                     .await
             }
             None => self.run(plan, &call).await,

@@ -172,7 +172,12 @@ impl Loaded {
     pub(super) async fn run(&self, plan: Plan, call: &CallContext) -> Outcome {
         self.state
             .runner
-            .run(plan, call.tracker.observer(), call.cancel.clone())
+            .run(
+                plan,
+                &call.principal,
+                call.tracker.observer(),
+                call.cancel.clone(),
+            )
             .await
     }
 
@@ -304,6 +309,9 @@ pub struct CallContext {
     pub peer: Peer<RoleServer>,
     /// The surface the call was routed with.
     pub surface: Arc<Surface>,
+    /// Who is calling (over HTTP, whom the token names; else the local
+    /// principal): picks the worker and owns the task.
+    pub principal: Principal,
 }
 
 fn unknown(what: &str) -> McpError {
@@ -407,6 +415,7 @@ impl ServerHandler for Loaded {
             tracker: tracker.clone(),
             peer: context.peer.clone(),
             surface,
+            principal: Principal::of(&context),
         };
         let (planned_tx, planned_rx) = oneshot::channel();
         let this = self.clone();

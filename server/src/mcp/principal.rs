@@ -1,43 +1,39 @@
-//! Who sent a request: the owner of the tasks it creates.
+//! Who sent a request, as the MCP side sees it: the owner of the tasks it
+//! creates and the one whose worker runs its calls.
 //!
 //! A task is visible only to the principal that created it (its
 //! `tasks/get`, `tasks/update` and `tasks/cancel`); anyone else is told the
 //! task is unknown, exactly as for an id that never existed, so an id
 //! reveals nothing. On stdio there is one principal, the process at the
 //! other end of the pipe ([`Principal::stdio`]), in both protocol eras: the
-//! stateless lifecycle's requests come from the same peer. A transport
-//! that authenticates its clients puts the [`Principal`] it mapped a
-//! request to into the request's extensions (`RequestContext::extensions`),
-//! and [`Principal::of`] reads it from there.
-
-use std::sync::Arc;
+//! stateless lifecycle's requests come from the same peer. Over HTTP the
+//! gate (`crate::http::gate`) puts the principal a bearer token names into
+//! the HTTP request's extensions, which rmcp hands to the handler inside
+//! the request's `http::request::Parts`; [`Principal::of`] reads it from
+//! there (or from the request's own extensions, where a transport put it
+//! directly).
+//!
+//! The type itself is [`crate::principal::Principal`] (name and OS user).
 
 use rmcp::RoleServer;
 use rmcp::service::RequestContext;
 
-/// The identity a request acts as (compared by value; never logged).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Principal(Arc<str>);
+pub use crate::principal::Principal;
 
 impl Principal {
-    /// The one client of a stdio server.
+    /// The one client of a stdio server (the same as
+    /// [`Principal::local`]).
     pub fn stdio() -> Self {
-        Self::named("stdio")
-    }
-
-    /// A principal a transport authenticated (its stable name: a token's
-    /// subject, an OS user).
-    pub fn named(name: &str) -> Self {
-        Self(Arc::from(name))
+        Self::local()
     }
 
     /// The principal of `context`: the one its transport put into the
-    /// request's extensions, else the stdio client.
+    /// request (directly, or in the HTTP request's parts), else the stdio
+    /// client.
     pub fn of(context: &RequestContext<RoleServer>) -> Self {
-        context
-            .extensions
-            .get::<Principal>()
-            .cloned()
-            .unwrap_or_else(Self::stdio)
+        match context.extensions.get::<Principal>() {
+            Some(p) => p.clone(),
+            None => crate::http::principal_of(&context.extensions),
+        }
     }
 }

@@ -117,7 +117,7 @@ impl RequestLog {
 
 /// A request id as the log shows it (a string id cut to [`MAX_NAME`]
 /// characters).
-fn id_text(id: &NumberOrString) -> String {
+pub(crate) fn id_text(id: &NumberOrString) -> String {
     match id {
         NumberOrString::Number(n) => n.to_string(),
         NumberOrString::String(s) => s.chars().take(MAX_NAME).collect(),
@@ -125,7 +125,7 @@ fn id_text(id: &NumberOrString) -> String {
 }
 
 /// A method or tool name when it looks like one, else `(invalid)`.
-fn name_or_invalid(name: &str) -> String {
+pub(crate) fn name_or_invalid(name: &str) -> String {
     let ok = !name.is_empty()
         && name.len() <= MAX_NAME
         && name

@@ -26,6 +26,7 @@ pub mod config;
 pub mod connection;
 pub mod executor;
 pub mod lane;
+pub mod pool;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -36,6 +37,7 @@ pub use conda_mcp_shared::limits::Limits;
 pub use conda_mcp_shared::protocol::{JobRefusal, Program};
 pub use config::WorkerConfig;
 pub use executor::Executor;
+pub use pool::{Lease, PoolFull, Workers};
 use tokio_util::sync::CancellationToken;
 
 /// One execution: an authorized, compiled argv for the worker to run.

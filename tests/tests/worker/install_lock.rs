@@ -13,6 +13,7 @@ use conda_mcp_server::call::{NotRun, Outcome, Plan, Ran, ResultSettings, Runner}
 use conda_mcp_server::discovery::restart::RestartWatch;
 use conda_mcp_server::discovery::{DiscoveryOptions, discover};
 use conda_mcp_server::policy;
+use conda_mcp_server::principal::Principal;
 use conda_mcp_server::worker_client::{Executor, WorkerConfig};
 use conda_mcp_shared::limits::Limits;
 use conda_mcp_tests::bins;
@@ -43,6 +44,7 @@ async fn runner(
     let exec = Arc::new(Executor::new(cfg.clone()));
     let runner = Runner {
         exec,
+        workers: None,
         discovery: Arc::new(Executor::new(cfg)),
         restart: RestartWatch::new(opts, &found, false),
         settings: ResultSettings::new(Default::default(), None),
@@ -91,7 +93,9 @@ async fn writes_wait_for_the_lock_reads_do_not_and_a_held_guard_serves_several_c
         Duration::from_millis(600),
     );
     assert!(!write.read_only());
-    let o = r.run(write, |_| {}, never.clone()).await;
+    let o = r
+        .run(write, &Principal::local(), |_| {}, never.clone())
+        .await;
     assert!(
         matches!(
             o,
@@ -106,7 +110,10 @@ async fn writes_wait_for_the_lock_reads_do_not_and_a_held_guard_serves_several_c
     let read = plan(&catalog, &["info", "--json"], Duration::from_secs(30));
     assert!(read.read_only());
     assert_eq!(
-        exit_code(&r.run(read, |_| {}, never.clone()).await),
+        exit_code(
+            &r.run(read, &Principal::local(), |_| {}, never.clone())
+                .await
+        ),
         Some(0)
     );
     drop(held);
@@ -129,7 +136,9 @@ async fn writes_wait_for_the_lock_reads_do_not_and_a_held_guard_serves_several_c
             &["env", "create", "-p", &target, "--json"],
             Duration::from_secs(30),
         );
-        let o = r.run_holding(write, &guard, |_| {}, never.clone()).await;
+        let o = r
+            .run_holding(write, &Principal::local(), &guard, |_| {}, never.clone())
+            .await;
         assert_eq!(exit_code(&o), Some(0), "{o:?}");
         assert!(
             work.path()

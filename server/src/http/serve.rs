@@ -1,0 +1,259 @@
+//! Binding `--listen`, the router (`/mcp` → rmcp's stateless
+//! `StreamableHttpService` behind the [`super::gate`]), and the end: on
+//! SIGTERM or SIGINT no new connection is accepted, the requests in flight
+//! get `--shutdown-grace` to finish, then what still runs is cancelled
+//! (the caller then stops the workers, which kill the process trees).
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use super::HttpSettings;
+use super::gate::{Gate, gate};
+use super::tokens::{TokenFileError, TokenTable};
+use crate::mcp::CondaMcp;
+
+/// The path MCP is served at.
+pub const MCP_PATH: &str = "/mcp";
+
+/// Why the HTTP mode cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// A non-loopback `--listen` without authentication (a usage error).
+    #[error(
+        "--listen {0} is not a loopback address and no --auth-tokens file is given: anyone who \
+         can reach it could use conda as this server's user; add --auth-tokens FILE (see \
+         `conda-mcp token new`), or listen on 127.0.0.1"
+    )]
+    Unauthenticated(SocketAddr),
+    /// The `--auth-tokens` file cannot be used.
+    #[error(transparent)]
+    Tokens(#[from] TokenFileError),
+    /// The TLS certificate or key cannot be used.
+    #[error(transparent)]
+    Tls(#[from] super::tls::TlsError),
+    /// The address cannot be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// `--listen`.
+        addr: SocketAddr,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl StartError {
+    /// Whether the command line itself is wrong (exit status 2).
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            StartError::Unauthenticated(_) | StartError::Tokens(TokenFileError::Line { .. })
+        )
+    }
+}
+
+/// A bound listener and what serving it needs.
+#[derive(Debug)]
+pub struct Listening {
+    listener: TcpListener,
+    tokens: Option<TokenTable>,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    settings: HttpSettings,
+}
+
+/// Checks the HTTP settings (a non-loopback address needs authentication),
+/// loads the token file and binds the address. Runs before discovery, so a
+/// wrong command line fails at once.
+///
+/// Errors: [`StartError`].
+pub async fn bind(settings: &HttpSettings) -> Result<Listening, StartError> {
+    if !settings.listen.ip().is_loopback() && settings.auth_tokens.is_none() {
+        return Err(StartError::Unauthenticated(settings.listen));
+    }
+    let tokens = match &settings.auth_tokens {
+        Some(path) => Some(TokenTable::load(path)?),
+        None => None,
+    };
+    let tls = match &settings.tls {
+        Some((cert, key)) => Some(super::tls::server_config(cert, key)?),
+        None => None,
+    };
+    let listener = TcpListener::bind(settings.listen)
+        .await
+        .map_err(|source| StartError::Bind {
+            addr: settings.listen,
+            source,
+        })?;
+    Ok(Listening {
+        listener,
+        tokens,
+        tls,
+        settings: settings.clone(),
+    })
+}
+
+impl Listening {
+    /// The address bound (the port chosen when `--listen` asked for 0).
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// The distinct OS users the token file maps principals to.
+    pub fn os_users(&self) -> Vec<String> {
+        let mut users: Vec<String> = self
+            .tokens
+            .iter()
+            .flat_map(|t| t.os_users())
+            .map(str::to_owned)
+            .collect();
+        users.sort();
+        users.dedup();
+        users
+    }
+
+    /// Serves `server` until `stop` completes, then drains: requests in
+    /// flight get `--shutdown-grace`, then the open streams are cancelled
+    /// (which cancels their calls) and this returns.
+    pub async fn serve(self, server: CondaMcp, stop: impl Future<Output = ()> + Send + 'static) {
+        let workers = server.state().and_then(|s| s.runner.workers.clone());
+        let addr = self.local_addr().ok();
+        let s = &self.settings;
+        let cancel = CancellationToken::new();
+        let config = StreamableHttpServerConfig::default()
+            .with_legacy_session_mode(false)
+            .with_json_response(true)
+            .with_allowed_hosts(s.allowed_hosts.clone())
+            .with_allowed_origins(s.allowed_origins.clone())
+            .enforce_origin_validation()
+            .with_max_request_body_bytes(s.max_body_bytes)
+            .with_cancellation_token(cancel.clone());
+        let mcp = StreamableHttpService::new(
+            move || Ok(server.clone()),
+            Arc::new(NeverSessionManager::default()),
+            config,
+        );
+        let gate_state = Arc::new(Gate {
+            tokens: self.tokens,
+            max_body_bytes: s.max_body_bytes,
+            request_timeout: s.request_timeout,
+            workers,
+        });
+        let app = Router::new()
+            .route_service(MCP_PATH, mcp)
+            .layer(axum::middleware::from_fn_with_state(gate_state, gate));
+        tracing::info!(
+            address = %addr.map(|a| a.to_string()).unwrap_or_default(),
+            path = MCP_PATH,
+            scheme = if self.tls.is_some() { "https" } else { "http" },
+            authentication = if s.auth_tokens.is_some() { "bearer" } else { "none" },
+            "listening"
+        );
+        match self.tls {
+            None => serve_plain(self.listener, app, stop, s.shutdown_grace, cancel).await,
+            Some(tls) => {
+                serve_tls(self.listener, tls, app, stop, s.shutdown_grace, cancel).await;
+            }
+        }
+    }
+}
+
+/// Plain HTTP until `stop`; then no new connections, `grace` for the
+/// requests in flight, then `cancel`.
+async fn serve_plain(
+    listener: TcpListener,
+    app: Router,
+    stop: impl Future<Output = ()> + Send + 'static,
+    grace: std::time::Duration,
+    cancel: CancellationToken,
+) {
+    let stopping = CancellationToken::new();
+    let serving = {
+        let stopping = stopping.clone();
+        axum::serve(listener, app).with_graceful_shutdown(async move { stopping.cancelled().await })
+    };
+    let mut serving = std::pin::pin!(serving.into_future());
+    tokio::select! {
+        r = &mut serving => {
+            if let Err(e) = r {
+                tracing::warn!("the HTTP server stopped: {e}");
+            }
+            return;
+        }
+        () = stop => {}
+    }
+    draining(grace);
+    stopping.cancel();
+    if tokio::time::timeout(grace, &mut serving).await.is_err() {
+        tracing::warn!("requests still in flight after the grace: cancelling them");
+        cancel.cancel();
+    }
+}
+
+/// HTTPS (rustls through axum-server) until `stop`, then as
+/// [`serve_plain`].
+async fn serve_tls(
+    listener: TcpListener,
+    tls: Arc<rustls::ServerConfig>,
+    app: Router,
+    stop: impl Future<Output = ()> + Send + 'static,
+    grace: std::time::Duration,
+    cancel: CancellationToken,
+) {
+    let listener = match listener.into_std() {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!("cannot hand the listener to the TLS server: {e}");
+            return;
+        }
+    };
+    let handle = axum_server::Handle::new();
+    let config = axum_server::tls_rustls::RustlsConfig::from_config(tls);
+    let serving = axum_server::tls_rustls::from_tcp_rustls(listener, config)
+        .handle(handle.clone())
+        .serve(app.into_make_service());
+    let mut serving = std::pin::pin!(serving);
+    tokio::select! {
+        r = &mut serving => {
+            if let Err(e) = r {
+                tracing::warn!("the HTTPS server stopped: {e}");
+            }
+            return;
+        }
+        () = stop => {}
+    }
+    draining(grace);
+    handle.graceful_shutdown(Some(grace));
+    if tokio::time::timeout(grace, &mut serving).await.is_err() {
+        tracing::warn!("requests still in flight after the grace: cancelling them");
+        cancel.cancel();
+    }
+}
+
+fn draining(grace: std::time::Duration) {
+    tracing::info!(
+        grace_ms = grace.as_millis() as u64,
+        "stopping: no new connections; requests in flight may finish"
+    );
+}
+
+/// Completes on the first SIGTERM or SIGINT.
+///
+/// Errors: the signal handlers cannot be installed.
+pub fn termination() -> std::io::Result<impl Future<Output = ()> + Send + 'static> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => tracing::info!("SIGTERM received"),
+            _ = int.recv() => tracing::info!("SIGINT received"),
+        }
+    })
+}

@@ -1,0 +1,93 @@
+//! `conda-mcp token new NAME [--os-user USER]`: prints a fresh bearer token
+//! once, and the line that admits it to an `--auth-tokens` file (the hash
+//! only). Revoking a token is deleting its line and restarting the server.
+//!
+//! Output (stdout, four lines): a comment, the token, a comment, the line.
+//! Exit status 0; 2 for a usage error; 1 when the random source fails.
+
+use std::ffi::OsString;
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use super::tokens;
+
+/// The first argument that selects this command.
+pub const TOKEN_COMMAND: &str = "token";
+
+/// `conda-mcp token`.
+#[derive(Debug, Parser)]
+#[command(
+    name = "conda-mcp token",
+    bin_name = "conda-mcp token",
+    about = "Bearer tokens for the HTTP mode (--listen with --auth-tokens)"
+)]
+struct TokenCli {
+    #[command(subcommand)]
+    command: TokenCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum TokenCommand {
+    /// Print a new random token for NAME (once: only its hash is kept) and
+    /// the line to add to the --auth-tokens file.
+    New {
+        /// The principal's name as the logs show it (letters, digits,
+        /// _ . @ -; at most 64).
+        #[arg(value_parser = parse_name)]
+        name: String,
+        /// Run this principal's calls as this OS user (the file's third
+        /// column).
+        #[arg(long, value_name = "USER", value_parser = parse_name)]
+        os_user: Option<String>,
+    },
+}
+
+fn parse_name(s: &str) -> Result<String, String> {
+    if tokens::is_name(s) {
+        Ok(s.to_owned())
+    } else {
+        Err("must be 1 to 64 characters of letters, digits, _ . @ -".into())
+    }
+}
+
+/// Runs `conda-mcp token ...`; `args` is the whole command line (program
+/// name first, then `token`).
+pub fn main(args: Vec<OsString>) -> ExitCode {
+    let args = args.into_iter().skip(2);
+    let cli = match TokenCli::try_parse_from(std::iter::once(OsString::from("token")).chain(args)) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(e.exit_code().clamp(0, 255) as u8);
+        }
+    };
+    let TokenCommand::New { name, os_user } = cli.command;
+    let token = match tokens::new_token() {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "cannot read the operating system's random source: {e}"
+            );
+            return ExitCode::FAILURE;
+        }
+    };
+    let text = format!(
+        "# Token for {name} (shown only now; give it to {name} over a private channel):\n\
+         {token}\n\
+         # Add this line to the --auth-tokens file (the SHA-256 of the token, not the token):\n\
+         {}\n",
+        tokens::file_line(&name, &token, os_user.as_deref())
+    );
+    let mut out = std::io::stdout().lock();
+    if out
+        .write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .is_err()
+    {
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
