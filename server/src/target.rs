@@ -35,6 +35,10 @@ pub const RESERVED_NAMES: &[&str] = &["base", "root"];
 /// The command paths (without `conda`) that create an environment.
 pub const CREATE_PATHS: &[&[&str]] = &[&["create"], &["env", "create"]];
 
+/// The command path of `conda rename`, whose `--yes` removes an existing
+/// environment at its destination.
+pub const RENAME_PATH: &[&str] = &["rename"];
+
 /// Where conda puts and finds named environments, from discovery.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EnvironmentDirs {
@@ -193,10 +197,20 @@ pub fn given(catalog: &Catalog, resolved: &Resolved, cwd: &Path) -> Option<Targe
 }
 
 /// The environment a create (`create`, `env create`) targets: `--prefix`,
-/// `--name`, else the one environment file's `name:`/`prefix:`. `None`
-/// when the argv is not a create or conda could not tell either (conda
-/// then refuses the call itself).
+/// `--name`, else the one environment file's `name:`/`prefix:`; for
+/// `rename`, its `destination` (a path when it holds a `/`, else a name,
+/// as conda's `main_rename.validate_destination` reads it), which conda
+/// removes first with `--yes`. `None` when the argv is none of these or
+/// conda could not tell either (conda then refuses the call itself).
 pub fn create_target(catalog: &Catalog, resolved: &Resolved, cwd: &Path) -> Option<TargetSpec> {
+    if subpath(catalog, resolved) == RENAME_PATH {
+        return resolved
+            .last_value(catalog, "destination")
+            .map(|d| match d.contains('/') {
+                true => TargetSpec::Prefix(expand(d, cwd)),
+                false => TargetSpec::Name(d.to_owned()),
+            });
+    }
     if !creates(catalog, resolved) {
         return None;
     }

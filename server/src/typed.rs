@@ -292,7 +292,7 @@ fn guard_existing(
     replace_existing: bool,
 ) -> Result<(), Early> {
     let command = &catalog.commands[cmd];
-    if !creates_environment(command) {
+    if !creates_environment(command) && command.subpath() != crate::target::RENAME_PATH {
         return Ok(());
     }
     let resolved = crate::argparse::resolve(catalog, &call.argv);

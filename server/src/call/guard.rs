@@ -118,7 +118,7 @@ impl Replacement {
     }
 }
 
-/// What the guard decided for a create.
+/// What the guard decided for a create (or a rename's destination).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
     /// Not a create, or nothing exists at its target: run as planned.

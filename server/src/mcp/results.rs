@@ -395,7 +395,7 @@ fn environment_exists_text(packages: usize, root: bool) -> String {
         );
     }
     format!(
-        "An environment already exists at the target prefix (details.prefix) with {packages} package(s); nothing was run. Creating it again would remove it, every file under the prefix included. To replace it, repeat the call with {}: true (without yes: true it shows what would be removed and linked instead; with yes: true it applies).",
+        "An environment already exists at the target prefix (details.prefix) with {packages} package(s); nothing was run. Creating it again, or renaming another environment onto it, would remove it, every file under the prefix included. To replace it, repeat the call with {}: true where the tool has it (conda_create, conda_env_create, conda_execute; without yes: true it shows what would be removed and linked instead; with yes: true it applies); for a rename, choose another destination or remove that environment first.",
         crate::call::guard::REPLACE_EXISTING
     )
 }

@@ -482,3 +482,67 @@ async fn a_create_that_exits_0_without_creating_is_postcondition_failed() {
     assert_eq!(s["error"]["details"]["check"], json!("success"), "{s}");
     server.close().await;
 }
+
+/// `conda rename --yes` onto an existing environment removes it (conda's
+/// `main_rename`: "Override with --yes"), so the guard covers a rename's
+/// destination too: typed (with `yes: true`, as a path and as a name) and
+/// raw, refused before conda runs; the destination keeps its files.
+#[tokio::test]
+async fn rename_onto_an_existing_environment_is_refused_before_conda_runs() {
+    let standin = standin();
+    let dir = tempfile::tempdir().expect("tmp");
+    let source = dir.path().join("source");
+    let destination = dir.path().join("destination");
+    let server = Server::start(
+        &standin.conda_exe,
+        &["--allow-write", "--allow-exec"],
+        Era::Initialize,
+    )
+    .await;
+    for (prefix, pkg) in [(&source, "alpha"), (&destination, "beta")] {
+        let r = server
+            .call_ok(
+                "conda_create",
+                json!({"prefix": prefix, "packages": [pkg], "json": true, "yes": true}),
+            )
+            .await;
+        ok(&r, "create");
+    }
+    std::fs::write(destination.join(MARKER), "keep me").expect("marker");
+    let typed = server
+        .call_ok(
+            "conda_rename",
+            json!({"prefix": source, "destination": destination, "yes": true, "json": true}),
+        )
+        .await;
+    assert_exists_refusal(&typed, &destination, "typed rename onto a path");
+    let raw = server
+        .call_ok(
+            "conda_execute",
+            json!({"argv": ["rename", "-p", source, destination.display().to_string(), "--yes"]}),
+        )
+        .await;
+    assert_exists_refusal(&raw, &destination, "raw rename onto a path");
+    // A destination given as a name, looked up in conda's envs directories.
+    let named = standin.prefix.join("envs").join("taken");
+    let r = server
+        .call_ok(
+            "conda_create",
+            json!({"name": "taken", "packages": ["gamma"], "json": true, "yes": true}),
+        )
+        .await;
+    ok(&r, "create by name");
+    std::fs::write(named.join(MARKER), "keep me").expect("marker");
+    let by_name = server
+        .call_ok(
+            "conda_rename",
+            json!({"prefix": source, "destination": "taken", "yes": true}),
+        )
+        .await;
+    assert_exists_refusal(&by_name, &named, "typed rename onto a name");
+    assert!(
+        source.join("conda-meta").is_dir(),
+        "the source is untouched"
+    );
+    server.close().await;
+}
