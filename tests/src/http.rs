@@ -1,26 +1,18 @@
 //! The built `conda-mcp` in its HTTP mode (`--listen 127.0.0.1:0`, loopback
 //! only) and a raw HTTP/1.1 client for it (one request per connection, so
-//! the test sees exactly the status, headers and body the server sent), and
-//! the Python MCP SDK (`mcp` from PyPI, in a throw-away venv) as a real
-//! client.
+//! the test sees exactly the status, headers and body the server sent); the
+//! Python MCP SDK, the real client of the HTTP tests, comes from
+//! [`crate::pyclient`].
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
 use crate::bins;
-use crate::tiers::{Tier, missing};
-
-/// The version of the Python MCP SDK the tests speak with.
-pub const PYTHON_MCP: &str = "mcp==2.3.0";
-/// Names a Python that has [`PYTHON_MCP`] (set by `.ci/run`); without it
-/// the tests make a venv under the target folder (`network` tier).
-pub const PYTHON_MCP_VAR: &str = "CONDA_MCP_TEST_MCP_PYTHON";
 
 /// A `conda-mcp --listen` process; killed when dropped.
 pub struct HttpServer {
@@ -257,58 +249,4 @@ fn parse_response(raw: &[u8]) -> std::io::Result<Response> {
         headers,
         body: body.to_owned(),
     })
-}
-
-/// A Python interpreter with the MCP SDK ([`PYTHON_MCP`]): `$`[`PYTHON_MCP_VAR`],
-/// else a venv made once under the target folder with pip from PyPI. `None`
-/// after [`missing`] (`network` tier) when pip cannot install it.
-pub fn python_mcp(test: &str) -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os(PYTHON_MCP_VAR) {
-        return Some(PathBuf::from(p));
-    }
-    static VENV: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    let made = VENV.get_or_init(|| {
-        let venv = bins::bin_dir().join("test-venvs").join("python-mcp-2.3.0");
-        let python = venv.join("bin").join("python");
-        let marker = venv.join("installed");
-        if marker.is_file() {
-            return Ok(python);
-        }
-        let _ = std::fs::remove_dir_all(&venv);
-        let run = |cmd: &mut Command| -> Result<(), String> {
-            let out = cmd
-                .stdin(Stdio::null())
-                .output()
-                .map_err(|e| e.to_string())?;
-            if out.status.success() {
-                Ok(())
-            } else {
-                Err(String::from_utf8_lossy(&out.stderr).into_owned())
-            }
-        };
-        run(Command::new(crate::standin::host_python())
-            .args(["-m", "venv"])
-            .arg(&venv))?;
-        run(Command::new(&python).args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            PYTHON_MCP,
-        ]))?;
-        std::fs::write(&marker, b"").map_err(|e| e.to_string())?;
-        Ok(python)
-    });
-    match made {
-        Ok(p) => Some(p.clone()),
-        Err(why) => {
-            missing(
-                Tier::Network,
-                test,
-                &format!("pip could not install {PYTHON_MCP}: {why}"),
-            );
-            None
-        }
-    }
 }

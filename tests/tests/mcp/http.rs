@@ -12,8 +12,9 @@ use std::time::{Duration, Instant};
 use conda_mcp_server::http::tokens::file_line;
 use conda_mcp_tests::bins;
 use conda_mcp_tests::exec::alive;
-use conda_mcp_tests::http::{HttpServer, job_pids, post_mcp, python_mcp, request, tempdir};
+use conda_mcp_tests::http::{HttpServer, job_pids, post_mcp, request, tempdir};
 use conda_mcp_tests::paths::fixtures;
+use conda_mcp_tests::pyclient::mcp_python as python_mcp;
 use conda_mcp_tests::standin::{ControlRule, StandinPrefix};
 use serde_json::{Value, json};
 
