@@ -138,6 +138,34 @@ impl Server {
         }
     }
 
+    /// A server for `conda` (in `--era` [`Era::Initialize`]) whose
+    /// discovery cache is `cache`, shared between servers as two starts of
+    /// one user's server share it, with the variables `env` set.
+    pub async fn start_with_cache(
+        conda: &Path,
+        args: &[&str],
+        cache: &Path,
+        env: &[(&str, &Path)],
+    ) -> Server {
+        let cache = cache.to_path_buf();
+        let env: Vec<(String, PathBuf)> = env
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.to_path_buf()))
+            .collect();
+        Server::start_command(
+            move |dir| {
+                let mut cmd = server_command(conda, args, dir);
+                cmd.env("XDG_CACHE_HOME", &cache);
+                for (k, v) in &env {
+                    cmd.env(k, v);
+                }
+                cmd
+            },
+            Era::Initialize,
+        )
+        .await
+    }
+
     /// Everything the server and its worker logged so far.
     pub fn stderr_text(&self) -> String {
         std::fs::read_to_string(&self.stderr_path).unwrap_or_default()

@@ -5,9 +5,9 @@
 //! does and creates the prefix of an `env create` that is not an effective
 //! dry run; the real tier repeats it with a real conda.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use conda_mcp_tests::mcp::{Era, Server, server_command};
+use conda_mcp_tests::mcp::{Era, Server};
 use conda_mcp_tests::standin::StandinPrefix;
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
@@ -20,33 +20,6 @@ fn created(prefix: &Path) -> bool {
     prefix.join("conda-meta").join("history").is_file()
 }
 
-/// A server for `conda` whose discovery cache is `cache` (shared between
-/// servers, as two starts of one user's server share it).
-async fn server_with_cache(
-    conda: &Path,
-    args: &[&str],
-    cache: &Path,
-    env: &[(&str, &Path)],
-) -> Server {
-    let cache = cache.to_path_buf();
-    let env: Vec<(String, PathBuf)> = env
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), v.to_path_buf()))
-        .collect();
-    Server::start_command(
-        move |dir| {
-            let mut cmd = server_command(conda, args, dir);
-            cmd.env("XDG_CACHE_HOME", &cache);
-            for (k, v) in &env {
-                cmd.env(k, v);
-            }
-            cmd
-        },
-        Era::Initialize,
-    )
-    .await
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_final_dry_run_false_refuses_previews_until_the_marker_goes_without_a_restart() {
     let p = StandinPrefix::standard();
@@ -56,12 +29,12 @@ async fn a_final_dry_run_false_refuses_previews_until_the_marker_goes_without_a_
     let rc = p.prefix.join(".condarc");
 
     // A first start writes the discovery cache without any .condarc.
-    let first = server_with_cache(&p.conda_exe, &[], &cache, &[]).await;
+    let first = Server::start_with_cache(&p.conda_exe, &[], &cache, &[]).await;
     first.close().await;
 
     // The marker appears while no server runs: the cached start must see it.
     std::fs::write(&rc, "channels: [one]\ndry_run: false  #!final\n").expect("condarc");
-    let s = server_with_cache(&p.conda_exe, &[], &cache, &[]).await;
+    let s = Server::start_with_cache(&p.conda_exe, &[], &cache, &[]).await;
     let preview = json!({"prefix": target.display().to_string()});
     let explicit = json!({"prefix": target.display().to_string(), "dry_run": true});
     for args in [preview.clone(), explicit] {

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use conda_mcp_tests::mcp::{Era, Server, server_command};
+use conda_mcp_tests::mcp::Server;
 use conda_mcp_tests::rawrpc::{RawClient, progress_for};
 use conda_mcp_tests::standin::{ControlRule, StandinPrefix};
 use rmcp::model::CallToolResult;
@@ -19,33 +19,6 @@ fn structured(r: &CallToolResult) -> &Value {
 
 fn created(prefix: &Path) -> bool {
     prefix.join("conda-meta").join("history").is_file()
-}
-
-/// A server for `conda` whose discovery cache is `cache` (shared between
-/// servers, as two starts of one user's server share it).
-async fn server_with_cache(
-    conda: &Path,
-    args: &[&str],
-    cache: &Path,
-    env: &[(&str, &Path)],
-) -> Server {
-    let cache = cache.to_path_buf();
-    let env: Vec<(String, PathBuf)> = env
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), v.to_path_buf()))
-        .collect();
-    Server::start_command(
-        move |dir| {
-            let mut cmd = server_command(conda, args, dir);
-            cmd.env("XDG_CACHE_HOME", &cache);
-            for (k, v) in &env {
-                cmd.env(k, v);
-            }
-            cmd
-        },
-        Era::Initialize,
-    )
-    .await
 }
 
 /// A stand-in where `env create` writes for `seconds`, recording overlaps
@@ -73,8 +46,8 @@ async fn two_servers_on_one_installation_never_write_at_once() {
     let p = slow_creates(&writers, 0.2);
     let cache = work.path().join("cache");
     let env: [(&str, &Path); 1] = [("XDG_RUNTIME_DIR", &runtime)];
-    let a = server_with_cache(&p.conda_exe, &["--allow-write"], &cache, &env).await;
-    let b = server_with_cache(&p.conda_exe, &["--allow-write"], &cache, &env).await;
+    let a = Server::start_with_cache(&p.conda_exe, &["--allow-write"], &cache, &env).await;
+    let b = Server::start_with_cache(&p.conda_exe, &["--allow-write"], &cache, &env).await;
     for round in 0..20 {
         let pa = work.path().join(format!("a-{round}"));
         let pb = work.path().join(format!("b-{round}"));
