@@ -404,8 +404,10 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
     );
     r.item(
         "conda_execute",
-        if s.policy.allow_exec {
+        if tools.route(crate::mcp::tools::EXECUTE_TOOL).is_some() {
             "listed (raw argv; classified like the typed tools)"
+        } else if s.policy.allow_exec {
+            "not listed (left out by --tools)"
         } else {
             "not listed (needs --allow-exec)"
         },

@@ -163,6 +163,38 @@ fn assert_says_how_to_get_a_conda(text: &str) {
     }
 }
 
+/// `--tools` that leaves `conda_execute` out: `check` says so, as the
+/// server lists it (not at all), instead of calling it listed.
+#[test]
+fn check_says_when_the_tool_filter_leaves_conda_execute_out() {
+    let standin = StandinPrefix::standard();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let conda = standin.conda_exe.as_os_str();
+    for (tools, line) in [
+        ("info", "conda_execute not listed (left out by --tools)"),
+        ("info,conda_execute", "conda_execute listed (raw argv"),
+    ] {
+        let o = check_with(
+            &bins::server(),
+            &[
+                "--conda-exe".as_ref(),
+                conda,
+                "--allow-exec".as_ref(),
+                "--tools".as_ref(),
+                tools.as_ref(),
+            ],
+            &dir.path().join("cache"),
+        );
+        let report = stdout(&o);
+        assert_eq!(o.status.code(), Some(0), "{tools}: {report}");
+        let found = report
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .any(|l| l.contains(line));
+        assert!(found, "{tools}: missing {line:?} in:\n{report}");
+    }
+}
+
 #[test]
 fn check_in_compact_mode_lists_command_paths_not_typed_tools() {
     let standin = StandinPrefix::standard();
