@@ -21,6 +21,7 @@ pub fn resolve(cli: &Cli) -> Settings {
             allow_write: cli.allow_write,
             allow_exec: cli.allow_exec,
             approve_writes: cli.approve_writes,
+            scopes: None,
         },
         limits: Limits {
             timeout: cli.timeout,
@@ -160,6 +161,7 @@ mod tests {
                 allow_write: true,
                 allow_exec: true,
                 approve_writes: false,
+                scopes: None,
             }
         );
         assert_eq!(
