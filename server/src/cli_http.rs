@@ -38,7 +38,12 @@ pub struct HttpFlags {
 
     /// This server's resource URL (RFC 8707), e.g. https://conda.lab.org/mcp:
     /// every access token's `aud` must name it exactly.
-    #[arg(long, value_name = "URL", requires = "oauth_issuer", help_heading = "HTTP mode")]
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "oauth_issuer",
+        help_heading = "HTTP mode"
+    )]
     pub oauth_audience: Option<String>,
 
     /// The issuer's signing keys (a JSON Web Key Set): an https URL,
@@ -58,7 +63,12 @@ pub struct HttpFlags {
     /// OS users of OAuth principals, one a line: CLAIM_VALUE OS_USER (#
     /// starts a comment), looked up by the --oauth-user-claim claim;
     /// unmapped principals run in the server's default worker.
-    #[arg(long, value_name = "FILE", requires = "oauth_user_claim", help_heading = "HTTP mode")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "oauth_user_claim",
+        help_heading = "HTTP mode"
+    )]
     pub user_map: Option<PathBuf>,
 
     /// Serve HTTPS with this PEM certificate chain (leaf first); needs

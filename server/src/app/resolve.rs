@@ -90,7 +90,11 @@ fn resolve_http(cli: &Cli) -> Option<crate::http::HttpSettings> {
         listen,
         auth_tokens: flags.auth_tokens.clone(),
         // clap requires the three together.
-        oauth: match (&flags.oauth_issuer, &flags.oauth_audience, &flags.oauth_jwks) {
+        oauth: match (
+            &flags.oauth_issuer,
+            &flags.oauth_audience,
+            &flags.oauth_jwks,
+        ) {
             (Some(issuer), Some(audience), Some(jwks)) => Some(crate::http::oauth::OAuthSettings {
                 issuer: issuer.clone(),
                 audience: audience.clone(),

@@ -212,7 +212,10 @@ fn metadata_routes(doc: String) -> Router {
     };
     Router::new()
         .route(WELL_KNOWN, axum::routing::get(answer.clone()))
-        .route(&format!("{WELL_KNOWN}{MCP_PATH}"), axum::routing::get(answer))
+        .route(
+            &format!("{WELL_KNOWN}{MCP_PATH}"),
+            axum::routing::get(answer),
+        )
 }
 
 /// Plain HTTP until `stop`; then no new connections, `grace` for the

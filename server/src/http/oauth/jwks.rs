@@ -50,9 +50,7 @@ pub enum Source {
 #[derive(Debug, thiserror::Error)]
 pub enum JwksError {
     /// A URL that is neither https nor http to a loopback host.
-    #[error(
-        "--oauth-jwks: a URL must be https (http only to a loopback host such as 127.0.0.1)"
-    )]
+    #[error("--oauth-jwks: a URL must be https (http only to a loopback host such as 127.0.0.1)")]
     Insecure,
     /// The file cannot be read.
     #[error("cannot read the --oauth-jwks file {path}: {source}")]
@@ -167,10 +165,7 @@ impl Jwks {
     }
 
     fn current(&self) -> Arc<Vec<Key>> {
-        self.keys
-            .read()
-            .map(|k| Arc::clone(&k))
-            .unwrap_or_default()
+        self.keys.read().map(|k| Arc::clone(&k)).unwrap_or_default()
     }
 
     /// Fetches the URL again unless a fetch started less than
@@ -291,9 +286,7 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Key>, JwksError> {
 fn usable(jwk: &Jwk) -> Option<Key> {
     let alg = match &jwk.algorithm {
         AlgorithmParameters::RSA(_) => Algorithm::RS256,
-        AlgorithmParameters::EllipticCurve(p) if p.curve == EllipticCurve::P256 => {
-            Algorithm::ES256
-        }
+        AlgorithmParameters::EllipticCurve(p) if p.curve == EllipticCurve::P256 => Algorithm::ES256,
         _ => return None,
     };
     let declared_ok = match jwk.common.key_algorithm {

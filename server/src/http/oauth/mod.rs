@@ -138,7 +138,10 @@ impl OAuth {
 
     /// The OS users of the user map.
     pub fn os_users(&self) -> Vec<String> {
-        self.users.as_ref().map(UserMap::os_users).unwrap_or_default()
+        self.users
+            .as_ref()
+            .map(UserMap::os_users)
+            .unwrap_or_default()
     }
 
     /// The validator (for benchmarks).

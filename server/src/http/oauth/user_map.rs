@@ -119,7 +119,10 @@ mod tests {
             ("secret-value", "wrong number of fields"),
             ("secret-value a b", "wrong number of fields"),
             ("secret-value b/ob", "OS user must be"),
-            ("secret-value a\nsecret-value b", "already on an earlier line"),
+            (
+                "secret-value a\nsecret-value b",
+                "already on an earlier line",
+            ),
         ] {
             let e = UserMap::parse(text, Path::new("map"))
                 .expect_err(text)

@@ -123,9 +123,7 @@ impl Validator {
             return Err(Invalid::TooLong);
         }
         let header = jsonwebtoken::decode_header(token).map_err(|e| match e.kind() {
-            ErrorKind::InvalidAlgorithmName | ErrorKind::UnsupportedAlgorithm => {
-                Invalid::Algorithm
-            }
+            ErrorKind::InvalidAlgorithmName | ErrorKind::UnsupportedAlgorithm => Invalid::Algorithm,
             _ => Invalid::Malformed,
         })?;
         let validation = match header.alg {
@@ -138,22 +136,23 @@ impl Validator {
             .key(header.kid.as_deref(), header.alg)
             .await
             .ok_or(Invalid::UnknownKey)?;
-        let data = jsonwebtoken::decode::<Value>(token, &key.key, validation).map_err(|e| {
-            match e.kind() {
-                ErrorKind::InvalidSignature
-                | ErrorKind::InvalidEcdsaKey
-                | ErrorKind::InvalidRsaKey(_) => Invalid::Signature,
-                ErrorKind::ExpiredSignature => Invalid::Expired,
-                ErrorKind::ImmatureSignature => Invalid::NotYetValid,
-                ErrorKind::InvalidIssuer => Invalid::Issuer,
-                ErrorKind::InvalidAudience => Invalid::Audience,
-                ErrorKind::InvalidAlgorithm => Invalid::Algorithm,
-                ErrorKind::MissingRequiredClaim(_) | ErrorKind::InvalidClaimFormat(_) => {
-                    Invalid::Claims
+        let data =
+            jsonwebtoken::decode::<Value>(token, &key.key, validation).map_err(|e| {
+                match e.kind() {
+                    ErrorKind::InvalidSignature
+                    | ErrorKind::InvalidEcdsaKey
+                    | ErrorKind::InvalidRsaKey(_) => Invalid::Signature,
+                    ErrorKind::ExpiredSignature => Invalid::Expired,
+                    ErrorKind::ImmatureSignature => Invalid::NotYetValid,
+                    ErrorKind::InvalidIssuer => Invalid::Issuer,
+                    ErrorKind::InvalidAudience => Invalid::Audience,
+                    ErrorKind::InvalidAlgorithm => Invalid::Algorithm,
+                    ErrorKind::MissingRequiredClaim(_) | ErrorKind::InvalidClaimFormat(_) => {
+                        Invalid::Claims
+                    }
+                    _ => Invalid::Malformed,
                 }
-                _ => Invalid::Malformed,
-            }
-        })?;
+            })?;
         grant(&data.claims, self.user_claim.as_deref())
     }
 }
@@ -208,7 +207,12 @@ mod tests {
         let g = grant(&json!({"sub": "x", "scp": ["conda:exec"]}), Some("email")).expect("scp");
         assert!(g.scopes.exec && !g.scopes.write);
         assert_eq!(g.user_claim, None);
-        for bad in [json!({}), json!({"sub": ""}), json!({"sub": "a b"}), json!({"sub": 7})] {
+        for bad in [
+            json!({}),
+            json!({"sub": ""}),
+            json!({"sub": "a b"}),
+            json!({"sub": 7}),
+        ] {
             assert_eq!(grant(&bad, None), Err(Invalid::Claims), "{bad}");
         }
         let long = "x".repeat(MAX_SUBJECT + 1);
