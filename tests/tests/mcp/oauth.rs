@@ -36,7 +36,7 @@ fn call(id: u32, tool: &str, args: Value) -> Value {
 
 /// A server accepting the issuer's tokens for [`AUDIENCE`] (keys from
 /// `jwks`: its URL or a file) and `args`.
-fn server(prefix: &StandinPrefix, issuer: &str, jwks: &str, args: &[&str]) -> HttpServer {
+fn start(prefix: &StandinPrefix, issuer: &str, jwks: &str, args: &[&str]) -> HttpServer {
     let mut all = vec![
         "--oauth-issuer",
         issuer,
@@ -211,7 +211,7 @@ fn a_key_rotated_at_the_issuer_is_picked_up_and_unknown_kids_do_not_hammer_it() 
     let issuer = Issuer::start(&jwks(&[&old]));
     let iss = issuer.url();
     let prefix = StandinPrefix::standard();
-    let server = server(&prefix, &iss, &issuer.jwks_url(), &[]);
+    let server = start(&prefix, &iss, &issuer.jwks_url(), &[]);
     // The set was fetched before the server listened.
     let fetched = Instant::now();
     let good = claims(&iss, AUDIENCE, "dana", "");
@@ -256,7 +256,7 @@ fn the_key_set_can_be_a_file_and_bad_oauth_settings_are_usage_errors() {
     let file = dir.path().join("jwks.json");
     std::fs::write(&file, jwks(&[&key]).to_string()).expect("jwks file");
     let iss = "https://idp.test.invalid";
-    let server = server(&prefix, iss, file.to_str().expect("utf-8"), &[]);
+    let server = start(&prefix, iss, file.to_str().expect("utf-8"), &[]);
     let r = with_bearer(
         &server,
         &key.sign(&claims(iss, AUDIENCE, "erin", "")),
@@ -264,7 +264,7 @@ fn the_key_set_can_be_a_file_and_bad_oauth_settings_are_usage_errors() {
     );
     assert_eq!(r.status, 200, "{r:?}");
 
-    let start = |args: &[&str]| {
+    let run = |args: &[&str]| {
         Command::new(bins::server())
             .args([
                 "--listen",
@@ -278,7 +278,7 @@ fn the_key_set_can_be_a_file_and_bad_oauth_settings_are_usage_errors() {
     };
     let jwks_file = file.to_str().expect("utf-8");
     // Plain http to a host that is not loopback.
-    let out = start(&[
+    let out = run(&[
         "--oauth-issuer",
         "http://idp.example.org",
         "--oauth-audience",
@@ -289,11 +289,11 @@ fn the_key_set_can_be_a_file_and_bad_oauth_settings_are_usage_errors() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("--oauth-issuer must be an https URL"));
     // The issuer without its companions.
-    let out = start(&["--oauth-issuer", iss]);
+    let out = run(&["--oauth-issuer", iss]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     // A key set without a usable key (a symmetric one only).
     std::fs::write(&file, r#"{"keys": [{"kty": "oct", "k": "c2VjcmV0"}]}"#).expect("jwks");
-    let out = start(&[
+    let out = run(&[
         "--oauth-issuer",
         iss,
         "--oauth-audience",
@@ -342,7 +342,7 @@ fn scopes_narrow_the_startup_policy_and_never_widen_it() {
     let token = |scope: &str| key.sign(&claims(&iss, AUDIENCE, "frank", scope));
     let error = |r: &Response| result(r)["structuredContent"]["error"].clone();
 
-    let server = server(
+    let server = start(
         &prefix,
         &iss,
         &issuer.jwks_url(),
@@ -384,17 +384,29 @@ fn scopes_narrow_the_startup_policy_and_never_widen_it() {
     );
     drop(server);
 
+    // --approve-writes is narrowed the same way: without the scope the
+    // call is refused before anyone is asked; with it, the server would ask
+    // (this raw client cannot answer, so the approval is unavailable).
+    let server = start(&prefix, &iss, &issuer.jwks_url(), &["--approve-writes"]);
+    let r = with_bearer(&server, &token(""), &install(5));
+    let e = error(&r);
+    assert_eq!(e["code"], json!("refused"), "{r:?}");
+    assert_eq!(
+        e["details"]["missing_scopes"],
+        json!(["conda:write"]),
+        "{e}"
+    );
+    let r = with_bearer(&server, &token("conda:write"), &install(6));
+    assert_eq!(error(&r)["code"], json!("approval_unavailable"), "{r:?}");
+    drop(server);
+
     // A read-only server stays read-only whatever the token grants.
-    let server = server_read_only(&prefix, &iss, &issuer.jwks_url());
+    let server = start(&prefix, &iss, &issuer.jwks_url(), &[]);
     let r = with_bearer(&server, &token("conda:write conda:exec"), &install(4));
     let e = error(&r);
     assert_eq!(e["code"], json!("refused"), "{r:?}");
     assert_eq!(e["details"]["missing"], json!(["--allow-write"]), "{e}");
     assert!(e["details"].get("missing_scopes").is_none(), "{e}");
-}
-
-fn server_read_only(prefix: &StandinPrefix, iss: &str, jwks: &str) -> HttpServer {
-    server(prefix, iss, jwks, &[])
 }
 
 #[test]
@@ -407,7 +419,7 @@ fn the_python_sdk_lists_and_calls_with_a_jwt_bearer() {
     let issuer = Issuer::start(&jwks(&[&key]));
     let iss = issuer.url();
     let prefix = StandinPrefix::standard();
-    let server = server(&prefix, &iss, &issuer.jwks_url(), &[]);
+    let server = start(&prefix, &iss, &issuer.jwks_url(), &[]);
     let token = key.sign(&claims(&iss, AUDIENCE, "grace", ""));
     let script = fixtures().join("http").join("mcp_client.py");
     let out = Command::new(&python)

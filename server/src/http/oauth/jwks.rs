@@ -10,7 +10,9 @@
 //!   request per interval, and concurrent requests wait for the same
 //!   fetch. Only `https`, or `http` to a loopback host; no redirects; at
 //!   most [`MAX_BYTES`] of body within [`FETCH_TIMEOUT`]; TLS is rustls
-//!   with the ring provider and the system's trusted roots.
+//!   with the ring provider and the system's trusted roots; the proxy of
+//!   `HTTPS_PROXY`/`ALL_PROXY` (and `NO_PROXY`) is used, except for a
+//!   loopback URL.
 //! * A FILE (air-gapped sites) is read once at startup; an unusable file is
 //!   a startup error.
 //!
@@ -121,7 +123,7 @@ impl Jwks {
                 if !secure(url) {
                     return Err(JwksError::Insecure);
                 }
-                (Vec::new(), Some(client()?))
+                (Vec::new(), Some(client(is_loopback(url))?))
             }
         };
         let jwks = Jwks {
@@ -206,20 +208,26 @@ fn find(keys: &[Key], kid: Option<&str>, alg: Algorithm) -> Option<Key> {
 pub fn secure(url: &Url) -> bool {
     match url.scheme() {
         "https" => true,
-        "http" => url.host_str().is_some_and(|h| {
-            h.eq_ignore_ascii_case("localhost")
-                || h.trim_start_matches('[')
-                    .trim_end_matches(']')
-                    .parse::<std::net::IpAddr>()
-                    .is_ok_and(|ip| ip.is_loopback())
-        }),
+        "http" => is_loopback(url),
         _ => false,
     }
 }
 
+/// Whether `url`'s host is `localhost` or a loopback address.
+fn is_loopback(url: &Url) -> bool {
+    url.host_str().is_some_and(|h| {
+        h.eq_ignore_ascii_case("localhost")
+            || h.trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    })
+}
+
 /// The HTTPS client: rustls with the ring provider, the platform's roots,
-/// no redirects, no proxy from the environment, [`FETCH_TIMEOUT`].
-fn client() -> Result<reqwest::Client, JwksError> {
+/// no redirects, [`FETCH_TIMEOUT`]; the environment's proxy unless
+/// `loopback`.
+fn client(loopback: bool) -> Result<reqwest::Client, JwksError> {
     use rustls_platform_verifier::BuilderVerifierExt as _;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let tls = rustls::ClientConfig::builder_with_provider(provider)
@@ -227,11 +235,16 @@ fn client() -> Result<reqwest::Client, JwksError> {
         .and_then(|b| b.with_platform_verifier())
         .map_err(|e| JwksError::Client(e.to_string()))?
         .with_no_client_auth();
-    reqwest::Client::builder()
+    let builder = reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
         .redirect(reqwest::redirect::Policy::none())
-        .timeout(FETCH_TIMEOUT)
-        .no_proxy()
+        .timeout(FETCH_TIMEOUT);
+    let builder = if loopback {
+        builder.no_proxy()
+    } else {
+        builder
+    };
+    builder
         .build()
         .map_err(|e| JwksError::Client(e.to_string()))
 }
