@@ -5,7 +5,8 @@
 //! rotated at the issuer is picked up without a restart (and a flood of
 //! unknown key ids does not hammer the issuer), the JWKS as a file, static
 //! tokens beside OAuth, scopes that narrow (never widen) the startup
-//! policy, and the Python MCP SDK with a JWT bearer.
+//! policy, the user map (root tier), and the Python MCP SDK with a JWT
+//! bearer.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -443,4 +444,71 @@ fn the_python_sdk_lists_and_calls_with_a_jwt_bearer() {
         "{log}"
     );
     assert!(!log.contains(&token), "the token is never logged");
+}
+
+#[test]
+fn a_mapped_user_claim_runs_the_principal_in_its_users_worker() {
+    use conda_mcp_tests::tiers::{Tier, missing};
+    const TEST: &str = "oauth::a_mapped_user_claim_runs_the_principal_in_its_users_worker";
+    if !nix::unistd::Uid::effective().is_root() {
+        missing(
+            Tier::Root,
+            TEST,
+            "not root: workers under other users need it",
+        );
+        return;
+    }
+    let python = std::path::Path::new("/usr/bin/python3");
+    if !python.exists() {
+        missing(Tier::Root, TEST, "no /usr/bin/python3 other users can run");
+        return;
+    }
+    let Some(uid) = super::http::os_user("cmcp-oauth-a") else {
+        missing(Tier::Root, TEST, "useradd could not make the test user");
+        return;
+    };
+    let key = SigningKey::ec("users");
+    let issuer = Issuer::start(&jwks(&[&key]));
+    let iss = issuer.url();
+    let prefix = conda_mcp_tests::standin::shared_prefix(python).expect("shared prefix");
+    let dir = tempdir();
+    let map = dir.path().join("users");
+    std::fs::write(&map, "# email → OS user\nalice@lab.test cmcp-oauth-a\n").expect("user map");
+    let map = map.to_str().expect("utf-8").to_owned();
+    let server = HttpServer::start_in(
+        dir,
+        &prefix.conda_exe,
+        &[
+            "--oauth-issuer",
+            &iss,
+            "--oauth-audience",
+            AUDIENCE,
+            "--oauth-jwks",
+            &issuer.jwks_url(),
+            "--oauth-user-claim",
+            "email",
+            "--user-map",
+            &map,
+        ],
+    );
+    let uid_of = |email: &str| {
+        let mut c = claims(&iss, AUDIENCE, email, "");
+        c["email"] = json!(email);
+        let r = with_bearer(
+            &server,
+            &key.sign(&c),
+            &call(1, "conda_env_list", json!({"json": true})),
+        );
+        result(&r)["structuredContent"]["parsed_json"]["uid"].clone()
+    };
+    assert_eq!(
+        uid_of("alice@lab.test"),
+        json!(uid),
+        "the mapped user's worker"
+    );
+    assert_eq!(
+        uid_of("mallory@lab.test"),
+        json!(nix::unistd::Uid::effective().as_raw()),
+        "an unmapped principal runs in the default worker"
+    );
 }
