@@ -28,7 +28,7 @@ fn mode(era: Era) -> &'static str {
 
 /// A stand-in of the real conda 26 parser whose `create` and `install` act
 /// as transactions.
-fn transaction_standin() -> StandinPrefix {
+pub(crate) fn transaction_standin() -> StandinPrefix {
     let standin = StandinPrefix::create(&paths::real_dump()).expect("stand-in");
     standin
         .set_control(&[ControlRule {
@@ -40,12 +40,12 @@ fn transaction_standin() -> StandinPrefix {
 }
 
 /// The environment `conda create --name NAME` makes in the stand-in.
-fn env_prefix(standin: &StandinPrefix, name: &str) -> PathBuf {
+pub(crate) fn env_prefix(standin: &StandinPrefix, name: &str) -> PathBuf {
     standin.prefix.join("envs").join(name)
 }
 
 /// Every argv the stand-in ran (its `standin-runs.log`).
-fn runs(standin: &StandinPrefix) -> Vec<Vec<String>> {
+pub(crate) fn runs(standin: &StandinPrefix) -> Vec<Vec<String>> {
     std::fs::read_to_string(standin.prefix.join("standin-runs.log"))
         .unwrap_or_default()
         .lines()
