@@ -472,9 +472,21 @@ mod tests {
         assert!(cli.approve_writes && !cli.allow_write && cli.allow_exec);
         // Exclusive by value: explicit false values combine.
         for (args, approve, write) in [
-            (&["--allow-write=false", "--approve-writes=true"][..], true, false),
-            (&["--allow-write=true", "--approve-writes=false"], false, true),
-            (&["--allow-write=false", "--approve-writes=false"], false, false),
+            (
+                &["--allow-write=false", "--approve-writes=true"][..],
+                true,
+                false,
+            ),
+            (
+                &["--allow-write=true", "--approve-writes=false"],
+                false,
+                true,
+            ),
+            (
+                &["--allow-write=false", "--approve-writes=false"],
+                false,
+                false,
+            ),
         ] {
             let (_, cli) = parse_mode(args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
             assert_eq!((cli.approve_writes, cli.allow_write), (approve, write));

@@ -60,12 +60,7 @@ async fn until(c: &mut RawClient, id: &str, status: &str, n: &mut u64) -> Value 
     loop {
         *n += 1;
         let (r, _) = c
-            .request(
-                &format!("g{n}"),
-                "tasks/get",
-                json!({"taskId": id}),
-                WITHIN,
-            )
+            .request(&format!("g{n}"), "tasks/get", json!({"taskId": id}), WITHIN)
             .await;
         if r["result"]["status"] == json!(status) {
             return r["result"].clone();

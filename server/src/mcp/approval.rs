@@ -365,7 +365,12 @@ fn previewed(out: &CallOutput) -> bool {
 /// Errors: [`NotRun::ApprovalUnavailable`] when the client could not ask
 /// (an error answer, a closed connection); a cancelled call (its
 /// cancellation, or `tasks/cancel` withdrawing the task's question).
-async fn ask(asker: &Asker, q: &Question, plan: &Plan, call: &CallContext) -> Result<Answer, NotRun> {
+async fn ask(
+    asker: &Asker,
+    q: &Question,
+    plan: &Plan,
+    call: &CallContext,
+) -> Result<Answer, NotRun> {
     let bound = plan.limits.timeout;
     let asked = async {
         match asker {

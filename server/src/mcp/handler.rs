@@ -188,8 +188,8 @@ impl Loaded {
         self.state.results.to_tool_result(outcome, restart_required)
     }
 
-    /// Registers the running call as a task of `owner` (its questions to
-    /// the client in `input`) and returns its handle; the task records the call's end when it comes, as the plain
+    /// Registers the running call as a task of `owner` and returns its
+    /// handle; the task records the call's end when it comes, as the plain
     /// call's answer would carry it to this client (`legacy`: an
     /// `initialize` session, whose results have no `resultType`).
     fn start_task(
@@ -197,11 +197,14 @@ impl Loaded {
         owner: Principal,
         legacy: bool,
         planned: Planned,
-        tracker: Tracker,
-        cancel: CancellationToken,
-        input: TaskInput,
-        running: JoinHandle<Reply>,
+        call: RunningCall,
     ) -> CreateTaskResult {
+        let RunningCall {
+            tracker,
+            cancel,
+            input,
+            running,
+        } = call;
         let task = self.state.tasks.create(
             owner,
             planned.what.clone(),
@@ -244,6 +247,18 @@ impl Loaded {
         });
         CreateTaskResult::new(task)
     }
+}
+
+/// A call that runs on as a task: what the task follows of it.
+struct RunningCall {
+    /// Its phase (queue position, output so far).
+    tracker: Tracker,
+    /// Its own cancellation (`tasks/cancel`).
+    cancel: CancellationToken,
+    /// Its question to the client, if it asks one.
+    input: TaskInput,
+    /// The call itself.
+    running: JoinHandle<Reply>,
 }
 
 /// What the request learns of a call once it is planned.
@@ -394,7 +409,9 @@ impl ServerHandler for Loaded {
     /// internal-error result). A client that declared the tasks extension
     /// gets a task handle at once for a call that may run long, and for any
     /// other that has to wait in a queue before it starts
-    /// ([`super::tasks`]); otherwise the result comes when the call is
+    /// ([`super::tasks`]); with `--approve-writes` a change of a client that
+    /// declared tasks and elicitation is a task too, asking inside it
+    /// ([`super::approval`]); otherwise the result comes when the call is
     /// done, with progress notifications for a progress token.
     /// `notifications/cancelled` for the request cancels the call while
     /// the request is open (rmcp then sends no response).
@@ -468,8 +485,14 @@ impl ServerHandler for Loaded {
                     let legacy = context
                         .protocol_version()
                         .is_none_or(|v| v.has_initialize());
+                    let call = RunningCall {
+                        tracker,
+                        cancel,
+                        input,
+                        running,
+                    };
                     return Ok(CallToolResponse::Task(
-                        self.start_task(owner, legacy, planned, tracker, cancel, input, running),
+                        self.start_task(owner, legacy, planned, call),
                     ));
                 }
                 None => None,

@@ -637,7 +637,11 @@ fn another_principals_answer_to_an_approval_question_is_unknown() {
     let server = HttpServer::start_in(
         dir,
         &standin.conda_exe,
-        &["--approve-writes", "--auth-tokens", file.to_str().expect("utf-8")],
+        &[
+            "--approve-writes",
+            "--auth-tokens",
+            file.to_str().expect("utf-8"),
+        ],
     );
     let meta = stateless_meta(json!({
         "extensions": {"io.modelcontextprotocol/tasks": {}},
@@ -670,9 +674,8 @@ fn another_principals_answer_to_an_approval_question_is_unknown() {
         .as_str()
         .expect("task id")
         .to_owned();
-    let status = |token: &str| -> Value {
-        post(token, "tasks/get", Some(&id), json!({"taskId": id}))
-    };
+    let status =
+        |token: &str| -> Value { post(token, "tasks/get", Some(&id), json!({"taskId": id})) };
     let deadline = Instant::now() + Duration::from_secs(30);
     while status("cmcp_alice")["result"]["status"] != json!("input_required") {
         assert!(Instant::now() < deadline, "{}", status("cmcp_alice"));
@@ -694,7 +697,12 @@ fn another_principals_answer_to_an_approval_question_is_unknown() {
         json!("input_required"),
         "bob's answer changed nothing"
     );
-    let ack = post("cmcp_alice", "tasks/cancel", Some(&id), json!({"taskId": id}));
+    let ack = post(
+        "cmcp_alice",
+        "tasks/cancel",
+        Some(&id),
+        json!({"taskId": id}),
+    );
     assert!(ack.get("result").is_some(), "{ack}");
     let deadline = Instant::now() + Duration::from_secs(30);
     while status("cmcp_alice")["result"]["status"] != json!("cancelled") {

@@ -261,7 +261,10 @@ fn manifest_maps_user_config_onto_real_flags() {
             "{argv:?}"
         );
     }
-    for (one, other) in [("allow_write", "approve_writes"), ("approve_writes", "allow_write")] {
+    for (one, other) in [
+        ("allow_write", "approve_writes"),
+        ("approve_writes", "allow_write"),
+    ] {
         let description = config[one]["description"].as_str().unwrap_or("");
         let title = config[other]["title"].as_str().expect("title");
         assert!(

@@ -213,8 +213,7 @@ mod tests {
     async fn a_withdrawn_or_abandoned_request_is_no_longer_outstanding() {
         let input = TaskInput::new();
         let asking = input.clone();
-        let call =
-            tokio::spawn(async move { asking.request("a", request(), String::new()).await });
+        let call = tokio::spawn(async move { asking.request("a", request(), String::new()).await });
         while input.outstanding().is_none() {
             tokio::task::yield_now().await;
         }
