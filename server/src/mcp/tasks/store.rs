@@ -432,4 +432,72 @@ mod tests {
             TaskStatus::Cancelled
         );
     }
+
+    #[tokio::test]
+    async fn a_question_shows_as_input_required_and_a_cancel_withdraws_it() {
+        use rmcp::model::{ElicitRequest, ElicitRequestParams, ElicitationSchema, InputRequest};
+        let s = store(60_000, 10);
+        let me = Principal::stdio();
+        let input = TaskInput::new();
+        let cancel = CancellationToken::new();
+        let t = s.create(
+            me.clone(),
+            "conda create".into(),
+            Tracker::new(),
+            cancel.clone(),
+            input.clone(),
+            Duration::from_secs(10),
+        );
+        let request = InputRequest::Elicitation(ElicitRequest::new(
+            ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: "apply?".into(),
+                requested_schema: ElicitationSchema::new(Default::default()),
+            },
+        ));
+        let asking = input.clone();
+        let waiting = tokio::spawn(async move {
+            asking
+                .request("approval", request, "conda create: waiting".into())
+                .await
+        });
+        while input.outstanding().is_none() {
+            tokio::task::yield_now().await;
+        }
+        let r = s.get(&me, &t.task_id).expect("known");
+        assert_eq!(r.task.status(), TaskStatus::InputRequired);
+        assert_eq!(
+            r.task.task.status_message.as_deref(),
+            Some("conda create: waiting")
+        );
+        match &r.task.payload {
+            TaskPayload::InputRequired { input_requests } => {
+                assert_eq!(input_requests.keys().collect::<Vec<_>>(), ["approval"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        // Another key: refused, still waiting.
+        let other = InputResponses::from([("x".to_owned(), serde_json::json!({}))]);
+        assert!(matches!(
+            s.update(&me, &t.task_id, other),
+            Err(UpdateError::NotOutstanding(_))
+        ));
+        assert_eq!(
+            s.get(&me, &t.task_id).expect("known").task.status(),
+            TaskStatus::InputRequired
+        );
+        s.cancel(&me, &t.task_id).expect("known");
+        assert!(cancel.is_cancelled());
+        assert!(waiting.await.expect("joined").is_err(), "withdrawn");
+        let r = s.get(&me, &t.task_id).expect("known");
+        assert_eq!(r.task.status(), TaskStatus::Working);
+        assert!(
+            r.task
+                .task
+                .status_message
+                .as_deref()
+                .is_some_and(|m| m.ends_with("; cancellation requested")),
+            "{r:?}"
+        );
+    }
 }
