@@ -6,6 +6,7 @@
 //! client and bounded in time. The target is a stand-in conda whose control
 //! file makes chosen commands sleep.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use conda_mcp_tests::mcp::Era;
@@ -469,21 +470,17 @@ struct Asked {
 }
 
 impl Asked {
-    /// A server for `standin` with `args`, its startup finished (so that
+    /// A server for `conda_exe` with `args`, its startup finished (so that
     /// the time to a task handle is the call's own).
-    async fn start(standin: &StandinPrefix, era: Era, args: &[&str]) -> Asked {
+    async fn start(conda_exe: &Path, era: Era, args: &[&str]) -> Asked {
         let mut s = match era {
             Era::Initialize => Asked {
-                c: RawClient::start_with_capabilities(
-                    &standin.conda_exe,
-                    args,
-                    tasks_and_elicitation(),
-                )
-                .await,
+                c: RawClient::start_with_capabilities(conda_exe, args, tasks_and_elicitation())
+                    .await,
                 meta: None,
             },
             Era::Stateless => Asked {
-                c: RawClient::start_stateless(&standin.conda_exe, args).await,
+                c: RawClient::start_stateless(conda_exe, args).await,
                 meta: Some(stateless_meta(tasks_and_elicitation())),
             },
         };
@@ -607,7 +604,7 @@ fn applies(standin: &StandinPrefix) -> usize {
 async fn an_approval_inside_a_task_applies_exactly_what_the_form_showed() {
     for era in Era::ALL {
         let standin = transaction_standin();
-        let mut s = Asked::start(&standin, era, &["--approve-writes"]).await;
+        let mut s = Asked::start(&standin.conda_exe, era, &["--approve-writes"]).await;
         let id = s.create("demo").await;
         let waiting = s.until(&id, "input_required").await;
         let message = approval_message(&waiting);
@@ -705,7 +702,7 @@ async fn a_declined_cancelled_or_unanswered_question_in_a_task_changes_nothing()
     let standin = transaction_standin();
     let needle = standin.conda_exe.display().to_string();
     let mut s = Asked::start(
-        &standin,
+        &standin.conda_exe,
         Era::Initialize,
         &["--approve-writes", "--no-warm-conda", "--timeout", "8"],
     )
@@ -759,5 +756,76 @@ async fn a_declined_cancelled_or_unanswered_question_in_a_task_changes_nothing()
     );
     assert!(!env_prefix(&standin, "late").exists());
     assert_eq!(applies(&standin), 0, "no create ran without --dry-run");
+    s.c.close().await;
+}
+
+/// Real tier: an approved create inside a task against a real conda (a
+/// local file channel): the form lists the package conda's dry run would
+/// link, and after the accept the task completes with the environment made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_conda_approval_inside_a_task() {
+    let Some(conda) = conda_mcp_tests::tiers::real_conda(module_path!()) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let channel = super::real_conda::build_channel(&dir.path().join("channel"));
+    let prefix = dir.path().join("approved");
+    let mut s = Asked::start(
+        &conda,
+        Era::Initialize,
+        &["--approve-writes", "--timeout", "600"],
+    )
+    .await;
+    let (handle, _) =
+        s.c.request(
+            "create",
+            "tools/call",
+            json!({"name": "conda_create", "arguments": {
+                "prefix": prefix, "packages": [super::real_conda::PACKAGE],
+                "channel": [channel], "override_channels": true, "json": true}}),
+            Duration::from_secs(30),
+        )
+        .await;
+    assert_eq!(handle["result"]["resultType"], json!("task"), "{handle}");
+    let id = handle["result"]["taskId"].as_str().expect("id").to_owned();
+    let deadline = Instant::now() + Duration::from_secs(600);
+    let waiting = loop {
+        let now = s
+            .rpc("tasks/get", json!({"taskId": id}))
+            .await
+            .expect("known");
+        if now["status"] != json!("working") {
+            break now;
+        }
+        assert!(Instant::now() < deadline, "{now}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    assert_eq!(waiting["status"], json!("input_required"), "{waiting}");
+    let message = approval_message(&waiting);
+    assert!(
+        message.contains(&format!("{} 1.0 (build 0", super::real_conda::PACKAGE)),
+        "the form lists the package conda would link:\n{message}"
+    );
+    assert!(!prefix.exists(), "nothing applied before the answer");
+    s.answer(&id, "accept").await.expect("acknowledged");
+    let deadline = Instant::now() + Duration::from_secs(600);
+    let done = loop {
+        let now = s
+            .rpc("tasks/get", json!({"taskId": id}))
+            .await
+            .expect("known");
+        if now["status"] == json!("completed") {
+            break now;
+        }
+        assert_eq!(now["status"], json!("working"), "{now}");
+        assert!(Instant::now() < deadline, "{now}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    let code = done["result"]["structuredContent"]["error"]["code"].as_str();
+    assert!(
+        done["result"]["isError"] == json!(false) || code == Some("crashed_after_success"),
+        "{done}"
+    );
+    assert!(prefix.join("conda-meta").is_dir(), "the environment exists");
     s.c.close().await;
 }
