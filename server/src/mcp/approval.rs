@@ -14,7 +14,7 @@
 //!   and the `requestState` echoed.
 //!
 //! * **Inside a task** (either era, a client that declared the tasks
-//!   extension): the call answers with a task handle at once; once the
+//!   extension as well as elicitation): the call answers with a task handle at once; once the
 //!   preview has run, the task reports `input_required` with the same form
 //!   under [`INPUT_KEY`] in `inputRequests` (`super::tasks::input`), and the
 //!   client answers with `tasks/update` carrying `inputResponses`
