@@ -353,7 +353,9 @@ fn os_user(name: &str) -> Option<u32> {
 
 #[test]
 fn principals_mapped_to_os_users_run_in_their_own_workers_in_parallel() {
+    use conda_mcp_tests::rawrpc::{stateless_meta, tasks_capabilities};
     use conda_mcp_tests::tiers::{Tier, missing};
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
     const TEST: &str = "http::principals_mapped_to_os_users_run_in_their_own_workers_in_parallel";
     if !nix::unistd::Uid::effective().is_root() {
         missing(
@@ -376,7 +378,9 @@ fn principals_mapped_to_os_users_run_in_their_own_workers_in_parallel() {
             return;
         }
     };
-    let prefix = conda_mcp_tests::standin::shared_prefix(python).expect("shared prefix");
+    // conda 26's parser: `conda create` as conda has it.
+    let dump = conda_mcp_tests::paths::real_dump();
+    let prefix = conda_mcp_tests::standin::shared_prefix(&dump, python).expect("shared prefix");
     prefix
         .set_control(&[ControlRule {
             sleep_seconds: Some(3.0),
@@ -407,6 +411,7 @@ fn principals_mapped_to_os_users_run_in_their_own_workers_in_parallel() {
             "2",
             "--worker-idle-timeout",
             "2",
+            "--allow-write",
         ],
     );
     let addr = server.addr;
@@ -466,6 +471,73 @@ fn principals_mapped_to_os_users_run_in_their_own_workers_in_parallel() {
     );
     let log = server.stderr_text();
     assert!(log.contains("principal=alice") && log.contains("principal=bob"));
+
+    // alice and bob each create an environment, as a task of their own.
+    let envs = tempdir();
+    std::fs::set_permissions(envs.path(), std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let post = |token: &str, method: &str, name: &str, params: Value| -> Value {
+        let bearer = format!("Bearer {token}");
+        let headers = [
+            ("Authorization", bearer.as_str()),
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", method),
+            ("Mcp-Name", name),
+        ];
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let r = post_mcp(addr, &headers, &body).expect("request");
+        serde_json::from_str(&r.body).unwrap_or_else(|_| panic!("{r:?}"))
+    };
+    let get = |token: &str, id: &str| -> Value {
+        let params = json!({"taskId": id, "_meta": stateless_meta(tasks_capabilities())});
+        post(token, "tasks/get", id, params)
+    };
+    let mut created = Vec::new();
+    for (token, user) in [("cmcp_alice", users[0]), ("cmcp_bob", users[1])] {
+        let target = envs.path().join(format!("env-{user}"));
+        let handle = post(
+            token,
+            "tools/call",
+            "conda_create",
+            json!({"name": "conda_create",
+                   "arguments": {"prefix": target.to_str().expect("utf-8"),
+                                 "packages": ["numpy"], "yes": true, "json": true},
+                   "_meta": stateless_meta(tasks_capabilities())}),
+        );
+        assert_eq!(handle["result"]["resultType"], json!("task"), "{handle}");
+        let id = handle["result"]["taskId"].as_str().expect("task id");
+        created.push((token, target, id.to_owned()));
+    }
+    // Neither sees the other's task: unknown, as a task that never was.
+    let [(alice, _, alice_task), (bob, _, bob_task)] = &created[..] else {
+        unreachable!()
+    };
+    for (who, other) in [(alice, bob_task), (bob, alice_task)] {
+        let theirs = get(who, other);
+        assert_eq!(theirs["error"]["code"], json!(-32602), "{theirs}");
+    }
+    // Each environment belongs to its user's uid, prefix and history.
+    for ((token, target, id), uid) in created.iter().zip(&uids) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let mine = get(token, id);
+            let status = &mine["result"]["status"];
+            if *status == json!("completed") {
+                break;
+            }
+            assert_eq!(*status, json!("working"), "{mine}");
+            assert!(
+                Instant::now() < deadline,
+                "{mine}\n{}",
+                server.stderr_text()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        for path in [target.clone(), target.join("conda-meta").join("history")] {
+            let meta = std::fs::metadata(&path)
+                .unwrap_or_else(|e| panic!("{}: {e}\n{}", path.display(), server.stderr_text()));
+            assert_eq!(meta.uid(), *uid, "{}", path.display());
+        }
+    }
 }
 
 #[test]
