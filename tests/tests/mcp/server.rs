@@ -202,6 +202,87 @@ async fn invalid_arguments_are_refused_before_any_process_starts() {
     server.close().await;
 }
 
+/// An argument longer than Linux lets one argument be (`MAX_ARG_STRLEN`,
+/// 128 KiB with its NUL), or an argv over the server's share of `ARG_MAX`,
+/// is invalid before anything runs, named by its path; one byte shorter
+/// runs.
+#[tokio::test]
+async fn arguments_too_long_for_linux_are_invalid_before_anything_runs() {
+    let standin = StandinPrefix::standard();
+    let server = Server::start(
+        &standin.conda_exe,
+        &["--allow-write", "--allow-exec"],
+        Era::Initialize,
+    )
+    .await;
+    let long = format!("SECRET{}", "x".repeat(200 * 1024));
+    let near = "y".repeat(127 * 1024);
+    let cases = [
+        (
+            "conda_install",
+            json!({"packages": ["a", long]}),
+            "/packages/1",
+            "MAX_ARG_STRLEN",
+        ),
+        (
+            "conda_install",
+            json!({"packages": ["a"], "name": long}),
+            "/name",
+            "MAX_ARG_STRLEN",
+        ),
+        (
+            "conda_execute",
+            json!({"argv": ["search", long]}),
+            "/argv/1",
+            "MAX_ARG_STRLEN",
+        ),
+        (
+            "conda_install",
+            json!({"packages": vec![near.clone(); 9]}),
+            "/",
+            "ARG_MAX",
+        ),
+        (
+            "conda_execute",
+            json!({"argv": vec![near.clone(); 9]}),
+            "/argv",
+            "ARG_MAX",
+        ),
+    ];
+    let before = standin.conda_runs();
+    for (tool, args, path, rule) in cases {
+        let r = server.call_ok(tool, args).await;
+        let text = result_text(&r);
+        assert_eq!(r.is_error, Some(true), "{tool} {path}: {text}");
+        let s = r.structured_content.clone().expect("structured");
+        assert_eq!(s["error"]["code"], json!("invalid_arguments"), "{s}");
+        assert!(text.contains(&format!("at {path}:")), "{tool}: {text}");
+        assert!(text.contains(rule), "{tool}: {text}");
+        assert!(
+            !text.contains("SECRET") && !text.contains("yyyy"),
+            "{tool}: {text}"
+        );
+    }
+    assert_eq!(standin.conda_runs(), before, "nothing ran");
+    // The longest argument Linux takes runs.
+    let longest = "z".repeat(128 * 1024 - 1);
+    let r = server
+        .call_ok(
+            "conda_install",
+            json!({"packages": [longest], "dry_run": true, "json": true}),
+        )
+        .await;
+    let s = r.structured_content.clone().expect("structured");
+    assert_eq!(s["exit_code"], json!(0), "{}", result_text(&r));
+    assert_eq!(
+        s["parsed_json"]["namespace"]["packages"][0]
+            .as_str()
+            .map(str::len),
+        Some(128 * 1024 - 1)
+    );
+    server.close().await;
+}
+
 #[tokio::test]
 async fn conda_execute_is_listed_and_checked_only_with_allow_exec() {
     let standin = StandinPrefix::standard();
