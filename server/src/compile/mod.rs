@@ -515,4 +515,21 @@ mod tests {
         let e = compile(&cat, cmd, args.as_object().expect("object")).expect_err("NUL refused");
         assert_eq!(e.path, "/name");
     }
+
+    #[test]
+    fn an_argument_too_long_for_linux_is_refused_at_its_path_without_echo() {
+        let cat = standin_catalog();
+        let cmd = cat.find(&["conda", "install"]).expect("install");
+        let fits = "v".repeat(ARG_MAX_BYTES - 1);
+        let args = serde_json::json!({"packages": [fits.clone()]});
+        let argv = compile(&cat, cmd, args.as_object().expect("object")).expect("fits");
+        assert!(argv.contains(&fits));
+        // As a value of its own it fits; joined to its option (`--copy=…`,
+        // nargs='?') it does not.
+        let args = serde_json::json!({"packages": ["a"], "copy": fits});
+        let e = compile(&cat, cmd, args.as_object().expect("object")).expect_err("too long");
+        assert_eq!(e.path, "/copy");
+        assert!(e.to_string().contains("MAX_ARG_STRLEN"), "{e}");
+        assert!(!e.to_string().contains("vvv"), "{e}");
+    }
 }
