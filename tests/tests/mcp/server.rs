@@ -733,6 +733,23 @@ async fn mutations_without_yes_run_as_dry_runs_and_say_nothing_changed() {
             result_text(&r)
         );
     }
+    // A dry run that fails here has nothing to confirm, nor options to ask
+    // for.
+    let failing = ControlRule {
+        stderr_text: Some("PackagesNotFoundError: The following packages are not available from current channels:\n\n  - numpy\n".into()),
+        exit_code: Some(1),
+        ..ControlRule::for_commands(&["install"])
+    };
+    standin.set_control(&[failing]).expect("control");
+    let (tool, args) = CONFIRMED[0];
+    let r = server
+        .call_ok(tool, serde_json::from_str(args).expect("json"))
+        .await;
+    let s = r.structured_content.clone().expect("structured");
+    assert_eq!(r.is_error, Some(true), "{s}");
+    assert_eq!(s["confirmation_required"], json!(false), "{s}");
+    assert!(s.get("apply_requires").is_none(), "{s}");
+    standin.set_control(&[]).expect("control");
     server.close().await;
     // --allow-write: without yes a dry run that says how to apply it; a dry
     // run that fails does not ask for yes: true.
@@ -764,6 +781,11 @@ async fn mutations_without_yes_run_as_dry_runs_and_say_nothing_changed() {
             && !text.contains("repeat the call with yes: true to apply"),
         "{text}"
     );
+    // A failed plan cannot be confirmed.
+    let s = r.structured_content.clone().expect("structured");
+    assert_eq!(s["confirmation_required"], json!(false), "{s}");
+    assert!(s.get("apply_requires").is_none(), "{s}");
+    assert_eq!(s["error"]["code"], json!("packages_not_found"), "{s}");
     standin.set_control(&[]).expect("control");
     // With yes the argv is unchanged and the call is applied.
     for (tool, args) in CONFIRMED {
