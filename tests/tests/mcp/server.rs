@@ -838,3 +838,68 @@ async fn mutations_without_yes_run_as_dry_runs_and_say_nothing_changed() {
     );
     server.close().await;
 }
+
+/// Whatever `PATH` the host starts the server with (none, empty, or with
+/// empty and relative entries), conda and the programs of `conda run` get
+/// one of absolute directories only: a program named without a slash is
+/// never taken from the directory it runs in.
+#[tokio::test]
+async fn conda_run_never_finds_programs_in_the_current_directory() {
+    let prefix = executing_run();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let trap = dir.path().join("cmcp-trap");
+    std::fs::write(&trap, "#!/bin/sh\necho TRAPPED\n").expect("trap");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&trap, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let cwd = dir.path().to_str().expect("utf-8");
+    let python = prefix.python.to_str().expect("utf-8");
+    for path in [
+        None,
+        Some(""),
+        Some(":"),
+        Some(".:/usr/bin:"),
+        Some("bin::"),
+    ] {
+        let server = Server::start_command(
+            |d| {
+                let mut cmd = server_command(&prefix.conda_exe, &["--allow-exec"], d);
+                match path {
+                    None => cmd.env_remove("PATH"),
+                    Some(p) => cmd.env("PATH", p),
+                };
+                cmd
+            },
+            Era::Initialize,
+        )
+        .await;
+        let r = server
+            .call_ok(
+                "conda_run",
+                json!({"executable_call": ["cmcp-trap"], "cwd": cwd}),
+            )
+            .await;
+        let s = r.structured_content.clone().expect("structured");
+        assert!(
+            !s["stdout"].as_str().unwrap_or("").contains("TRAPPED"),
+            "PATH={path:?}: {s}"
+        );
+        assert_ne!(s["exit_code"], json!(0), "PATH={path:?}: {s}");
+        let r = server
+            .call_ok(
+                "conda_run",
+                json!({"executable_call": [python, "-c",
+                       "import json, os; print(json.dumps(os.environ.get('PATH')))"],
+                       "cwd": cwd}),
+            )
+            .await;
+        let s = r.structured_content.clone().expect("structured");
+        let seen: Option<String> =
+            serde_json::from_str(s["stdout"].as_str().expect("stdout")).expect("json");
+        let seen = seen.unwrap_or_else(|| panic!("PATH={path:?}: no PATH"));
+        assert!(
+            !seen.is_empty() && seen.split(':').all(|e| e.starts_with('/')),
+            "PATH={path:?}: conda's program saw {seen:?}"
+        );
+        server.close().await;
+    }
+}
