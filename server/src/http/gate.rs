@@ -26,8 +26,10 @@
 //! (or abandoned): the principal's name (never the token), the MCP method,
 //! tool and id under the rules of the stdio log
 //! ([`crate::mcp::request_log`]), the HTTP status, the duration in
-//! milliseconds and the outcome (`answered`, `refused`, `timeout`,
-//! `disconnected`).
+//! milliseconds and the outcome: `answered`; for a `tools/call`,
+//! `tool_error` (a result with `isError`) or `error` (a JSON-RPC error, with
+//! its `code`), as the stdio log says them, from the handler's
+//! [`CallNote`]; `refused`, `timeout`, `disconnected`.
 
 use std::future::Future as _;
 use std::pin::Pin;
@@ -48,6 +50,7 @@ use rmcp::model::{ClientRequest, JsonRpcMessage};
 use rmcp::service::RxJsonRpcMessage;
 
 use super::tokens::TokenTable;
+use super::{CallNote, Noted};
 use crate::mcp::request_log::{id_text, name_or_invalid};
 use crate::principal::Principal;
 
@@ -82,6 +85,8 @@ struct Described {
     method: String,
     tool: String,
     id: String,
+    /// What the handler said of a `tools/call`'s answer.
+    note: CallNote,
 }
 
 /// The axum middleware (`axum::middleware::from_fn_with_state`).
@@ -146,6 +151,7 @@ pub async fn gate(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Re
         return finish(r, described, since, deadline);
     }
     parts.extensions.insert(principal);
+    parts.extensions.insert(described.note.clone());
     let too_large = parts
         .headers
         .get(header::CONTENT_LENGTH)
@@ -342,16 +348,34 @@ impl LogLine {
     fn write(self, outcome: &str) {
         let d = &self.described;
         let duration_ms = self.since.elapsed().as_millis() as u64;
-        tracing::info!(
-            principal = %d.principal,
-            method = %d.method,
-            tool = %d.tool,
-            id = %d.id,
-            status = self.status,
-            duration_ms,
-            outcome,
-            "request"
-        );
+        let (outcome, code) = match (outcome, d.note.get()) {
+            ("answered", Some(Noted::ToolError)) => ("tool_error", None),
+            ("answered", Some(Noted::Error(code))) => ("error", Some(code)),
+            _ => (outcome, None),
+        };
+        match code {
+            Some(code) => tracing::info!(
+                principal = %d.principal,
+                method = %d.method,
+                tool = %d.tool,
+                id = %d.id,
+                status = self.status,
+                duration_ms,
+                outcome,
+                code,
+                "request"
+            ),
+            None => tracing::info!(
+                principal = %d.principal,
+                method = %d.method,
+                tool = %d.tool,
+                id = %d.id,
+                status = self.status,
+                duration_ms,
+                outcome,
+                "request"
+            ),
+        }
     }
 }
 

@@ -686,3 +686,47 @@ fn a_task_belongs_to_the_principal_whose_token_created_it() {
         "bob does not: {theirs}"
     );
 }
+
+/// The HTTP log line of a `tools/call` says what the answer was, as the
+/// stdio log does: `answered`, `tool_error` (a result with `isError`) or
+/// `error` with the JSON-RPC code; never an argument.
+#[test]
+fn the_log_line_of_a_tool_call_says_whether_it_was_an_error() {
+    let prefix = StandinPrefix::standard();
+    let server = with_token(&prefix, &[]);
+    let bearer = format!("Bearer {TOKEN}");
+    let cases = [
+        (7, "conda_info", json!({"json": true}), "answered"),
+        (
+            8,
+            "conda_install",
+            json!({"packages": ["SECRET-pkg"], "yes": true}),
+            "tool_error",
+        ),
+        (9, "conda_nothing_here", json!({}), "error"),
+    ];
+    for (id, tool, args, _) in &cases {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                          "params": {"name": tool, "arguments": args}});
+        let r = post_mcp(server.addr, &[("Authorization", &bearer)], &body).expect("request");
+        assert_eq!(r.status, 200, "{r:?}");
+    }
+    for (id, tool, _, outcome) in &cases {
+        let needle = format!("tool={tool} id={id} status=200");
+        assert!(
+            server.wait_log(&needle, 1, Duration::from_secs(30)),
+            "{}",
+            server.stderr_text()
+        );
+        let log = server.stderr_text();
+        let line = log.lines().find(|l| l.contains(&needle)).expect("the line");
+        assert!(
+            line.contains(&format!("outcome=\"{outcome}\"")),
+            "{tool}: {line}"
+        );
+        if *outcome == "error" {
+            assert!(line.contains("code=-32602"), "{line}");
+        }
+    }
+    assert!(!server.stderr_text().contains("SECRET"));
+}
