@@ -13,7 +13,10 @@
 //!    one of `--max-workers` is busy) gets 503 with `Retry-After`;
 //! 4. the body limit: a `Content-Length` or a body past it is 413, read
 //!    no further;
-//! 5. the request deadline (`--request-timeout`): past it before the
+//! 5. a body that is JSON but cannot be decoded (a lone surrogate escape,
+//!    `crate::mcp::undecodable`) is answered here, 400 with the JSON-RPC
+//!    Invalid Request error and the request's id, as on stdio;
+//! 6. the request deadline (`--request-timeout`): past it before the
 //!    answer starts, 504; past it while the answer streams, the stream
 //!    ends with an error. Either way the request's future is dropped, which
 //!    cancels its call (rmcp cancels a stateless request whose response is
@@ -52,6 +55,7 @@ use rmcp::service::RxJsonRpcMessage;
 use super::tokens::TokenTable;
 use super::{CallNote, Noted};
 use crate::mcp::request_log::{id_text, name_or_invalid};
+use crate::mcp::undecodable::{self, Undecodable};
 use crate::principal::Principal;
 
 /// The `realm` of every challenge.
@@ -166,6 +170,14 @@ pub async fn gate(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Re
         Err(r) => return finish(r, described, since, deadline),
     };
     describe(&bytes, &mut described);
+    if let Some(u) = undecodable::classify(&bytes) {
+        return finish(
+            undecodable_response(u, &mut described),
+            described,
+            since,
+            deadline,
+        );
+    }
     let req = Request::from_parts(parts, Body::from(bytes));
     let response = match tokio::time::timeout_at(deadline, next.run(req)).await {
         Ok(r) => r,
@@ -211,6 +223,30 @@ fn too_large_response() -> Response {
         StatusCode::PAYLOAD_TOO_LARGE,
         "the request body is larger than the server accepts",
     )
+}
+
+/// The answer to a body that is JSON but cannot be decoded
+/// ([`undecodable`]; rmcp would answer 415 with serde's error): 400 with
+/// the JSON-RPC Invalid Request error, carrying the request's id when it
+/// can be read; the id goes into the log line.
+fn undecodable_response(u: Undecodable, d: &mut Described) -> Response {
+    let id = match u {
+        Undecodable::Request(id) => id,
+        Undecodable::Notification => serde_json::Value::Null,
+    };
+    if let Ok(n) = serde_json::from_value::<rmcp::model::NumberOrString>(id.clone()) {
+        d.id = id_text(&n);
+    }
+    d.method = "(undecodable)".into();
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": id,
+        "error": {"code": undecodable::CODE, "message": undecodable::MESSAGE}});
+    let mut r = Response::new(Body::from(body.to_string()));
+    *r.status_mut() = StatusCode::BAD_REQUEST;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
 }
 
 /// The method, tool and id of a JSON-RPC request body, as the log may show

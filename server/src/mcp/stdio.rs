@@ -13,8 +13,8 @@
 //! decoded, so no request can overflow the stack; like a lone UTF-16
 //! surrogate escape (`"\ud800"`, valid JSON grammar that is no Unicode
 //! text) or a number beyond a double, it makes the line an invalid request,
-//! answered with its id when the id itself can be read (the rest of the
-//! line is then only checked against JSON's grammar, iteratively).
+//! answered with its id when the id itself can be read
+//! ([`super::undecodable`]).
 //!
 //! Every request and its answer pass through the request log
 //! ([`super::request_log`]): one line per request, without its arguments.
@@ -40,6 +40,7 @@ use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::request_log::RequestLog;
+use super::undecodable::{self, Undecodable};
 
 /// Upper bound of the line limit: 64 MiB.
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
@@ -140,56 +141,22 @@ where
     (Box::pin(sink), Box::pin(stream))
 }
 
-/// The top-level fields of a line read leniently: every other value is
-/// checked against JSON's grammar and skipped without being decoded, so a
-/// lone surrogate escape (`"\ud800"`), a number beyond a double or nesting
-/// past serde_json's 128 levels elsewhere in the line does not hide the id.
-#[derive(serde::Deserialize)]
-struct Envelope {
-    /// `Some(Value::Null)` for `"id": null`, `None` when there is no id.
-    #[serde(default, deserialize_with = "present")]
-    id: Option<Value>,
-    #[serde(default, deserialize_with = "present_skipped")]
-    method: bool,
-}
-
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    <Value as serde::Deserialize>::deserialize(d).map(Some)
-}
-
-fn present_skipped<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
-    <serde::de::IgnoredAny as serde::Deserialize>::deserialize(d).map(|_| true)
-}
-
 /// Answers a line that is not a JSON-RPC message (notifications, which
 /// have no id, get no answer: only a log line).
 async fn reject(writer: &Writer, bytes: &[u8]) {
-    // Valid UTF-8 and JSON's grammar, but a value serde_json cannot decode:
-    // the id is answered when it is readable (JSON-RPC 2.0 "Invalid
-    // Request": the JSON is valid, the request object is not).
-    if let Ok(text) = std::str::from_utf8(bytes)
-        && serde_json::from_str::<Value>(text).is_err()
-        && let Ok(envelope) = serde_json::from_str::<Envelope>(text)
-    {
-        if envelope.method && envelope.id.is_none() {
+    match super::undecodable::classify(bytes) {
+        Some(Undecodable::Notification) => {
             tracing::warn!("an undecodable notification on stdin was ignored");
             return;
         }
-        let id = match envelope.id {
-            Some(id @ (Value::String(_) | Value::Number(_))) => id,
-            _ => Value::Null,
-        };
-        tracing::warn!(
-            "a message on stdin holds a value that cannot be decoded; answered with invalid request"
-        );
-        reply_error(
-            writer,
-            id,
-            -32600,
-            "Invalid Request: a value in the message cannot be decoded (a lone UTF-16 surrogate escape, a number beyond a double, or nesting deeper than 128 levels)",
-        )
-        .await;
-        return;
+        Some(Undecodable::Request(id)) => {
+            tracing::warn!(
+                "a message on stdin holds a value that cannot be decoded; answered with invalid request"
+            );
+            reply_error(writer, id, undecodable::CODE, undecodable::MESSAGE).await;
+            return;
+        }
+        None => {}
     }
     match serde_json::from_slice::<Value>(bytes) {
         Err(_) => {

@@ -730,3 +730,41 @@ fn the_log_line_of_a_tool_call_says_whether_it_was_an_error() {
     }
     assert!(!server.stderr_text().contains("SECRET"));
 }
+
+/// A body that is JSON but holds a lone surrogate escape (`"\ud800"`) is
+/// answered as on stdio: 400 with the JSON-RPC Invalid Request error and
+/// the request's id, without the value; a valid request still passes.
+#[test]
+fn a_lone_surrogate_is_an_invalid_request_with_its_id() {
+    let prefix = StandinPrefix::standard();
+    let server = with_token(&prefix, &[]);
+    let bearer = format!("Bearer {TOKEN}");
+    let body = r#"{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"conda_info","arguments":{"SECRET":"\ud800"}}}"#;
+    let r = request(
+        server.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Authorization", &bearer),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ],
+        body.as_bytes(),
+    )
+    .expect("request");
+    assert_eq!(r.status, 400, "{r:?}");
+    let v: Value = serde_json::from_str(&r.body).unwrap_or_else(|_| panic!("{r:?}"));
+    assert_eq!(v["id"], json!(41), "{v}");
+    assert_eq!(v["error"]["code"], json!(-32600), "{v}");
+    assert!(
+        !r.body.contains("SECRET") && !r.body.contains("ud800"),
+        "{v}"
+    );
+    assert!(
+        server.wait_log("id=41 status=400", 1, Duration::from_secs(10)),
+        "{}",
+        server.stderr_text()
+    );
+    let ok = post_mcp(server.addr, &[("Authorization", &bearer)], &ping()).expect("ping");
+    assert_eq!(ok.status, 200, "{ok:?}");
+}
