@@ -103,8 +103,10 @@ pub struct Cli {
     /// server shows conda's plan through the host (MCP elicitation) and
     /// applies exactly that plan, or nothing. A model's yes: true does not
     /// skip the question. Needs a host that supports elicitation; cannot
-    /// be combined with --allow-write.
-    #[arg(long, conflicts_with = "allow_write")]
+    /// be combined with --allow-write (both true is a usage error). Takes
+    /// an explicit value like --allow-write.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true",
+          default_value_t = false, action = clap::ArgAction::Set)]
     pub approve_writes: bool,
 
     /// Pass mutations of commands that have conda's `yes` option through as
@@ -327,7 +329,9 @@ where
             .bin_name("conda-mcp check")
             .about(CHECK_ABOUT);
         let matches = cmd.try_get_matches_from(args)?;
-        return Ok((Mode::Check, Cli::from_arg_matches(&matches)?));
+        let cli = Cli::from_arg_matches(&matches)?;
+        cli.exclusive()?;
+        return Ok((Mode::Check, cli));
     }
     // Listed in `conda-mcp --help`; never matched here (handled above).
     let cmd = Cli::command().subcommand(clap::Command::new(CHECK_COMMAND).about(
@@ -339,7 +343,29 @@ where
         Some(CHECK_COMMAND) => Mode::Check,
         _ => Mode::Serve,
     };
-    Ok((mode, Cli::from_arg_matches(&matches)?))
+    let cli = Cli::from_arg_matches(&matches)?;
+    cli.exclusive()?;
+    Ok((mode, cli))
+}
+
+impl Cli {
+    /// `--approve-writes` and `--allow-write` both true: a usage error
+    /// (exit status 2). Compared by value, not by presence, so a launcher
+    /// may pass both with explicit values (`--allow-write=false
+    /// --approve-writes=true`, as the bundle's manifest does).
+    ///
+    /// Errors: clap's argument conflict naming both flags.
+    fn exclusive(&self) -> Result<(), clap::Error> {
+        use clap::CommandFactory;
+        if self.approve_writes && self.allow_write {
+            return Err(Cli::command().error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "--approve-writes cannot be used with --allow-write: choose one way to allow \
+                 changes",
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Where `check` stands in `args` (program name first) as the command,
@@ -442,13 +468,35 @@ mod tests {
 
     #[test]
     fn approve_writes_excludes_allow_write() {
-        let cli = parse(&["--approve-writes", "--allow-exec"]).expect("parses");
+        let (_, cli) = parse_mode(&["--approve-writes", "--allow-exec"]).expect("parses");
         assert!(cli.approve_writes && !cli.allow_write && cli.allow_exec);
+        // Exclusive by value: explicit false values combine.
+        for (args, approve, write) in [
+            (
+                &["--allow-write=false", "--approve-writes=true"][..],
+                true,
+                false,
+            ),
+            (
+                &["--allow-write=true", "--approve-writes=false"],
+                false,
+                true,
+            ),
+            (
+                &["--allow-write=false", "--approve-writes=false"],
+                false,
+                false,
+            ),
+        ] {
+            let (_, cli) = parse_mode(args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+            assert_eq!((cli.approve_writes, cli.allow_write), (approve, write));
+        }
         for args in [
             &["--approve-writes", "--allow-write"][..],
             &["--allow-write=true", "--approve-writes"],
+            &["check", "--allow-write", "--approve-writes=true"],
         ] {
-            let e = parse(args).expect_err("exclusive");
+            let e = parse_mode(args).expect_err("exclusive");
             assert_eq!(e.exit_code(), 2, "{args:?}");
             let text = e.to_string();
             assert!(

@@ -6,13 +6,21 @@ interleaved rounds, medians.
 Usage (from the checkout, after `cargo build --release --bins`):
 
     CONDA_MCP_TEST_CONDA=/path/to/conda python3 tests/tools/task_figures.py [ROUNDS]
+    CONDA_MCP_TEST_CONDA=/path/to/conda python3 tests/tools/task_figures.py --approve [ROUNDS]
 
 It starts `target/release/conda-mcp` (or $CONDA_MCP_BIN) twice with a
 private cache (one `initialize` declaring the extension, one not) and
 reports: tools/call to the task handle; tools/call to `completed` seen by
 `tasks/get` polled every 50 ms; the plain call's own duration; the time of
 one `tasks/get`; and that the completed task's result equals the plain
-one (apart from `duration_ms`). Standard library only.
+one (apart from `duration_ms`).
+
+With `--approve`: one server with `--approve-writes` whose client declares
+the tasks extension and elicitation; each round a `conda_create` (applied,
+into a new prefix, same channel): tools/call to the task handle; to
+`input_required` (the approval question, after conda's dry run) seen by
+`tasks/get` polled every 50 ms; from the accepting `tasks/update` to
+`completed` (the second dry run and the apply). Standard library only.
 """
 import json, os, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -20,7 +28,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 BIN = os.environ.get("CONDA_MCP_BIN", os.path.join(ROOT, "target", "release", "conda-mcp"))
 WORKER = os.path.join(os.path.dirname(BIN), "conda-mcp-worker")
 CONDA = os.environ["CONDA_MCP_TEST_CONDA"]
-ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+APPROVE = "--approve" in sys.argv[1:]
+_counts = [a for a in sys.argv[1:] if a != "--approve"]
+ROUNDS = int(_counts[0]) if _counts else 5
 work = tempfile.mkdtemp(prefix="task-figures-")
 env = dict(os.environ, XDG_CACHE_HOME=os.path.join(work, "cache"))
 
@@ -56,8 +66,8 @@ ARGS = {"prefix": os.path.join(work, "env"), "packages": ["conda-mcp-probe"],
 
 
 class Server:
-    def __init__(self, capabilities):
-        self.p = subprocess.Popen([BIN, "--conda-exe", CONDA, "--worker-exe", WORKER],
+    def __init__(self, capabilities, flags=()):
+        self.p = subprocess.Popen([BIN, "--conda-exe", CONDA, "--worker-exe", WORKER, *flags],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=open(os.path.join(work, "err.log"), "a"),
                                   text=True, env=env)
@@ -96,6 +106,45 @@ def crashed(result):
     """py-rattler's abort at exit after conda's success (README: crashed_after_success)."""
     return (result.get("structuredContent", {}).get("error") or {}).get("code") == "crashed_after_success"
 
+
+def approve_rounds():
+    """The `--approve` figures (module docs)."""
+    s = Server({"extensions": {"io.modelcontextprotocol/tasks": {}}, "elicitation": {"form": {}}},
+               ["--approve-writes"])
+    s.req("tools/list", {})
+    handle, asked, done = [], [], []
+    for i in range(ROUNDS):
+        args = dict(ARGS, prefix=os.path.join(work, f"approved-{i}"))
+        del args["dry_run"]
+        t = time.perf_counter()
+        r = s.req("tools/call", {"name": "conda_create", "arguments": args})["result"]
+        handle.append((time.perf_counter() - t) * 1000)
+        assert r.get("resultType") == "task", r
+        task_id = r["taskId"]
+        while (g := s.req("tasks/get", {"taskId": task_id})["result"])["status"] == "working":
+            time.sleep(0.05)
+        assert g["status"] == "input_required", g
+        asked.append((time.perf_counter() - t) * 1000)
+        t = time.perf_counter()
+        s.req("tasks/update", {"taskId": task_id, "inputResponses":
+                               {"approval": {"action": "accept", "content": {"approve": True}}}})
+        while (g := s.req("tasks/get", {"taskId": task_id})["result"])["status"] == "working":
+            time.sleep(0.05)
+        assert g["status"] == "completed", g
+        done.append((time.perf_counter() - t) * 1000)
+        assert os.path.isdir(os.path.join(args["prefix"], "conda-meta")), g
+    s.close()
+    shutil.rmtree(work, ignore_errors=True)
+    med = statistics.median
+    print(f"rounds: {ROUNDS} (conda_create under --approve-writes, asked inside a task, local file channel)")
+    print(f"tools/call -> task handle: median {med(handle):.1f} ms (max {max(handle):.1f})")
+    print(f"tools/call -> input_required (50 ms polls): median {med(asked):.0f} ms")
+    print(f"accepting tasks/update -> completed (50 ms polls): median {med(done):.0f} ms")
+
+
+if APPROVE:
+    approve_rounds()
+    sys.exit(0)
 
 tasks = Server({"extensions": {"io.modelcontextprotocol/tasks": {}}})
 plain = Server({})

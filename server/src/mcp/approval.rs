@@ -13,6 +13,18 @@
 //!   asks the person and calls again with the answer in `inputResponses`
 //!   and the `requestState` echoed.
 //!
+//! * **Inside a task** (either era, a client that declared the tasks
+//!   extension as well as elicitation): the call answers with a task handle at once; once the
+//!   preview has run, the task reports `input_required` with the same form
+//!   under [`INPUT_KEY`] in `inputRequests` (`super::tasks::input`), and the
+//!   client answers with `tasks/update` carrying `inputResponses`
+//!   (SEP-2663). `tasks/cancel` while it waits ends the task `cancelled`.
+//!
+//! Waiting for the person's answer (by elicitation or inside a task) does
+//! not count against the call's time limit, but is bounded by it: no answer
+//! within the limit counts as no (`declined`), so the installation's lock is
+//! never held for longer than that on a question nobody answers.
+//!
 //! The steps ([`Loaded::approved`]): plan (conda's dry run, when the
 //! command has one) → ask → on approval, plan again just before applying:
 //! a plan whose digest differs from the one shown ends with `plan_changed`
@@ -32,6 +44,8 @@ use rmcp::service::{Peer, RequestContext};
 use serde_json::Value;
 
 use super::handler::{CallContext, Loaded};
+use super::tasks::TaskInput;
+use super::tasks::input::InputError;
 use crate::call::approval::{self, APPROVE_FIELD, Answer, Approval, Question};
 use crate::call::error::ErrorCode;
 use crate::call::install_lock::WriterGuard;
@@ -47,8 +61,8 @@ pub const INPUT_KEY: &str = "approval";
 pub enum Consent {
     /// The client declared no (form) elicitation capability.
     Unavailable,
-    /// `initialize` session: ask now with `elicitation/create`.
-    Ask(Peer<RoleServer>),
+    /// Ask now, while the call waits for the answer.
+    Ask(Asker),
     /// Stateless lifecycle, first request: answer with the question.
     Defer,
     /// Stateless lifecycle, the retry: the person's answer to the question
@@ -59,6 +73,16 @@ pub enum Consent {
         /// The echoed `requestState` (the digest of the question shown).
         shown: String,
     },
+}
+
+/// Where a question is asked while the call waits for its answer.
+#[derive(Debug, Clone)]
+pub enum Asker {
+    /// `initialize` session: an `elicitation/create` request to the client.
+    Elicit(Peer<RoleServer>),
+    /// A call answered as a task: the task's `input_required` status,
+    /// answered by `tasks/update`.
+    Task(TaskInput),
 }
 
 /// What an approved call ends with.
@@ -73,8 +97,15 @@ pub enum Reply {
 impl Consent {
     /// How the answer to this request's question can arrive: by its
     /// protocol version and the client's capabilities (per request in the
-    /// stateless lifecycle, from `initialize` otherwise).
-    pub fn of(request: &CallToolRequestParams, context: &RequestContext<RoleServer>) -> Consent {
+    /// stateless lifecycle, from `initialize` otherwise). `task` is the
+    /// input slot of the task the call becomes when it asks (a client that
+    /// declared the tasks extension): then the question is asked inside
+    /// the task, in either era.
+    pub fn of(
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+        task: Option<&TaskInput>,
+    ) -> Consent {
         let elicits = context
             .client_capabilities()
             .and_then(|c| c.elicitation)
@@ -83,11 +114,14 @@ impl Consent {
         if !elicits {
             return Consent::Unavailable;
         }
+        if let Some(input) = task {
+            return Consent::Ask(Asker::Task(input.clone()));
+        }
         let stateless = context
             .protocol_version()
             .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
         if !stateless {
-            return Consent::Ask(context.peer.clone());
+            return Consent::Ask(Asker::Elicit(context.peer.clone()));
         }
         let answer = request
             .input_responses
@@ -100,6 +134,12 @@ impl Consent {
             },
             _ => Consent::Defer,
         }
+    }
+
+    /// Whether the question is asked inside a task (the call answers with
+    /// a task handle at once).
+    pub fn in_task(&self) -> bool {
+        matches!(self, Consent::Ask(Asker::Task(_)))
     }
 }
 
@@ -134,13 +174,16 @@ pub fn form(q: &Question) -> ElicitRequestParams {
     }
 }
 
+/// The form of a question as an input request (of an input-required
+/// result, or of a task's `inputRequests`).
+fn input_request(q: &Question) -> InputRequest {
+    InputRequest::Elicitation(ElicitRequest::new(form(q)))
+}
+
 /// The input-required result of a question (stateless lifecycle).
 pub fn input_required(q: &Question) -> InputRequiredResult {
     let mut requests = InputRequests::new();
-    requests.insert(
-        INPUT_KEY.to_owned(),
-        InputRequest::Elicitation(ElicitRequest::new(form(q))),
-    );
+    requests.insert(INPUT_KEY.to_owned(), input_request(q));
     InputRequiredResult::new(Some(requests), Some(q.digest.clone()))
 }
 
@@ -183,7 +226,7 @@ impl Loaded {
             // change under the plan shown: the installation's writer lock
             // is held for the rest of this function (no other conda-mcp
             // writes in between; read-only calls still run).
-            Consent::Ask(peer) => {
+            Consent::Ask(asker) => {
                 writer = match self.hold_writer(&plan, &call).await {
                     Ok(w) => w,
                     Err(outcome) => return Reply::Done(outcome),
@@ -192,7 +235,7 @@ impl Loaded {
                     Ok(q) => q,
                     Err(outcome) => return Reply::Done(outcome),
                 };
-                match ask(&peer, &q, &call).await {
+                match ask(&asker, &q, &plan, &call).await {
                     Ok(Answer::Approve) => q.digest,
                     Ok(Answer::Decline | Answer::Cancel) => {
                         return Reply::Done(not_run(&plan, NotRun::Declined));
@@ -315,18 +358,55 @@ fn previewed(out: &CallOutput) -> bool {
     }
 }
 
-/// Asks the person with `elicitation/create` and waits for the answer (or
-/// the call's cancellation).
+/// Asks the person `q` about `plan` and waits for the answer, at most the
+/// plan's time limit (no answer by then is [`Answer::Cancel`]), or until the
+/// call is cancelled.
 ///
 /// Errors: [`NotRun::ApprovalUnavailable`] when the client could not ask
-/// (an error answer, a closed connection); a cancelled call.
-async fn ask(peer: &Peer<RoleServer>, q: &Question, call: &CallContext) -> Result<Answer, NotRun> {
-    let request = ServerRequest::ElicitRequest(ElicitRequest::new(form(q)));
-    let result = tokio::select! {
-        r = peer.send_request(request) => r,
-        () = call.cancel.cancelled() => return Err(NotRun::Exec(ExecError::Cancelled)),
+/// (an error answer, a closed connection); a cancelled call (its
+/// cancellation, or `tasks/cancel` withdrawing the task's question).
+async fn ask(
+    asker: &Asker,
+    q: &Question,
+    plan: &Plan,
+    call: &CallContext,
+) -> Result<Answer, NotRun> {
+    let bound = plan.limits.timeout;
+    let asked = async {
+        match asker {
+            Asker::Elicit(peer) => elicit(peer, q).await,
+            Asker::Task(input) => {
+                let waiting = format!("{}: waiting for the person's approval", plan.what);
+                match input.request(INPUT_KEY, input_request(q), waiting).await {
+                    Ok(response) => Ok(read(&response)),
+                    Err(InputError::Withdrawn) => Err(NotRun::Exec(ExecError::Cancelled)),
+                    // One question per call: never reached.
+                    Err(InputError::KeyReused) => {
+                        Err(NotRun::Internal("an internal error occurred"))
+                    }
+                }
+            }
+        }
     };
-    match result {
+    tokio::select! {
+        r = tokio::time::timeout(bound, asked) => r.unwrap_or_else(|_| {
+            tracing::info!(
+                seconds = bound.as_secs_f64(),
+                "the approval question was not answered within the call's time limit; not applied"
+            );
+            Ok(Answer::Cancel)
+        }),
+        () = call.cancel.cancelled() => Err(NotRun::Exec(ExecError::Cancelled)),
+    }
+}
+
+/// Asks the person with `elicitation/create` and waits for the answer.
+///
+/// Errors: [`NotRun::ApprovalUnavailable`] when the client could not ask
+/// (an error answer, a closed connection).
+async fn elicit(peer: &Peer<RoleServer>, q: &Question) -> Result<Answer, NotRun> {
+    let request = ServerRequest::ElicitRequest(ElicitRequest::new(form(q)));
+    match peer.send_request(request).await {
         Ok(ClientResult::ElicitResult(r)) => {
             Ok(read(&serde_json::to_value(&r).unwrap_or(Value::Null)))
         }

@@ -41,7 +41,7 @@ use super::live::{LiveTools, Served, Surface};
 use super::principal::Principal;
 use super::progress::{Progress, Tracker};
 use super::results::Results;
-use super::tasks::{End, TaskStore};
+use super::tasks::{End, TaskInput, TaskStore, UpdateError};
 use super::tools::Route;
 use crate::call::{self, NotRun, Outcome, Plan, Runner};
 use crate::settings::Settings;
@@ -197,15 +197,20 @@ impl Loaded {
         owner: Principal,
         legacy: bool,
         planned: Planned,
-        tracker: Tracker,
-        cancel: CancellationToken,
-        running: JoinHandle<Reply>,
+        call: RunningCall,
     ) -> CreateTaskResult {
+        let RunningCall {
+            tracker,
+            cancel,
+            input,
+            running,
+        } = call;
         let task = self.state.tasks.create(
             owner,
             planned.what.clone(),
             tracker,
             cancel.clone(),
+            input,
             planned.longest,
         );
         let id = task.task_id.clone();
@@ -214,7 +219,8 @@ impl Loaded {
         tokio::spawn(async move {
             let outcome = match joined(running.await, planned.what.clone()) {
                 Reply::Done(outcome) => outcome,
-                // A call that asks the person is never a task (`Planned`).
+                // A question goes back as the call's result only when it is
+                // not asked inside a task (`Consent::of`).
                 Reply::Ask(_) => Outcome::NotRun {
                     what: planned.what,
                     reason: NotRun::Internal("an internal error occurred"),
@@ -243,6 +249,18 @@ impl Loaded {
     }
 }
 
+/// A call that runs on as a task: what the task follows of it.
+struct RunningCall {
+    /// Its phase (queue position, output so far).
+    tracker: Tracker,
+    /// Its own cancellation (`tasks/cancel`).
+    cancel: CancellationToken,
+    /// Its question to the client, if it asks one.
+    input: TaskInput,
+    /// The call itself.
+    running: JoinHandle<Reply>,
+}
+
 /// What the request learns of a call once it is planned.
 #[derive(Debug)]
 struct Planned {
@@ -254,22 +272,30 @@ struct Planned {
     /// tasks ([`Plan::may_run_long`]).
     long: bool,
     /// Longest the call can take: waiting in the queue and running are each
-    /// bounded by its time limit, plus the worker's kill grace.
+    /// bounded by its time limit, plus the worker's kill grace (with
+    /// `--approve-writes`, plus the wait for the person's answer, bounded by
+    /// the time limit too, and the two dry runs).
     longest: Duration,
-    /// `--approve-writes` asks the person first: never a task (the question
-    /// needs the request open, and in the stateless lifecycle it is the
-    /// request's answer).
+    /// `--approve-writes` asks the person first: a task when the question
+    /// is asked inside it, else answered inline (the question needs the
+    /// request open, and in the stateless lifecycle it is the request's
+    /// answer).
     approval: bool,
 }
 
 impl Planned {
     fn of(plan: &Plan) -> Self {
+        let approval = plan.approval.is_some();
+        // Queue and run; for an approved change also the wait for the
+        // installation's lock, the two dry runs (each queued and run) and
+        // the question.
+        let steps = if approval { 8 } else { 2 };
         Self {
             what: plan.what.clone(),
             reports_progress: plan.reports_progress,
             long: plan.may_run_long(),
-            longest: plan.limits.timeout * 2 + conda_mcp_shared::limits::KILL_GRACE,
-            approval: plan.approval.is_some(),
+            longest: plan.limits.timeout * steps + conda_mcp_shared::limits::KILL_GRACE,
+            approval,
         }
     }
 }
@@ -383,7 +409,9 @@ impl ServerHandler for Loaded {
     /// internal-error result). A client that declared the tasks extension
     /// gets a task handle at once for a call that may run long, and for any
     /// other that has to wait in a queue before it starts
-    /// ([`super::tasks`]); otherwise the result comes when the call is
+    /// ([`super::tasks`]); with `--approve-writes` a change of a client that
+    /// declared tasks and elicitation is a task too, asking inside it
+    /// ([`super::approval`]); otherwise the result comes when the call is
     /// done, with progress notifications for a progress token.
     /// `notifications/cancelled` for the request cancels the call while
     /// the request is open (rmcp then sends no response).
@@ -403,11 +431,14 @@ impl ServerHandler for Loaded {
             return Err(unknown("tool"));
         };
         let name = request.name.to_string();
-        let consent = Consent::of(&request, &context);
-        let args = Value::Object(request.arguments.unwrap_or_default());
         let declared_tasks = context
             .client_capabilities()
             .is_some_and(|caps| caps.supports_tasks());
+        // A client that declared tasks is asked inside the task.
+        let input = TaskInput::new();
+        let consent = Consent::of(&request, &context, declared_tasks.then_some(&input));
+        let in_task = consent.in_task();
+        let args = Value::Object(request.arguments.unwrap_or_default());
         let tracker = Tracker::new();
         let cancel = CancellationToken::new();
         let call = CallContext {
@@ -435,6 +466,7 @@ impl ServerHandler for Loaded {
             }
         };
         let answer = match &planned {
+            Some(p) if p.approval && in_task => Answer::Task,
             Some(p) if p.approval => Answer::Inline,
             Some(p) if declared_tasks && p.long => Answer::Task,
             Some(_) if declared_tasks => tokio::select! {
@@ -453,8 +485,14 @@ impl ServerHandler for Loaded {
                     let legacy = context
                         .protocol_version()
                         .is_none_or(|v| v.has_initialize());
+                    let call = RunningCall {
+                        tracker,
+                        cancel,
+                        input,
+                        running,
+                    };
                     return Ok(CallToolResponse::Task(
-                        self.start_task(owner, legacy, planned, tracker, cancel, running),
+                        self.start_task(owner, legacy, planned, call),
                     ));
                 }
                 None => None,
@@ -499,9 +537,13 @@ impl ServerHandler for Loaded {
             .map_err(|_| unknown("task"))
     }
 
-    /// `tasks/update`: no task of this server asks for input, so there is
-    /// nothing to deliver; responses are ignored as the extension says for
-    /// keys that are not outstanding.
+    /// `tasks/update`: delivers the `inputResponses` to the question the
+    /// task waits for (the approval of `--approve-writes`); for a task that
+    /// waits for nothing they are ignored, as the extension says for keys
+    /// that are not outstanding. Unknown (-32602) to any principal but the
+    /// task's creator; invalid params (-32602) naming the key the task
+    /// waits for when the update has no response under it (the task goes
+    /// on waiting).
     async fn update_task(
         &self,
         request: UpdateTaskParams,
@@ -509,8 +551,22 @@ impl ServerHandler for Loaded {
     ) -> Result<(), McpError> {
         self.state
             .tasks
-            .check(&Principal::of(&context), &request.task_id)
-            .map_err(|_| unknown("task"))
+            .update(
+                &Principal::of(&context),
+                &request.task_id,
+                request.input_responses,
+            )
+            .map_err(|e| match e {
+                UpdateError::Unknown(_) => unknown("task"),
+                UpdateError::NotOutstanding(n) => McpError::invalid_params(
+                    format!(
+                        "tasks/update has no response for the task's outstanding input \
+                         request; inputResponses must answer the key {:?}",
+                        n.outstanding
+                    ),
+                    None,
+                ),
+            })
     }
 
     /// `tasks/cancel`: stops the task's call as `notifications/cancelled`

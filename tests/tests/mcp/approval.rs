@@ -28,7 +28,7 @@ fn mode(era: Era) -> &'static str {
 
 /// A stand-in of the real conda 26 parser whose `create` and `install` act
 /// as transactions.
-fn transaction_standin() -> StandinPrefix {
+pub(crate) fn transaction_standin() -> StandinPrefix {
     let standin = StandinPrefix::create(&paths::real_dump()).expect("stand-in");
     standin
         .set_control(&[ControlRule {
@@ -40,12 +40,12 @@ fn transaction_standin() -> StandinPrefix {
 }
 
 /// The environment `conda create --name NAME` makes in the stand-in.
-fn env_prefix(standin: &StandinPrefix, name: &str) -> PathBuf {
+pub(crate) fn env_prefix(standin: &StandinPrefix, name: &str) -> PathBuf {
     standin.prefix.join("envs").join(name)
 }
 
 /// Every argv the stand-in ran (its `standin-runs.log`).
-fn runs(standin: &StandinPrefix) -> Vec<Vec<String>> {
+pub(crate) fn runs(standin: &StandinPrefix) -> Vec<Vec<String>> {
     std::fs::read_to_string(standin.prefix.join("standin-runs.log"))
         .unwrap_or_default()
         .lines()
@@ -642,12 +642,15 @@ fn real_conda_approved_and_declined_create() {
 
 /// The host gives up while the question is open (the client cancels the
 /// call with `notifications/cancelled` after 2 s; the person would have
-/// said yes at 4 s, or never answers): nothing is applied and the server
-/// goes on serving calls (`initialize` era: the server itself waits for the
-/// answer there). The Python client drops the open question together with
-/// the call, so the late yes never reaches the server; that the server
-/// stops waiting on the cancel is the `select!` in `mcp/approval.rs`'s
-/// `ask`.
+/// said yes at 4 s, or never answers): nothing is applied, and the cancel
+/// reached the server: each call holds the installation's lock from its
+/// preview on, so the next change gets its question at once only because
+/// the cancelled call's wait ended and released the lock (had the server
+/// gone on waiting, the next call would have waited for the lock until the
+/// 20 s time limit and ended with `install_lock`, unasked). The Python
+/// client drops the open question together with the call, so the late yes
+/// never reaches the server (`initialize` era: the server itself waits for
+/// the answer there).
 #[test]
 fn a_call_cancelled_while_the_question_is_open_applies_nothing() {
     let Some(python) =
@@ -659,7 +662,7 @@ fn a_call_cancelled_while_the_question_is_open_applies_nothing() {
     let report = session(
         &python,
         &standin,
-        &["--approve-writes"],
+        &["--approve-writes", "--timeout", "20"],
         Era::Initialize,
         true,
         json!([
@@ -683,6 +686,16 @@ fn a_call_cancelled_while_the_question_is_open_applies_nothing() {
         "declined",
         "the next call is served: {next}"
     );
+    // Each call after a cancelled one was asked at once: the lock the
+    // cancelled call held was released when the server saw the cancel.
+    for after in &report["results"].as_array().expect("results")[1..] {
+        assert_eq!(questions(after).len(), 1, "{after}");
+        let asked_after = after["asked_after"].as_f64().expect("asked");
+        assert!(
+            asked_after < 10.0,
+            "asked {asked_after} s after the call: the lock was still held"
+        );
+    }
     for name in ["left", "never"] {
         assert!(
             !env_prefix(&standin, name).exists(),

@@ -768,3 +768,100 @@ fn a_lone_surrogate_is_an_invalid_request_with_its_id() {
     let ok = post_mcp(server.addr, &[("Authorization", &bearer)], &ping()).expect("ping");
     assert_eq!(ok.status, 200, "{ok:?}");
 }
+
+/// `--approve-writes` over HTTP: alice's change waits inside its task for
+/// her approval; bob's `tasks/update` answering it is answered as for an
+/// unknown task and changes nothing (alice's task still waits, nothing is
+/// applied), and alice's own cancel ends it.
+#[test]
+fn another_principals_answer_to_an_approval_question_is_unknown() {
+    use conda_mcp_tests::rawrpc::stateless_meta;
+    let standin = super::approval::transaction_standin();
+    let dir = tempdir();
+    let file = dir.path().join("tokens");
+    std::fs::write(
+        &file,
+        format!(
+            "{}\n{}\n",
+            file_line("alice", "cmcp_alice", None),
+            file_line("bob", "cmcp_bob", None)
+        ),
+    )
+    .expect("token file");
+    let server = HttpServer::start_in(
+        dir,
+        &standin.conda_exe,
+        &[
+            "--approve-writes",
+            "--auth-tokens",
+            file.to_str().expect("utf-8"),
+        ],
+    );
+    let meta = stateless_meta(json!({
+        "extensions": {"io.modelcontextprotocol/tasks": {}},
+        "elicitation": {"form": {}}
+    }));
+    let post = |token: &str, method: &str, name: Option<&str>, mut params: Value| -> Value {
+        params["_meta"] = meta.clone();
+        let bearer = format!("Bearer {token}");
+        let mut headers = vec![
+            ("Authorization", bearer.as_str()),
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", method),
+        ];
+        if let Some(n) = name {
+            headers.push(("Mcp-Name", n));
+        }
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let r = post_mcp(server.addr, &headers, &body).expect("request");
+        serde_json::from_str(&r.body).unwrap_or_else(|_| panic!("{r:?}"))
+    };
+    let handle = post(
+        "cmcp_alice",
+        "tools/call",
+        Some("conda_create"),
+        json!({"name": "conda_create",
+               "arguments": {"name": "hers", "packages": ["zlib"], "json": true}}),
+    );
+    assert_eq!(handle["result"]["resultType"], json!("task"), "{handle}");
+    let id = handle["result"]["taskId"]
+        .as_str()
+        .expect("task id")
+        .to_owned();
+    let status =
+        |token: &str| -> Value { post(token, "tasks/get", Some(&id), json!({"taskId": id})) };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while status("cmcp_alice")["result"]["status"] != json!("input_required") {
+        assert!(Instant::now() < deadline, "{}", status("cmcp_alice"));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let accept = json!({"taskId": id, "inputResponses":
+        {"approval": {"action": "accept", "content": {"approve": true}}}});
+    let theirs = post("cmcp_bob", "tasks/update", Some(&id), accept);
+    assert_eq!(theirs["error"]["code"], json!(-32602), "{theirs}");
+    assert!(
+        theirs["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m == "unknown task"),
+        "{theirs}"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        status("cmcp_alice")["result"]["status"],
+        json!("input_required"),
+        "bob's answer changed nothing"
+    );
+    let ack = post(
+        "cmcp_alice",
+        "tasks/cancel",
+        Some(&id),
+        json!({"taskId": id}),
+    );
+    assert!(ack.get("result").is_some(), "{ack}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while status("cmcp_alice")["result"]["status"] != json!("cancelled") {
+        assert!(Instant::now() < deadline, "{}", status("cmcp_alice"));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(!super::approval::env_prefix(&standin, "hers").exists());
+}

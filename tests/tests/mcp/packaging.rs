@@ -210,8 +210,8 @@ fn manifest_maps_user_config_onto_real_flags() {
     let keys: BTreeSet<&str> = config.keys().map(String::as_str).collect();
     assert_eq!(
         keys,
-        BTreeSet::from(["allow_exec", "allow_write", "conda_exe"]),
-        "user_config: the conda path and the two policy options"
+        BTreeSet::from(["allow_exec", "allow_write", "approve_writes", "conda_exe"]),
+        "user_config: the conda path and the three policy options"
     );
     for key in &keys {
         assert!(
@@ -221,26 +221,56 @@ fn manifest_maps_user_config_onto_real_flags() {
         );
     }
     // The arguments, with the settings substituted as the host would, parse
-    // with the server's own command line and mean what the settings say.
-    for (write, exec) in [(false, false), (true, false), (false, true), (true, true)] {
+    // with the server's own command line and mean what the settings say;
+    // "Allow changes" and "Ask me before each change" together are the
+    // CLI's usage error (exit status 2, naming both flags), as the two
+    // settings' descriptions tell the person.
+    for bits in 0..8u8 {
+        let (write, approve, exec) = (bits & 1 != 0, bits & 2 != 0, bits & 4 != 0);
         let argv: Vec<String> = args
             .iter()
             .map(|a| {
                 a.replace("${user_config.conda_exe}", "/opt/conda/bin/conda")
                     .replace("${user_config.allow_write}", &write.to_string())
+                    .replace("${user_config.approve_writes}", &approve.to_string())
                     .replace("${user_config.allow_exec}", &exec.to_string())
             })
             .collect();
-        let (mode, cli) = conda_mcp_server::cli::parse_from(
+        let parsed = conda_mcp_server::cli::parse_from(
             std::iter::once("conda-mcp".to_owned()).chain(argv.iter().cloned()),
-        )
-        .unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+        );
+        if write && approve {
+            let e = parsed.expect_err("both ways of allowing changes");
+            assert_eq!(e.exit_code(), 2, "{argv:?}");
+            let text = e.to_string();
+            assert!(
+                text.contains("--approve-writes") && text.contains("--allow-write"),
+                "{text}"
+            );
+            continue;
+        }
+        let (mode, cli) = parsed.unwrap_or_else(|e| panic!("{argv:?}: {e}"));
         assert_eq!(mode, conda_mcp_server::cli::Mode::Serve);
         assert_eq!(
             cli.conda_exe.as_deref(),
             Some(Path::new("/opt/conda/bin/conda"))
         );
-        assert_eq!((cli.allow_write, cli.allow_exec), (write, exec), "{argv:?}");
+        assert_eq!(
+            (cli.allow_write, cli.approve_writes, cli.allow_exec),
+            (write, approve, exec),
+            "{argv:?}"
+        );
+    }
+    for (one, other) in [
+        ("allow_write", "approve_writes"),
+        ("approve_writes", "allow_write"),
+    ] {
+        let description = config[one]["description"].as_str().unwrap_or("");
+        let title = config[other]["title"].as_str().expect("title");
+        assert!(
+            description.contains(&format!("\"{title}\"")) && description.contains("not both"),
+            "{one}'s description names {other}'s setting as exclusive: {description}"
+        );
     }
 }
 

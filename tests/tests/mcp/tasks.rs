@@ -6,11 +6,15 @@
 //! client and bounded in time. The target is a stand-in conda whose control
 //! file makes chosen commands sleep.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
+use conda_mcp_tests::mcp::Era;
 use conda_mcp_tests::rawrpc::{RawClient, pids_with_cmdline, stateless_meta, tasks_capabilities};
 use conda_mcp_tests::standin::{ControlRule, StandinPrefix};
 use serde_json::{Value, json};
+
+use super::approval::{env_prefix, runs, transaction_standin};
 
 /// A stand-in prefix where `commands` sleep `seconds` and print `out`.
 fn sleepy(commands: &[&str], seconds: f64) -> StandinPrefix {
@@ -448,4 +452,380 @@ async fn closing_stdin_with_a_task_running_exits_promptly_and_leaves_no_process(
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+// ---- `--approve-writes` inside a task (docs/approval.md, "Inside a task") ----
+
+/// What a client declares to be asked inside its tasks: the extension and
+/// (form) elicitation.
+fn tasks_and_elicitation() -> Value {
+    json!({"extensions": {"io.modelcontextprotocol/tasks": {}}, "elicitation": {"form": {}}})
+}
+
+/// One client of the approval tests, in either protocol era.
+struct Asked {
+    c: RawClient,
+    /// `Some(_meta)` in the stateless lifecycle (sent with every request).
+    meta: Option<Value>,
+}
+
+impl Asked {
+    /// A server for `conda_exe` with `args`, its startup finished (so that
+    /// the time to a task handle is the call's own).
+    async fn start(conda_exe: &Path, era: Era, args: &[&str]) -> Asked {
+        let mut s = match era {
+            Era::Initialize => Asked {
+                c: RawClient::start_with_capabilities(conda_exe, args, tasks_and_elicitation())
+                    .await,
+                meta: None,
+            },
+            Era::Stateless => Asked {
+                c: RawClient::start_stateless(conda_exe, args).await,
+                meta: Some(stateless_meta(tasks_and_elicitation())),
+            },
+        };
+        s.rpc("tools/list", json!({})).await.expect("tools");
+        s
+    }
+
+    /// Request `method` with `params` (plus the era's `_meta`): its result,
+    /// or its JSON-RPC error.
+    async fn rpc(&mut self, method: &str, mut params: Value) -> Result<Value, Value> {
+        if let Some(meta) = &self.meta {
+            params["_meta"] = meta.clone();
+        }
+        let id = format!("{method}-{}", uuid_suffix());
+        let (response, _) = self
+            .c
+            .request(&id, method, params, Duration::from_secs(60))
+            .await;
+        match response.get("result") {
+            Some(r) => Ok(r.clone()),
+            None => Err(response["error"].clone()),
+        }
+    }
+
+    /// A `conda_create` of `name` (with `yes: true`, which does not skip
+    /// the question): its task id, checked to come as a handle at once.
+    async fn create(&mut self, name: &str) -> String {
+        let asked = Instant::now();
+        let handle = self
+            .rpc(
+                "tools/call",
+                json!({"name": "conda_create", "arguments":
+                    {"name": name, "packages": ["zlib=1.3"], "json": true, "yes": true}}),
+            )
+            .await
+            .expect("a result");
+        assert_eq!(handle["resultType"], json!("task"), "{handle}");
+        assert_eq!(handle["status"], json!("working"), "{handle}");
+        assert!(
+            asked.elapsed() < Duration::from_secs(5),
+            "the handle came after {:?}",
+            asked.elapsed()
+        );
+        handle["taskId"].as_str().expect("task id").to_owned()
+    }
+
+    /// Polls `tasks/get` until `status`; returns that answer.
+    async fn until(&mut self, id: &str, status: &str) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let now = self
+                .rpc("tasks/get", json!({"taskId": id}))
+                .await
+                .expect("a known task");
+            if now["status"] == json!(status) {
+                return now;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "not {status}: {now}\n{}",
+                self.c.stderr_text()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// `tasks/update` of `id` answering the approval with `action` (and
+    /// `approve: true` for accept).
+    async fn answer(&mut self, id: &str, action: &str) -> Result<Value, Value> {
+        let mut answer = json!({"action": action});
+        if action == "accept" {
+            answer["content"] = json!({"approve": true});
+        }
+        self.rpc(
+            "tasks/update",
+            json!({"taskId": id, "inputResponses": {"approval": answer}}),
+        )
+        .await
+    }
+}
+
+/// The form's message of an `input_required` task, checked to be the
+/// approval form (an `elicitation/create` with the one `approve` field).
+fn approval_message(waiting: &Value) -> String {
+    let requests = waiting["inputRequests"].as_object().expect("inputRequests");
+    assert_eq!(
+        requests.keys().collect::<Vec<_>>(),
+        ["approval"],
+        "{waiting}"
+    );
+    let request = &requests["approval"];
+    assert_eq!(request["method"], json!("elicitation/create"), "{request}");
+    let schema = &request["params"]["requestedSchema"];
+    assert_eq!(
+        schema["properties"]["approve"]["type"],
+        json!("boolean"),
+        "{schema}"
+    );
+    assert_eq!(schema["required"], json!(["approve"]), "{schema}");
+    request["params"]["message"]
+        .as_str()
+        .expect("message")
+        .to_owned()
+}
+
+/// The applies (creates without `--dry-run`) the stand-in ran.
+fn applies(standin: &StandinPrefix) -> usize {
+    runs(standin)
+        .iter()
+        .filter(|a| a.first().is_some_and(|c| c == "create") && !a.iter().any(|x| x == "--dry-run"))
+        .count()
+}
+
+/// Handle at once → the dry run → `input_required` with the form listing
+/// the packages the dry run would link → an answer under another key is
+/// refused and the task goes on waiting → accept → `completed` with the
+/// plain approved call's result, and the environment has exactly the
+/// packages shown (two dry runs, one apply with the call's own specs).
+/// `yes: true` from the model does not skip the question. Both eras.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_inside_a_task_applies_exactly_what_the_form_showed() {
+    for era in Era::ALL {
+        let standin = transaction_standin();
+        let mut s = Asked::start(&standin.conda_exe, era, &["--approve-writes"]).await;
+        let id = s.create("demo").await;
+        let waiting = s.until(&id, "input_required").await;
+        let message = approval_message(&waiting);
+        let env = env_prefix(&standin, "demo");
+        for line in [
+            "Command: conda create zlib=1.3 --name demo --json --yes".to_owned(),
+            format!("Environment: {}", env.display()),
+            "Packages to install (link):".to_owned(),
+            "  standin-dep 0.1 (build h1_0, channel standin)".to_owned(),
+            "  zlib 1.3 (build h0_0, channel standin)".to_owned(),
+        ] {
+            assert!(
+                message.lines().any(|l| l == line),
+                "{era:?}: the form lacks {line:?}:\n{message}"
+            );
+        }
+        assert_eq!(
+            waiting["statusMessage"],
+            json!("conda create: waiting for the person's approval"),
+            "{waiting}"
+        );
+        assert!(!env.exists(), "{era:?}: nothing applied before the answer");
+        // A response under a key the task does not wait for: a clear error,
+        // naming the key it waits for; the task still waits.
+        let wrong = s
+            .rpc(
+                "tasks/update",
+                json!({"taskId": id, "inputResponses": {"other": {"action": "accept"}}}),
+            )
+            .await
+            .expect_err("refused");
+        assert_eq!(wrong["code"], json!(-32602), "{wrong}");
+        assert!(
+            wrong["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("\"approval\"") && !m.contains("other")),
+            "{wrong}"
+        );
+        s.until(&id, "input_required").await;
+
+        let ack = s.answer(&id, "accept").await.expect("acknowledged");
+        assert_eq!(ack["resultType"], json!("complete"), "{ack}");
+        let done = s.until(&id, "completed").await;
+        let result = &done["result"];
+        assert_eq!(result["isError"], json!(false), "{era:?}: {done}");
+        assert_eq!(result["structuredContent"]["exit_code"], json!(0), "{done}");
+        let applied: Value = serde_json::from_slice(
+            &std::fs::read(env.join("conda-meta").join("standin-transaction.json"))
+                .unwrap_or_else(|e| panic!("{era:?}: not created: {e}")),
+        )
+        .expect("transaction json");
+        let mut linked: Vec<String> = applied["link"]
+            .as_array()
+            .expect("link")
+            .iter()
+            .map(|p| {
+                format!(
+                    "  {} {} (build {}, channel {})",
+                    p["name"].as_str().unwrap_or(""),
+                    p["version"].as_str().unwrap_or(""),
+                    p["build_string"].as_str().unwrap_or(""),
+                    p["channel"].as_str().unwrap_or("")
+                )
+            })
+            .collect();
+        linked.sort();
+        let shown: Vec<&str> = message
+            .split("Packages to install (link):\n")
+            .nth(1)
+            .expect("link list")
+            .lines()
+            .take_while(|l| l.starts_with("  "))
+            .collect();
+        assert_eq!(shown, linked, "{era:?}: applied = shown");
+        let creates: Vec<Vec<String>> = runs(&standin)
+            .into_iter()
+            .filter(|a| a.first().is_some_and(|c| c == "create"))
+            .collect();
+        let dry = creates
+            .iter()
+            .filter(|a| a.iter().any(|x| x == "--dry-run"))
+            .count();
+        assert_eq!((dry, creates.len()), (2, 3), "{era:?}: {creates:?}");
+        s.c.close().await;
+    }
+}
+
+/// Decline → `completed` with `declined`, nothing changed; `tasks/cancel`
+/// while the question waits → `cancelled`, nothing applied, no process
+/// left, and the installation's lock released (the next change reaches its
+/// question at once); a question nobody answers within the call's time
+/// limit counts as no.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declined_cancelled_or_unanswered_question_in_a_task_changes_nothing() {
+    let standin = transaction_standin();
+    let needle = standin.conda_exe.display().to_string();
+    let mut s = Asked::start(
+        &standin.conda_exe,
+        Era::Initialize,
+        &["--approve-writes", "--no-warm-conda", "--timeout", "8"],
+    )
+    .await;
+    let no = s.create("no").await;
+    s.until(&no, "input_required").await;
+    s.answer(&no, "decline").await.expect("acknowledged");
+    let declined = s.until(&no, "completed").await;
+    assert_eq!(declined["result"]["isError"], json!(true), "{declined}");
+    assert_eq!(
+        declined["result"]["structuredContent"]["error"]["code"],
+        json!("declined"),
+        "{declined}"
+    );
+    assert!(!env_prefix(&standin, "no").exists());
+
+    let gone = s.create("gone").await;
+    s.until(&gone, "input_required").await;
+    s.rpc("tasks/cancel", json!({"taskId": gone}))
+        .await
+        .expect("acknowledged");
+    let cancelled = s.until(&gone, "cancelled").await;
+    assert!(cancelled.get("result").is_none(), "{cancelled}");
+    assert!(pids_with_cmdline(&needle).is_empty(), "a process is left");
+    // An answer that comes after the cancel finds nothing to answer.
+    s.answer(&gone, "accept").await.expect("ignored");
+    assert!(!env_prefix(&standin, "gone").exists());
+
+    // The cancelled task released the installation's lock: the next change
+    // reaches its question at once (a held lock would keep it working
+    // until the 8 s limit, then end it with install_lock).
+    let asked = Instant::now();
+    let late = s.create("late").await;
+    s.until(&late, "input_required").await;
+    assert!(
+        asked.elapsed() < Duration::from_secs(6),
+        "the next question came after {:?}",
+        asked.elapsed()
+    );
+    // Nobody answers: after the time limit (8 s) it counts as no.
+    let unanswered = s.until(&late, "completed").await;
+    assert_eq!(
+        unanswered["result"]["structuredContent"]["error"]["code"],
+        json!("declined"),
+        "{unanswered}"
+    );
+    assert!(
+        asked.elapsed() >= Duration::from_secs(8),
+        "ended before the limit: {:?}",
+        asked.elapsed()
+    );
+    assert!(!env_prefix(&standin, "late").exists());
+    assert_eq!(applies(&standin), 0, "no create ran without --dry-run");
+    s.c.close().await;
+}
+
+/// Real tier: an approved create inside a task against a real conda (a
+/// local file channel): the form lists the package conda's dry run would
+/// link, and after the accept the task completes with the environment made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_conda_approval_inside_a_task() {
+    let Some(conda) = conda_mcp_tests::tiers::real_conda(module_path!()) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let channel = super::real_conda::build_channel(&dir.path().join("channel"));
+    let prefix = dir.path().join("approved");
+    let mut s = Asked::start(
+        &conda,
+        Era::Initialize,
+        &["--approve-writes", "--timeout", "600"],
+    )
+    .await;
+    let (handle, _) =
+        s.c.request(
+            "create",
+            "tools/call",
+            json!({"name": "conda_create", "arguments": {
+                "prefix": prefix, "packages": [super::real_conda::PACKAGE],
+                "channel": [channel], "override_channels": true, "json": true}}),
+            Duration::from_secs(30),
+        )
+        .await;
+    assert_eq!(handle["result"]["resultType"], json!("task"), "{handle}");
+    let id = handle["result"]["taskId"].as_str().expect("id").to_owned();
+    let deadline = Instant::now() + Duration::from_secs(600);
+    let waiting = loop {
+        let now = s
+            .rpc("tasks/get", json!({"taskId": id}))
+            .await
+            .expect("known");
+        if now["status"] != json!("working") {
+            break now;
+        }
+        assert!(Instant::now() < deadline, "{now}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    assert_eq!(waiting["status"], json!("input_required"), "{waiting}");
+    let message = approval_message(&waiting);
+    assert!(
+        message.contains(&format!("{} 1.0 (build 0", super::real_conda::PACKAGE)),
+        "the form lists the package conda would link:\n{message}"
+    );
+    assert!(!prefix.exists(), "nothing applied before the answer");
+    s.answer(&id, "accept").await.expect("acknowledged");
+    let deadline = Instant::now() + Duration::from_secs(600);
+    let done = loop {
+        let now = s
+            .rpc("tasks/get", json!({"taskId": id}))
+            .await
+            .expect("known");
+        if now["status"] == json!("completed") {
+            break now;
+        }
+        assert_eq!(now["status"], json!("working"), "{now}");
+        assert!(Instant::now() < deadline, "{now}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    let code = done["result"]["structuredContent"]["error"]["code"].as_str();
+    assert!(
+        done["result"]["isError"] == json!(false) || code == Some("crashed_after_success"),
+        "{done}"
+    );
+    assert!(prefix.join("conda-meta").is_dir(), "the environment exists");
+    s.c.close().await;
 }

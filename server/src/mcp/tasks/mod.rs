@@ -20,6 +20,10 @@
 //! * `tasks/cancel` cancels the call's job as `notifications/cancelled`
 //!   does (the process tree is killed, or the job leaves the queue and
 //!   never runs); the task reports `cancelled` once that is done;
+//! * `input_required`: with `--approve-writes`, a change answered as a task
+//!   asks the person inside the task: `tasks/get` carries the approval form
+//!   in `inputRequests` ([`input`]), the client answers with `tasks/update`
+//!   and `inputResponses`, and the call goes on (`super::approval`);
 //! * a task belongs to its creator's [`Principal`]; to anyone else it is
 //!   unknown (-32602, as for an id that never existed);
 //! * bounds and loss on restart: [`store`].
@@ -29,13 +33,15 @@
 //! the request's `notifications/cancelled` (while the request is still
 //! open) and `tasks/cancel` cancel.
 
+pub mod input;
 pub mod store;
 
 use std::time::Duration;
 
 use rmcp::model::{GetTaskResult, MetaObject};
 
-pub use store::{End, Report, TaskStore, UnknownTask};
+pub use input::TaskInput;
+pub use store::{End, Report, TaskStore, UnknownTask, UpdateError};
 
 #[cfg(doc)]
 use super::principal::Principal;

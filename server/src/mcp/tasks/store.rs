@@ -14,11 +14,12 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use rmcp::model::{DetailedTask, JsonObject, Task, TaskPayload, TaskStatus};
+use rmcp::model::{DetailedTask, InputResponses, JsonObject, Task, TaskPayload, TaskStatus};
 use rmcp::task_manager::current_timestamp;
 use tokio_util::sync::CancellationToken;
 
 use super::TaskSettings;
+use super::input::{NotOutstanding, TaskInput};
 use crate::mcp::principal::Principal;
 use crate::mcp::progress::{Phase, Tracker};
 
@@ -30,6 +31,17 @@ pub const POLL_INTERVAL_MS: u64 = 1_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("unknown task")]
 pub struct UnknownTask;
+
+/// Why a `tasks/update` was not accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UpdateError {
+    /// As for [`TaskStore::get`].
+    #[error(transparent)]
+    Unknown(#[from] UnknownTask),
+    /// The task waits for input and the update has no response for it.
+    #[error(transparent)]
+    NotOutstanding(#[from] NotOutstanding),
+}
 
 /// How a task ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,6 +85,7 @@ enum State {
     Working {
         tracker: Tracker,
         cancel: CancellationToken,
+        input: TaskInput,
     },
     Finished {
         end: End,
@@ -90,8 +103,8 @@ impl TaskStore {
     }
 
     /// Registers a working task owned by `owner` for the call named `what`
-    /// (its phase followed by `tracker`, stopped by cancelling `cancel`)
-    /// and returns its seed state for the `CreateTaskResult`. `longest` is
+    /// (its phase followed by `tracker`, stopped by cancelling `cancel`,
+    /// its questions to the client in `input`) and returns its seed state for the `CreateTaskResult`. `longest` is
     /// how long the call can take at most (queue and run), which with the
     /// retention gives the advertised `ttlMs`. The task is visible to
     /// `tasks/get` before this returns.
@@ -101,6 +114,7 @@ impl TaskStore {
         what: String,
         tracker: Tracker,
         cancel: CancellationToken,
+        input: TaskInput,
         longest: Duration,
     ) -> Task {
         let now = current_timestamp();
@@ -115,7 +129,11 @@ impl TaskStore {
             what,
             task: task.clone(),
             created: Instant::now(),
-            state: State::Working { tracker, cancel },
+            state: State::Working {
+                tracker,
+                cancel,
+                input,
+            },
         };
         let mut tasks = self.lock();
         self.sweep(&mut tasks);
@@ -144,7 +162,10 @@ impl TaskStore {
         self.sweep(&mut tasks);
     }
 
-    /// `tasks/get`: the task as `owner` may see it.
+    /// `tasks/get`: the task as `owner` may see it: `input_required` with
+    /// its `inputRequests` while a question waits for the client
+    /// ([`TaskInput`]), else `working` with the call's progress message, or
+    /// how it ended.
     ///
     /// Errors: [`UnknownTask`] for an id that does not exist, was dropped,
     /// or belongs to another principal.
@@ -153,16 +174,25 @@ impl TaskStore {
         self.sweep(&mut tasks);
         let e = owned(&mut tasks, owner, id)?;
         Ok(match &e.state {
-            State::Working { tracker, cancel } => {
+            State::Working {
+                tracker,
+                cancel,
+                input,
+            } => {
                 let phase = tracker.phase();
-                let mut message = tracker.message(&e.what);
+                let (payload, mut message) = match input.outstanding() {
+                    Some((input_requests, message)) => {
+                        (TaskPayload::InputRequired { input_requests }, message)
+                    }
+                    None => (TaskPayload::Working, tracker.message(&e.what)),
+                };
                 if cancel.is_cancelled() {
                     message.push_str("; cancellation requested");
                 }
                 let mut task = e.task.clone();
                 task.status_message = Some(message);
                 Report {
-                    task: DetailedTask::new(task, TaskPayload::Working),
+                    task: DetailedTask::new(task, payload),
                     queued_behind: match phase {
                         Phase::Queued { ahead } if ahead > 0 => Some(ahead),
                         _ => None,
@@ -194,21 +224,37 @@ impl TaskStore {
         let mut tasks = self.lock();
         self.sweep(&mut tasks);
         let e = owned(&mut tasks, owner, id)?;
-        if let State::Working { cancel, .. } = &e.state {
+        if let State::Working { cancel, input, .. } = &e.state {
             cancel.cancel();
+            // A question waiting for the client is withdrawn with it.
+            input.withdraw();
             e.task.last_updated_at = current_timestamp();
         }
         Ok(())
     }
 
-    /// Whether `owner` may see task `id` (for `tasks/update`, which has
-    /// nothing to deliver: no task of this server asks for input).
+    /// `tasks/update`: delivers `responses` to the question task `id`
+    /// waits for ([`TaskInput::respond`]); for a task that waits for
+    /// nothing (working or finished) they are ignored, as the extension
+    /// says for keys that are not outstanding.
     ///
-    /// Errors: [`UnknownTask`], as for [`TaskStore::get`].
-    pub fn check(&self, owner: &Principal, id: &str) -> Result<(), UnknownTask> {
+    /// Errors: [`UpdateError::Unknown`], as for [`TaskStore::get`];
+    /// [`UpdateError::NotOutstanding`] when the task waits and `responses`
+    /// does not answer it (it goes on waiting).
+    pub fn update(
+        &self,
+        owner: &Principal,
+        id: &str,
+        responses: InputResponses,
+    ) -> Result<(), UpdateError> {
         let mut tasks = self.lock();
         self.sweep(&mut tasks);
-        owned(&mut tasks, owner, id).map(|_| ())
+        let e = owned(&mut tasks, owner, id)?;
+        if let State::Working { input, .. } = &e.state {
+            input.respond(responses)?;
+            e.task.last_updated_at = current_timestamp();
+        }
+        Ok(())
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
@@ -278,6 +324,7 @@ mod tests {
             "conda install".into(),
             Tracker::new(),
             cancel.clone(),
+            TaskInput::new(),
             Duration::from_secs(10),
         );
         (t.task_id, cancel)
@@ -296,7 +343,10 @@ mod tests {
         assert!(s.get(&alice, &id).is_ok());
         assert_eq!(s.get(&bob, &id), Err(UnknownTask));
         assert_eq!(s.cancel(&bob, &id), Err(UnknownTask));
-        assert_eq!(s.check(&bob, &id), Err(UnknownTask));
+        assert_eq!(
+            s.update(&bob, &id, InputResponses::new()),
+            Err(UpdateError::Unknown(UnknownTask))
+        );
         assert!(!cancel.is_cancelled(), "bob's cancel reached alice's task");
         assert_eq!(s.get(&alice, "no-such-id"), Err(UnknownTask));
         s.cancel(&alice, &id).expect("own task");
@@ -313,6 +363,7 @@ mod tests {
             "conda create".into(),
             tracker.clone(),
             CancellationToken::new(),
+            TaskInput::new(),
             Duration::from_secs(10),
         );
         assert_eq!(t.ttl_ms, Some(70_000), "longest call plus retention");
@@ -379,6 +430,74 @@ mod tests {
         assert_eq!(
             s.get(&me, &id).expect("known").task.status(),
             TaskStatus::Cancelled
+        );
+    }
+
+    #[tokio::test]
+    async fn a_question_shows_as_input_required_and_a_cancel_withdraws_it() {
+        use rmcp::model::{ElicitRequest, ElicitRequestParams, ElicitationSchema, InputRequest};
+        let s = store(60_000, 10);
+        let me = Principal::stdio();
+        let input = TaskInput::new();
+        let cancel = CancellationToken::new();
+        let t = s.create(
+            me.clone(),
+            "conda create".into(),
+            Tracker::new(),
+            cancel.clone(),
+            input.clone(),
+            Duration::from_secs(10),
+        );
+        let request = InputRequest::Elicitation(ElicitRequest::new(
+            ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: "apply?".into(),
+                requested_schema: ElicitationSchema::new(Default::default()),
+            },
+        ));
+        let asking = input.clone();
+        let waiting = tokio::spawn(async move {
+            asking
+                .request("approval", request, "conda create: waiting".into())
+                .await
+        });
+        while input.outstanding().is_none() {
+            tokio::task::yield_now().await;
+        }
+        let r = s.get(&me, &t.task_id).expect("known");
+        assert_eq!(r.task.status(), TaskStatus::InputRequired);
+        assert_eq!(
+            r.task.task.status_message.as_deref(),
+            Some("conda create: waiting")
+        );
+        match &r.task.payload {
+            TaskPayload::InputRequired { input_requests } => {
+                assert_eq!(input_requests.keys().collect::<Vec<_>>(), ["approval"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        // Another key: refused, still waiting.
+        let other = InputResponses::from([("x".to_owned(), serde_json::json!({}))]);
+        assert!(matches!(
+            s.update(&me, &t.task_id, other),
+            Err(UpdateError::NotOutstanding(_))
+        ));
+        assert_eq!(
+            s.get(&me, &t.task_id).expect("known").task.status(),
+            TaskStatus::InputRequired
+        );
+        s.cancel(&me, &t.task_id).expect("known");
+        assert!(cancel.is_cancelled());
+        assert!(waiting.await.expect("joined").is_err(), "withdrawn");
+        let r = s.get(&me, &t.task_id).expect("known");
+        assert_eq!(r.task.status(), TaskStatus::Working);
+        assert!(
+            r.task
+                .task
+                .status_message
+                .as_deref()
+                .is_some_and(|m| m.ends_with("; cancellation requested")),
+            "{r:?}"
         );
     }
 }
