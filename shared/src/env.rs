@@ -9,7 +9,11 @@
 //! * `PATH`, with the directories an activated conda environment put there
 //!   removed (conda's activator prepends `<prefix>/bin` on POSIX, see
 //!   `conda/activate.py` `_get_path_dirs`, for `CONDA_PREFIX` and every
-//!   stacked `CONDA_PREFIX_<N>`);
+//!   stacked `CONDA_PREFIX_<N>`), and with every empty or relative entry
+//!   removed: POSIX reads an empty entry (`PATH=`, `/usr/bin:`, `a::b`) as
+//!   the current directory, so a program named by `conda run` could be
+//!   taken from the directory it runs in. When nothing is left, or the
+//!   worker has no `PATH`, conda gets [`DEFAULT_PATH`];
 //! * `HOME`, `USER`, `LOGNAME`, `LANG`, `LANGUAGE`, `LC_*`, `TZ`, `TMPDIR`,
 //!   `XDG_*` (not when conda runs as another user than the worker was
 //!   started as: those directories belong to the first user);
@@ -36,6 +40,10 @@ use std::ffi::{OsStr, OsString};
 /// directory that depends on how the server was started, and a discovery
 /// helper run as `python -` cannot import modules from a random directory.
 pub const FIXED_CWD: &str = "/";
+
+/// conda's `PATH` when the worker's has no absolute entry (or none at all):
+/// the system directories, never the current directory.
+pub const DEFAULT_PATH: &str = "/usr/bin:/bin";
 
 /// Variables that carry a shell's conda activation state (`CONDA_PREFIX_<N>`,
 /// stacked activations, is matched by pattern, see [`is_activation_variable`]).
@@ -166,7 +174,8 @@ impl EnvRules {
 
 /// The environment of a child, computed from `vars` (the worker's own
 /// environment): the allowlist of the module docs, `PATH` cleaned of the
-/// activated environments' directories, then [`EnvRules::overrides`].
+/// activated environments' directories and of entries that mean the current
+/// directory (or [`DEFAULT_PATH`]), then [`EnvRules::overrides`].
 /// Sorted by name, so the result does not depend on the order of `vars`.
 pub fn child_environment(
     vars: impl IntoIterator<Item = (OsString, OsString)>,
@@ -192,10 +201,15 @@ pub fn child_environment(
             continue;
         }
         if name == "PATH" {
-            out.push((k, clean_path(&v, &activated)));
+            if let Some(path) = clean_path(&v, &activated) {
+                out.push((k, path));
+            }
         } else {
             out.push((k, v));
         }
+    }
+    if !out.iter().any(|(k, _)| k == "PATH") {
+        out.push(("PATH".into(), DEFAULT_PATH.into()));
     }
     for (k, v) in &rules.overrides {
         out.retain(|(n, _)| n != k);
@@ -207,15 +221,18 @@ pub fn child_environment(
 }
 
 /// `PATH` without the entries in `drop` (compared as paths, so a trailing
-/// `/` does not matter).
-fn clean_path(path: &OsStr, drop: &[std::path::PathBuf]) -> OsString {
-    if drop.is_empty() {
-        return path.to_owned();
-    }
+/// `/` does not matter) and without empty or relative entries (the current
+/// directory); `None` when no entry is left.
+fn clean_path(path: &OsStr, drop: &[std::path::PathBuf]) -> Option<OsString> {
     let kept: Vec<std::path::PathBuf> = std::env::split_paths(path)
+        .filter(|entry| entry.is_absolute())
         .filter(|entry| !drop.iter().any(|d| d.components().eq(entry.components())))
         .collect();
-    std::env::join_paths(kept).unwrap_or_else(|_| path.to_owned())
+    if kept.is_empty() {
+        return None;
+    }
+    // An absolute entry with ':' cannot come out of split_paths.
+    std::env::join_paths(kept).ok()
 }
 
 /// The names (never the values) of the variables a child gets from `vars`
@@ -362,5 +379,31 @@ mod tests {
         assert_eq!(home, "/var/lib/worker");
         assert!(!out.iter().any(|(k, _)| k == "XDG_CONFIG_HOME"));
         assert!(!out.iter().any(|(k, _)| k == "MY_SETTING"));
+    }
+
+    #[test]
+    fn path_never_names_the_current_directory() {
+        let path_of = |env: &[(&str, &str)]| {
+            let out = child_environment(vars(env), &EnvRules::default());
+            let found: Vec<&OsString> = out
+                .iter()
+                .filter(|(k, _)| k == "PATH")
+                .map(|(_, v)| v)
+                .collect();
+            assert_eq!(found.len(), 1, "{out:?}");
+            found[0].to_str().expect("utf-8").to_owned()
+        };
+        assert_eq!(path_of(&[]), DEFAULT_PATH);
+        assert_eq!(path_of(&[("PATH", "")]), DEFAULT_PATH);
+        assert_eq!(path_of(&[("PATH", ":.:bin::")]), DEFAULT_PATH);
+        assert_eq!(
+            path_of(&[("PATH", ":/opt/x/bin::.:/usr/bin:")]),
+            "/opt/x/bin:/usr/bin"
+        );
+        // The activated environment's directory was the only one.
+        assert_eq!(
+            path_of(&[("PATH", "/envs/A/bin:"), ("CONDA_PREFIX", "/envs/A")]),
+            DEFAULT_PATH
+        );
     }
 }

@@ -14,6 +14,30 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+/// Most bytes one argument of a process may have, its terminating NUL
+/// included: Linux's `MAX_ARG_STRLEN` (32 pages of 4 KiB,
+/// `include/uapi/linux/binfmts.h`). `execve` fails with `E2BIG` on a longer
+/// one, so the server refuses it before anything runs ([`arg_fits`]).
+pub const ARG_MAX_BYTES: usize = 128 * 1024;
+
+/// Most bytes conda's whole argv may take, counted as the kernel counts it
+/// ([`argv_bytes`]): 1 MiB, half of Linux's default `ARG_MAX` (a quarter of
+/// the default 8 MiB stack limit), the other half left to the environment
+/// the worker passes (`env.rs`) and the program's own path.
+pub const ARGV_MAX_BYTES: usize = 1024 * 1024;
+
+/// Whether `arg` fits in one argument of a process ([`ARG_MAX_BYTES`],
+/// with its NUL).
+pub fn arg_fits(arg: &str) -> bool {
+    arg.len() < ARG_MAX_BYTES
+}
+
+/// The bytes `argv` takes on a new process's stack as Linux counts them
+/// against `ARG_MAX`: each argument, its NUL and its 8-byte pointer.
+pub fn argv_bytes<S: AsRef<str>>(argv: &[S]) -> usize {
+    argv.iter().map(|a| a.as_ref().len() + 1 + 8).sum()
+}
+
 /// Grace between SIGTERM and SIGKILL to the process group: 2 s.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
 
@@ -94,6 +118,13 @@ mod millis {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_argument_fits_with_its_nul() {
+        assert!(arg_fits(&"x".repeat(ARG_MAX_BYTES - 1)));
+        assert!(!arg_fits(&"x".repeat(ARG_MAX_BYTES)));
+        assert_eq!(argv_bytes(&["ab", ""]), 3 + 8 + 1 + 8);
+    }
 
     #[test]
     fn clamping_takes_each_smaller_limit() {

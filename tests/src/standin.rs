@@ -492,15 +492,16 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
-/// A stand-in prefix that other users can run (the root tier's workers
-/// under another uid): a venv of `python` (one outside root's home, e.g.
-/// `/usr/bin/python3`, unlike pyenv's), the stand-in package copied into
-/// the prefix (the checkout may be out of their reach), everything
-/// readable and writable by all (the stand-in writes its logs there).
+/// A stand-in prefix of the parser `dump` that other users can run (the
+/// root tier's workers under another uid): a venv of `python` (one outside
+/// root's home, e.g. `/usr/bin/python3`, unlike pyenv's), the stand-in
+/// package copied into the prefix (the checkout may be out of their
+/// reach), everything readable and writable by all (the stand-in writes
+/// its logs there).
 ///
 /// Errors: creating the venv, copying or `chmod` failed.
-pub fn shared_prefix(python: &Path) -> io::Result<StandinPrefix> {
-    let p = StandinPrefix::create_with(&standin_dump(), python)?;
+pub fn shared_prefix(dump: &Path, python: &Path) -> io::Result<StandinPrefix> {
+    let p = StandinPrefix::create_with(dump, python)?;
     let package = p.prefix.join("standin-package");
     copy_tree(&standin_dir(), &package)?;
     std::fs::write(

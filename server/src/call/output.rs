@@ -51,10 +51,16 @@ pub struct CallOutput {
     pub restart_required: bool,
     /// The call changed nothing: it was a mutation of a command that has
     /// conda's `yes` option, called without `yes: true`, so the server ran
-    /// it as a dry run (conda's plan is in the output). When the dry run
-    /// succeeded and `apply_requires` is absent, repeating the call with
-    /// `yes: true` applies it.
+    /// it as a dry run, and conda's plan (in the output) awaits
+    /// confirmation; when `apply_requires` is absent, repeating the call
+    /// with `yes: true` applies it. False when that dry run failed: a
+    /// failed plan cannot be confirmed (the result is an error).
     pub confirmation_required: bool,
+    /// The server ran the call as a dry run because it did not set
+    /// `yes: true` (whether or not conda's plan succeeded): what the
+    /// summary line says first. Not part of the output.
+    #[serde(skip)]
+    pub dry_run_for_confirmation: bool,
     /// With `confirmation_required`: the startup options this server lacks
     /// to apply the change (`--allow-write`); the call with `yes: true` is
     /// refused until the server is restarted with them. Absent when the
@@ -97,6 +103,7 @@ impl CallOutput {
             stdout_omitted: false,
             restart_required: false,
             confirmation_required: false,
+            dry_run_for_confirmation: false,
             apply_requires: Vec::new(),
             credentials_masked: 0,
             error: None,

@@ -262,6 +262,12 @@ impl Runner {
                     r.read_plan(output.parsed_json.as_ref());
                     r
                 });
+                // A failed dry run has no plan to confirm.
+                output.dry_run_for_confirmation = plan.confirmation_required;
+                if output.is_error() {
+                    output.confirmation_required = false;
+                    output.apply_requires.clear();
+                }
                 output.credentials_masked = output.credentials_masked.saturating_add(masked);
                 output.restart_required = if !plan.read_only() && succeeded {
                     self.restart.after_mutation().await

@@ -257,7 +257,10 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
             if found.from_cache {
                 "from the cache".to_owned()
             } else {
-                format!("{} process(es) through the worker", found.processes_started)
+                match found.processes_started {
+                    1 => "1 process through the worker".to_owned(),
+                    n => format!("{n} processes through the worker"),
+                }
             }
         ),
     );
@@ -382,7 +385,7 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
         if s.policy.allow_write {
             "read-only calls and writes allowed"
         } else if s.policy.approve_writes {
-            "read-only calls; each write only after the person approves it (elicitation)"
+            "read-only calls; each write only after the person approves it through the host"
         } else {
             "read-only calls only; writes refused without --allow-write"
         },
@@ -395,7 +398,7 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
             if s.policy.approve_writes {
                 "allowed, each run only after the person approves it"
             } else {
-                "allowed (writes also need --allow-write)"
+                "allowed; writes also need --allow-write"
             }
         } else {
             "refused without --allow-exec"

@@ -26,6 +26,7 @@ use serde_json::{Map, Value};
 
 use crate::catalog::{ArgKind, Argument, Catalog, CommandIdx, Nargs, Passthrough, PropertySource};
 use crate::schema::ArgumentError;
+use conda_mcp_shared::limits::{ARG_MAX_BYTES, ARGV_MAX_BYTES, arg_fits, argv_bytes};
 
 /// Compiles validated arguments of the tool for `cmd` into argv.
 ///
@@ -43,6 +44,9 @@ pub fn compile(
         }
         if let Some(at) = nul_at(value, format!("/{}", pointer_escape(key))) {
             return Err(err(&at, "contains a NUL character"));
+        }
+        if let Some(at) = too_long_at(value, format!("/{}", pointer_escape(key))) {
+            return Err(err(&at, &too_long()));
         }
     }
     let mut argv: Vec<String> = command.subpath().to_vec();
@@ -132,6 +136,9 @@ pub fn compile(
     if argv.iter().any(|t| t.contains('\0')) {
         return Err(err("/", "an argument contains a NUL character"));
     }
+    if argv_bytes(&argv) > ARGV_MAX_BYTES {
+        return Err(err("/", &argv_too_long()));
+    }
     Ok(argv)
 }
 
@@ -173,6 +180,36 @@ fn nul_at(v: &Value, at: String) -> Option<String> {
             .find_map(|(i, item)| nul_at(item, format!("{at}/{i}"))),
         _ => None,
     }
+}
+
+/// The JSON path of the first string in `v` too long for one argument of
+/// a process ([`arg_fits`]).
+fn too_long_at(v: &Value, at: String) -> Option<String> {
+    match v {
+        Value::String(s) => (!arg_fits(s)).then_some(at),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, item)| too_long_at(item, format!("{at}/{i}"))),
+        _ => None,
+    }
+}
+
+/// The rule an argument over Linux's per-argument limit breaks (the text
+/// of its [`ArgumentError`]).
+pub fn too_long() -> String {
+    format!(
+        "is longer than one argument of a process may be on Linux ({} bytes with its NUL, MAX_ARG_STRLEN)",
+        ARG_MAX_BYTES
+    )
+}
+
+/// The rule an argv over [`ARGV_MAX_BYTES`] breaks (the text of its
+/// [`ArgumentError`], at `/` or the argv's own path).
+pub fn argv_too_long() -> String {
+    format!(
+        "the arguments together take more than {ARGV_MAX_BYTES} bytes (the share of Linux's ARG_MAX the server gives conda's argv; each argument counts its bytes, its NUL and an 8-byte pointer)"
+    )
 }
 
 /// RFC 6901 escaping of one pointer token.
@@ -299,20 +336,28 @@ fn positional_values(a: &Argument, value: &Value, at: &str) -> Result<Vec<String
 
 /// `--flag value` as separate items, or one `--flag=value` token when the
 /// value is a negative number.
-fn flag_value(flag: &str, v: String) -> Vec<String> {
-    if v.starts_with('-') {
-        vec![joined(flag, &v)]
+fn flag_value(flag: &str, v: String, at: &str) -> Result<Vec<String>, ArgumentError> {
+    Ok(if v.starts_with('-') {
+        vec![joined(flag, &v, at)?]
     } else {
         vec![flag.to_owned(), v]
-    }
+    })
 }
 
 /// One token: `--flag=value`, or `-fvalue` for a short-only option.
-fn joined(flag: &str, v: &str) -> String {
-    if flag.starts_with("--") {
+///
+/// Errors: the token is too long for one argument ([`arg_fits`]; `at` is
+/// the value's JSON path).
+fn joined(flag: &str, v: &str, at: &str) -> Result<String, ArgumentError> {
+    let token = if flag.starts_with("--") {
         format!("{flag}={v}")
     } else {
         format!("{flag}{v}")
+    };
+    if arg_fits(&token) {
+        Ok(token)
+    } else {
+        Err(err(at, &too_long()))
     }
 }
 
@@ -359,13 +404,13 @@ fn option_tokens(a: &Argument, value: &Value, at: &str) -> Result<Vec<String>, A
                     out.push(flag);
                 }
             }
-            Nargs::Default => out.extend(flag_value(&flag, scalar(value, at, false)?)),
+            Nargs::Default => out.extend(flag_value(&flag, scalar(value, at, false)?, at)?),
             Nargs::Optional => {
                 let v = scalar(value, at, true)?;
                 out.push(if v.is_empty() {
                     flag
                 } else {
-                    joined(&flag, &v)
+                    joined(&flag, &v, at)?
                 });
             }
             _ => out.extend(values_after_flag(&flag, value, at)?),
@@ -377,13 +422,15 @@ fn option_tokens(a: &Argument, value: &Value, at: &str) -> Result<Vec<String>, A
             for (i, item) in arr.iter().enumerate() {
                 let at_i = format!("{at}/{i}");
                 match a.nargs {
-                    Nargs::Default => out.extend(flag_value(&flag, scalar(item, &at_i, false)?)),
+                    Nargs::Default => {
+                        out.extend(flag_value(&flag, scalar(item, &at_i, false)?, &at_i)?)
+                    }
                     Nargs::Optional => {
                         let v = scalar(item, &at_i, true)?;
                         out.push(if v.is_empty() {
                             flag.clone()
                         } else {
-                            joined(&flag, &v)
+                            joined(&flag, &v, &at_i)?
                         });
                     }
                     _ => out.extend(values_after_flag(&flag, item, &at_i)?),
@@ -397,10 +444,8 @@ fn option_tokens(a: &Argument, value: &Value, at: &str) -> Result<Vec<String>, A
             match a.nargs {
                 Nargs::Default => {
                     for (i, item) in arr.iter().enumerate() {
-                        out.extend(flag_value(
-                            &flag,
-                            scalar(item, &format!("{at}/{i}"), false)?,
-                        ));
+                        let at_i = format!("{at}/{i}");
+                        out.extend(flag_value(&flag, scalar(item, &at_i, false)?, &at_i)?);
                     }
                 }
                 Nargs::Exactly(n) if n > 0 => {
@@ -469,5 +514,22 @@ mod tests {
         let args = serde_json::json!({"packages": ["ok"], "name": "e\u{0}nv"});
         let e = compile(&cat, cmd, args.as_object().expect("object")).expect_err("NUL refused");
         assert_eq!(e.path, "/name");
+    }
+
+    #[test]
+    fn an_argument_too_long_for_linux_is_refused_at_its_path_without_echo() {
+        let cat = standin_catalog();
+        let cmd = cat.find(&["conda", "install"]).expect("install");
+        let fits = "v".repeat(ARG_MAX_BYTES - 1);
+        let args = serde_json::json!({"packages": [fits.clone()]});
+        let argv = compile(&cat, cmd, args.as_object().expect("object")).expect("fits");
+        assert!(argv.contains(&fits));
+        // As a value of its own it fits; joined to its option (`--copy=…`,
+        // nargs='?') it does not.
+        let args = serde_json::json!({"packages": ["a"], "copy": fits});
+        let e = compile(&cat, cmd, args.as_object().expect("object")).expect_err("too long");
+        assert_eq!(e.path, "/copy");
+        assert!(e.to_string().contains("MAX_ARG_STRLEN"), "{e}");
+        assert!(!e.to_string().contains("vvv"), "{e}");
     }
 }

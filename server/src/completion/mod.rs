@@ -30,6 +30,11 @@ pub const HELPER: &str = include_str!("helper.py");
 /// `env config vars list`, has four).
 pub const MAX_PATH_TOKENS: usize = 8;
 
+/// Longest token of `command_path`, in characters: far above any conda
+/// command name, and it keeps the helper's argv within Linux's limit on
+/// one argument (`conda_mcp_shared::limits::ARG_MAX_BYTES`).
+pub const MAX_TOKEN_CHARS: usize = 128;
+
 /// Lowest conda-completion version whose public API this tool uses.
 const MIN_PLUGIN_VERSION: (u64, u64) = (0, 3);
 
@@ -65,7 +70,11 @@ pub fn input_schema() -> Value {
             "command_path": {
                 "type": "array",
                 "description": "Command tokens after `conda`, e.g. [\"env\",\"create\"]; [] = the root.",
-                "items": { "type": "string", "pattern": "^[^\\s-]\\S*$" },
+                "items": {
+                    "type": "string",
+                    "pattern": "^[^\\s-]\\S*$",
+                    "maxLength": MAX_TOKEN_CHARS
+                },
                 "maxItems": MAX_PATH_TOKENS
             }
         },
@@ -134,6 +143,11 @@ pub fn parse_input(args: &serde_json::Map<String, Value>) -> Result<Vec<String>,
                 Err(invalid(at, "must be a command name, not an option"))
             } else if s.chars().any(char::is_whitespace) {
                 Err(invalid(at, "must not contain whitespace"))
+            } else if s.chars().count() > MAX_TOKEN_CHARS {
+                Err(invalid(
+                    at,
+                    "is longer than any command name (at most 128 characters)",
+                ))
             } else {
                 Ok(s.to_owned())
             }
@@ -368,6 +382,10 @@ mod tests {
             (json!({"command_path": ["--json"]}), "/command_path/0"),
             (json!({"command_path": ["env list"]}), "/command_path/0"),
             (json!({"command_path": [3]}), "/command_path/0"),
+            (
+                json!({"command_path": ["env", "x".repeat(200 * 1024)]}),
+                "/command_path/1",
+            ),
             (json!({"command_path": "env"}), "/command_path"),
             (json!({}), "/command_path"),
             (json!({"command_path": [], "x": 1}), "/"),
@@ -405,6 +423,7 @@ mod tests {
             json!({"command_path": ["-x"]}),
             json!({"command_path": ["a b"]}),
             json!({"command_path": [""]}),
+            json!({"command_path": ["y".repeat(MAX_TOKEN_CHARS + 1)]}),
         ] {
             assert!(!validator.is_valid(&bad));
             assert!(parse_input(&args(bad)).is_err());

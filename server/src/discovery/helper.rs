@@ -19,6 +19,12 @@ pub const BEGIN_MARKER: &str = "=====CONDA-MCP-DUMP-BEGIN=====";
 /// The line after the dump document.
 pub const END_MARKER: &str = "=====CONDA-MCP-DUMP-END=====";
 
+/// The helper's stderr line when its Python has no `conda` to import
+/// (`main` in `helper.py` reports the exception as
+/// `conda-mcp discovery helper failed: <class>: <text>`).
+pub const NO_CONDA: &str =
+    "conda-mcp discovery helper failed: ModuleNotFoundError: No module named 'conda'";
+
 /// Bytes of helper stdout the worker keeps: far above any real dump
 /// (conda 26 with two plugins: ~250 KiB compact) and within the worker's
 /// own ceiling (16 MiB).

@@ -11,7 +11,9 @@
 //! long-prefix form (`#!/bin/sh` followed by
 //! `'''exec' "/prefix/bin/python" "$0" "$@"`), used when the interpreter
 //! path is longer than the kernel's shebang limit. Interpreter flags are not
-//! kept: the helper is run as `python -` (source on stdin).
+//! kept: the helper is run as `python -` (source on stdin). A shebang that
+//! names no Python (`#!/usr/bin/env bash`: a wrapper such as pyenv's shim)
+//! is not taken.
 //!
 //! The interpreter path is made absolute but NOT canonicalized: a venv's
 //! `bin/python` is a symlink whose location is what makes it the venv.
@@ -99,6 +101,7 @@ pub fn resolve_interpreter_with(
     }
     if let Some(p) = shebang_interpreter(&target.path, path_env.as_deref())
         && is_executable(&p)
+        && names_python(&p)
     {
         return Ok(Interpreter::Found {
             path: p,
@@ -115,6 +118,17 @@ pub fn resolve_interpreter_with(
         }
     }
     Ok(Interpreter::NeedsCondaInfo)
+}
+
+/// Whether a shebang's interpreter is a Python (`python`, `python3`,
+/// `python3.12`, `pypy3`...): conda's launchers always name one; a script
+/// run by anything else (`bash`, `sh` without conda's long-prefix form) is
+/// not conda's launcher, and discovery asks it `info --json` instead.
+fn names_python(interpreter: &Path) -> bool {
+    interpreter
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("python") || n.starts_with("pypy"))
 }
 
 /// The installation prefix of a target: the parent of its `bin`,

@@ -181,6 +181,65 @@ pub enum DiscoveryError {
     /// The dump is unusable as a whole.
     #[error(transparent)]
     Catalog(#[from] BuildError),
+    /// The target ran but does not behave like conda: its `info --json`
+    /// failed or printed no `sys.executable`, or the Python its first line
+    /// names cannot import conda. The message says what ran, what
+    /// discovery expects ([`NOT_CONDA_EXPECTED`]) and what to check; the
+    /// stderr tail comes after the first line.
+    #[error(
+        "{target} does not behave like conda: `{ran}` {how}. {NOT_CONDA_EXPECTED} Check that {check}; its last stderr lines:\n{stderr_tail}"
+    )]
+    NotConda {
+        /// Where the target came from and its path (`--conda-exe /bin/true`).
+        target: String,
+        /// What ran (`/bin/true info --json`).
+        ran: String,
+        /// How it went (`exited with status 2`, `printed no JSON document`).
+        how: String,
+        /// What to check, naming the flag or variable the target came from.
+        check: String,
+        /// The end of its stderr.
+        stderr_tail: String,
+    },
+}
+
+/// What discovery runs and expects of a conda, in the message of
+/// [`DiscoveryError::NotConda`] (docs/operating.md "Discovery").
+pub const NOT_CONDA_EXPECTED: &str = "conda-mcp runs the conda it is given as `conda info --json` \
+     (unless the script's first line names conda's Python) and expects a JSON document with \
+     \"sys.executable\", then runs that Python with its discovery helper, which imports conda and \
+     prints a dump of conda's argument parser.";
+
+impl DiscoveryError {
+    /// [`DiscoveryError::NotConda`] for `target`: `ran` (a command line)
+    /// `how`.
+    fn not_conda(target: &Target, ran: String, how: String, stderr: &str) -> DiscoveryError {
+        let (target_text, named_by) = match target.source {
+            TargetSource::Flag => (
+                format!("--conda-exe {}", target.given.display()),
+                "--conda-exe",
+            ),
+            TargetSource::Env => (
+                format!("CONDA_EXE ({})", target.given.display()),
+                "CONDA_EXE",
+            ),
+            TargetSource::Path => (
+                format!("the conda found on PATH ({})", target.given.display()),
+                "PATH",
+            ),
+        };
+        DiscoveryError::NotConda {
+            target: target_text,
+            ran,
+            how,
+            check: format!(
+                "{named_by} names conda itself (<prefix>/bin/conda or <prefix>/condabin/conda, \
+                 not Python or another program) and that `{} info --json` prints conda's information",
+                target.given.display()
+            ),
+            stderr_tail: tail(stderr, 2000),
+        }
+    }
 }
 
 /// Runs discovery (see the module docs).
@@ -239,7 +298,7 @@ pub async fn discover(opts: &DiscoveryOptions) -> Result<Discovery, DiscoveryErr
     };
     tracing::info!(python = %python.display(), source = ?python_source, "discovery: interpreter");
 
-    let (dump, helper_lane) = run_helper(opts, &target, &python).await?;
+    let (dump, helper_lane) = run_helper(opts, &target, &python, python_source).await?;
     processes_started += 1;
     for w in &dump.warnings {
         tracing::warn!("discovery helper: {w}");
@@ -327,7 +386,9 @@ async fn python_from_conda_info(
     let result = executor.run(job, |_| {}).await;
     executor.shutdown().await;
     let r = result.map_err(|source| DiscoveryError::Worker { what: WHAT, source })?;
-    if let Some(how) = ended_badly(&r, opts.timeout) {
+    let ran = format!("{} info --json", target.path.display());
+    if r.timed_out || r.cancelled {
+        let how = ended_badly(&r, opts.timeout).unwrap_or_default();
         return Err(DiscoveryError::ProcessFailed {
             what: WHAT,
             how,
@@ -335,13 +396,23 @@ async fn python_from_conda_info(
             stderr_tail: tail(&r.stderr, 2000),
         });
     }
-    Ok(interpreter::from_conda_info(&r.stdout)?)
+    if let Some(how) = ended_badly(&r, opts.timeout) {
+        return Err(DiscoveryError::not_conda(target, ran, how, &r.stderr));
+    }
+    interpreter::from_conda_info(&r.stdout).map_err(|e| {
+        let how = match e {
+            InterpreterError::CondaInfo(how) => how,
+            other => other.to_string(),
+        };
+        DiscoveryError::not_conda(target, ran, how, &r.stderr)
+    })
 }
 
 async fn run_helper(
     opts: &DiscoveryOptions,
     target: &Target,
     python: &std::path::Path,
+    python_source: InterpreterSource,
 ) -> Result<(Dump, Executor), DiscoveryError> {
     const WHAT: &str = "the discovery helper";
     let cfg = WorkerConfig {
@@ -373,6 +444,17 @@ async fn run_helper(
     let py = python.display().to_string();
     if let Some(how) = ended_badly(&r, opts.timeout) {
         executor.shutdown().await;
+        if python_source == InterpreterSource::Shebang && r.stderr.contains(helper::NO_CONDA) {
+            return Err(DiscoveryError::not_conda(
+                target,
+                format!("{py} -"),
+                format!(
+                    "(the discovery helper, run by the Python the first line of {} names) cannot import conda",
+                    target.path.display()
+                ),
+                &r.stderr,
+            ));
+        }
         return Err(DiscoveryError::ProcessFailed {
             what: WHAT,
             how,

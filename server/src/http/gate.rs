@@ -17,7 +17,10 @@
 //!    one of `--max-workers` is busy) gets 503 with `Retry-After`;
 //! 4. the body limit: a `Content-Length` or a body past it is 413, read
 //!    no further;
-//! 5. the request deadline (`--request-timeout`): past it before the
+//! 5. a body that is JSON but cannot be decoded (a lone surrogate escape,
+//!    `crate::mcp::undecodable`) is answered here, 400 with the JSON-RPC
+//!    Invalid Request error and the request's id, as on stdio;
+//! 6. the request deadline (`--request-timeout`): past it before the
 //!    answer starts, 504; past it while the answer streams, the stream
 //!    ends with an error. Either way the request's future is dropped, which
 //!    cancels its call (rmcp cancels a stateless request whose response is
@@ -30,8 +33,10 @@
 //! (or abandoned): the principal's name (never the token), the MCP method,
 //! tool and id under the rules of the stdio log
 //! ([`crate::mcp::request_log`]), the HTTP status, the duration in
-//! milliseconds and the outcome (`answered`, `refused`, `timeout`,
-//! `disconnected`).
+//! milliseconds and the outcome: `answered`; for a `tools/call`,
+//! `tool_error` (a result with `isError`) or `error` (a JSON-RPC error, with
+//! its `code`), as the stdio log says them, from the handler's
+//! [`CallNote`]; `refused`, `timeout`, `disconnected`.
 
 use std::future::Future as _;
 use std::pin::Pin;
@@ -53,7 +58,9 @@ use rmcp::service::RxJsonRpcMessage;
 
 use super::oauth::OAuth;
 use super::tokens::TokenTable;
+use super::{CallNote, Noted};
 use crate::mcp::request_log::{id_text, name_or_invalid};
+use crate::mcp::undecodable::{self, Undecodable};
 use crate::principal::Principal;
 
 /// The `realm` of every challenge.
@@ -90,6 +97,8 @@ struct Described {
     method: String,
     tool: String,
     id: String,
+    /// What the handler said of a `tools/call`'s answer.
+    note: CallNote,
 }
 
 /// The axum middleware (`axum::middleware::from_fn_with_state`).
@@ -155,6 +164,7 @@ pub async fn gate(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Re
         return finish(r, described, since, deadline);
     }
     parts.extensions.insert(principal);
+    parts.extensions.insert(described.note.clone());
     let too_large = parts
         .headers
         .get(header::CONTENT_LENGTH)
@@ -169,6 +179,14 @@ pub async fn gate(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Re
         Err(r) => return finish(r, described, since, deadline),
     };
     describe(&bytes, &mut described);
+    if let Some(u) = undecodable::classify(&bytes) {
+        return finish(
+            undecodable_response(u, &mut described),
+            described,
+            since,
+            deadline,
+        );
+    }
     let req = Request::from_parts(parts, Body::from(bytes));
     let response = match tokio::time::timeout_at(deadline, next.run(req)).await {
         Ok(r) => r,
@@ -214,6 +232,30 @@ fn too_large_response() -> Response {
         StatusCode::PAYLOAD_TOO_LARGE,
         "the request body is larger than the server accepts",
     )
+}
+
+/// The answer to a body that is JSON but cannot be decoded
+/// ([`undecodable`]; rmcp would answer 415 with serde's error): 400 with
+/// the JSON-RPC Invalid Request error, carrying the request's id when it
+/// can be read; the id goes into the log line.
+fn undecodable_response(u: Undecodable, d: &mut Described) -> Response {
+    let id = match u {
+        Undecodable::Request(id) => id,
+        Undecodable::Notification => serde_json::Value::Null,
+    };
+    if let Ok(n) = serde_json::from_value::<rmcp::model::NumberOrString>(id.clone()) {
+        d.id = id_text(&n);
+    }
+    d.method = "(undecodable)".into();
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": id,
+        "error": {"code": undecodable::CODE, "message": undecodable::MESSAGE}});
+    let mut r = Response::new(Body::from(body.to_string()));
+    *r.status_mut() = StatusCode::BAD_REQUEST;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
 }
 
 /// The method, tool and id of a JSON-RPC request body, as the log may show
@@ -375,16 +417,34 @@ impl LogLine {
     fn write(self, outcome: &str) {
         let d = &self.described;
         let duration_ms = self.since.elapsed().as_millis() as u64;
-        tracing::info!(
-            principal = %d.principal,
-            method = %d.method,
-            tool = %d.tool,
-            id = %d.id,
-            status = self.status,
-            duration_ms,
-            outcome,
-            "request"
-        );
+        let (outcome, code) = match (outcome, d.note.get()) {
+            ("answered", Some(Noted::ToolError)) => ("tool_error", None),
+            ("answered", Some(Noted::Error(code))) => ("error", Some(code)),
+            _ => (outcome, None),
+        };
+        match code {
+            Some(code) => tracing::info!(
+                principal = %d.principal,
+                method = %d.method,
+                tool = %d.tool,
+                id = %d.id,
+                status = self.status,
+                duration_ms,
+                outcome,
+                code,
+                "request"
+            ),
+            None => tracing::info!(
+                principal = %d.principal,
+                method = %d.method,
+                tool = %d.tool,
+                id = %d.id,
+                status = self.status,
+                duration_ms,
+                outcome,
+                "request"
+            ),
+        }
     }
 }
 

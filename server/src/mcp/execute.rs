@@ -99,7 +99,9 @@ pub struct ExecuteCall {
     pub replace_existing: bool,
 }
 
-/// Checks what the schema cannot: NUL in argv, `cwd` an existing directory,
+/// Checks what the schema cannot: NUL in argv, an argument or the whole
+/// argv too long for Linux (`conda_mcp_shared::limits::ARG_MAX_BYTES`,
+/// `ARGV_MAX_BYTES`), `cwd` an existing directory,
 /// stdin within `stdin_limit`, `timeout_seconds` > 0 and finite (capped to
 /// `server_timeout`).
 ///
@@ -122,6 +124,13 @@ pub fn check(
                 "must not contain a NUL character",
             ));
         }
+        if !conda_mcp_shared::limits::arg_fits(a) {
+            return Err(err(&format!("/argv/{i}"), &crate::compile::too_long()));
+        }
+    }
+    if conda_mcp_shared::limits::argv_bytes(&parsed.argv) > conda_mcp_shared::limits::ARGV_MAX_BYTES
+    {
+        return Err(err("/argv", &crate::compile::argv_too_long()));
     }
     let cwd = match parsed.cwd {
         None => None,

@@ -42,6 +42,7 @@ pub mod results;
 pub mod stdio;
 pub mod tasks;
 pub mod tools;
+pub mod undecodable;
 
 use rmcp::ServiceExt;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};

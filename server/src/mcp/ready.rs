@@ -151,7 +151,16 @@ impl ServerHandler for CondaMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        self.loaded().await?.call_tool(request, context).await
+        // Over HTTP the gate's log line says whether the answer was an error.
+        let note = crate::http::CallNote::of(&context.extensions);
+        let answer = match self.loaded().await {
+            Ok(loaded) => loaded.call_tool(request, context).await,
+            Err(e) => Err(e),
+        };
+        if let Some(note) = note {
+            note.record(&answer);
+        }
+        answer
     }
 
     async fn get_task(

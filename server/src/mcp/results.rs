@@ -354,7 +354,7 @@ pub fn summary(what: &str, output: &CallOutput, live_tools: bool) -> String {
     }
     if let Some(r) = &output.replaced_environment {
         s = format!("{} {s}", r.sentence(output.is_error()));
-    } else if output.confirmation_required {
+    } else if output.dry_run_for_confirmation {
         s = format!("{} {s}", dry_run_banner(output));
     }
     s
@@ -366,7 +366,7 @@ pub fn summary(what: &str, output: &CallOutput, live_tools: bool) -> String {
 fn dry_run_banner(output: &CallOutput) -> String {
     const NOTHING: &str =
         "Nothing was changed: this ran as a dry run because the call did not set yes: true";
-    if output.error.is_some() {
+    if output.is_error() {
         format!(
             "{NOTHING}, and conda's dry run failed (see error): fix the call first; repeating it with yes: true would fail the same way."
         )

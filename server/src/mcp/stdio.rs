@@ -9,8 +9,12 @@
 //! line longer than the line limit ([`line_limit`]) is discarded the same
 //! way: at most the limit is held in memory while it is read, the rest is
 //! read and dropped, so a 100 MB line costs a few MiB, not 100 MB. JSON
-//! nested deeper than 128 levels (serde_json's recursion limit) is a parse
-//! error, so no request can overflow the stack.
+//! nested deeper than 128 levels (serde_json's recursion limit) is never
+//! decoded, so no request can overflow the stack; like a lone UTF-16
+//! surrogate escape (`"\ud800"`, valid JSON grammar that is no Unicode
+//! text) or a number beyond a double, it makes the line an invalid request,
+//! answered with its id when the id itself can be read
+//! ([`super::undecodable`]).
 //!
 //! Every request and its answer pass through the request log
 //! ([`super::request_log`]): one line per request, without its arguments.
@@ -36,6 +40,7 @@ use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::request_log::RequestLog;
+use super::undecodable::{self, Undecodable};
 
 /// Upper bound of the line limit: 64 MiB.
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
@@ -139,6 +144,20 @@ where
 /// Answers a line that is not a JSON-RPC message (notifications, which
 /// have no id, get no answer: only a log line).
 async fn reject(writer: &Writer, bytes: &[u8]) {
+    match super::undecodable::classify(bytes) {
+        Some(Undecodable::Notification) => {
+            tracing::warn!("an undecodable notification on stdin was ignored");
+            return;
+        }
+        Some(Undecodable::Request(id)) => {
+            tracing::warn!(
+                "a message on stdin holds a value that cannot be decoded; answered with invalid request"
+            );
+            reply_error(writer, id, undecodable::CODE, undecodable::MESSAGE).await;
+            return;
+        }
+        None => {}
+    }
     match serde_json::from_slice::<Value>(bytes) {
         Err(_) => {
             tracing::warn!("a line on stdin is not JSON; answered with a parse error");
@@ -303,6 +322,42 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_lone_surrogate_keeps_the_id_unless_it_is_in_the_id() {
+        let input = concat!(
+            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"x\ud800"}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"reason":"\udc00"}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":"\ud800","method":"ping"}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping","params":{"a":"\ud800"}}"#,
+            "\n",
+        );
+        let (passed, replies, _) = run(input.as_bytes()).await;
+        assert!(passed.is_empty(), "{passed:?}");
+        let got: Vec<(Value, Value)> = replies
+            .iter()
+            .map(|r| (r["id"].clone(), r["error"]["code"].clone()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (json!(9), json!(-32600)),
+                (Value::Null, json!(-32700)),
+                (Value::Null, json!(-32600)),
+            ],
+            "{replies:?}"
+        );
+        for r in &replies {
+            let text = r.to_string();
+            assert!(
+                !text.contains("ud800") && !text.contains("tools/call"),
+                "{text}"
+            );
+        }
+    }
+
+    #[tokio::test]
     async fn overlong_lines_are_dropped_without_holding_them() {
         let mut reader = BufReader::new(&b"aaaaaaaaaa\nok\n"[..]);
         assert!(matches!(read_line(&mut reader, 4).await, Ok(Line::TooLong)));
@@ -319,10 +374,14 @@ mod tests {
         Garbage(Vec<u8>),
         /// Invalid UTF-8 inside a JSON string: one -32700.
         InvalidUtf8(u32),
-        /// A request whose params nest deeper than 128 levels: one -32700.
+        /// A request whose params nest deeper than 128 levels: one -32600
+        /// carrying its id.
         Deep(u32, usize),
-        /// A number too large for a double: one -32700.
+        /// A number too large for a double: one -32600 carrying its id.
         HugeNumber(u32),
+        /// A lone UTF-16 surrogate escape in a string (one of
+        /// [`SURROGATES`]): one -32600 carrying its id.
+        LoneSurrogate(u32),
         /// A valid JSON value that is not a message, with an id: one -32600
         /// carrying that id.
         NotAMessage(u32),
@@ -335,6 +394,8 @@ mod tests {
     }
 
     const MARKER: &str = "zq7marker";
+    /// Strings with a lone surrogate escape, as JSON source.
+    const SURROGATES: [&str; 4] = [r"\ud800", r"\udc00", r"a\ud800b", r"\ud800\u0041"];
     const FUZZ_MAX_LINE: usize = 4096;
 
     fn fuzz_line() -> impl proptest::strategy::Strategy<Value = Fuzz> {
@@ -347,8 +408,10 @@ mod tests {
             )
             .prop_map(Fuzz::Garbage),
             any::<u32>().prop_map(Fuzz::InvalidUtf8),
-            (any::<u32>(), 129usize..3000).prop_map(|(i, d)| Fuzz::Deep(i, d)),
+            // Within the line limit (two bytes a level).
+            (any::<u32>(), 129usize..1900).prop_map(|(i, d)| Fuzz::Deep(i, d)),
             any::<u32>().prop_map(Fuzz::HugeNumber),
+            any::<u32>().prop_map(Fuzz::LoneSurrogate),
             any::<u32>().prop_map(Fuzz::NotAMessage),
             Just(Fuzz::BadNotification),
             (FUZZ_MAX_LINE + 1..3 * FUZZ_MAX_LINE).prop_map(Fuzz::Overlong),
@@ -385,6 +448,12 @@ mod tests {
                 id(*i),
                 "[".repeat(*d),
                 "]".repeat(*d)
+            )
+            .into_bytes(),
+            Fuzz::LoneSurrogate(i) => format!(
+                r#"{{"jsonrpc":"2.0","id":"{}","method":"ping","params":{{"{MARKER}":"{}"}}}}"#,
+                id(*i),
+                SURROGATES[*i as usize % SURROGATES.len()]
             )
             .into_bytes(),
             Fuzz::HugeNumber(i) => format!(
@@ -495,12 +564,13 @@ mod tests {
                 for l in &lines {
                     match l {
                         Fuzz::Request(_) | Fuzz::BadNotification => {}
-                        Fuzz::Garbage(_)
-                        | Fuzz::InvalidUtf8(_)
-                        | Fuzz::Deep(..)
-                        | Fuzz::HugeNumber(_)
-                        | Fuzz::Overlong(_) => expected.push((-32700, Value::Null)),
-                        Fuzz::NotAMessage(i) => expected.push((-32600, id(i))),
+                        Fuzz::Garbage(_) | Fuzz::InvalidUtf8(_) | Fuzz::Overlong(_) => {
+                            expected.push((-32700, Value::Null))
+                        }
+                        Fuzz::NotAMessage(i)
+                        | Fuzz::Deep(i, _)
+                        | Fuzz::HugeNumber(i)
+                        | Fuzz::LoneSurrogate(i) => expected.push((-32600, id(i))),
                         Fuzz::Arbitrary(_) => arbitrary += 1,
                     }
                 }

@@ -493,3 +493,55 @@ fn check_refuses_a_tool_filter_entry_the_server_would_refuse() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }
+
+/// Whatever the flags, no line of the report nests parentheses (a policy
+/// text in parentheses inside the count's own, `(… (elicitation)):`), and
+/// a count of processes is a number with its noun, not `process(es)`.
+#[test]
+fn check_never_nests_parentheses_whatever_the_flags() {
+    let standin = StandinPrefix::create(&conda_mcp_tests::paths::real_dump()).expect("stand-in");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let conda = standin.conda_exe.as_os_str();
+    let flag_sets: [&[&str]; 5] = [
+        &[],
+        &["--allow-write", "--allow-exec"],
+        &["--approve-writes"],
+        &["--approve-writes", "--allow-exec"],
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--approve-writes",
+            "--allow-exec",
+        ],
+    ];
+    for (i, flags) in flag_sets.iter().enumerate() {
+        let mut args = vec!["--conda-exe".as_ref(), conda];
+        args.extend(flags.iter().map(std::ffi::OsStr::new));
+        let o = check_with(
+            &bins::server(),
+            &args,
+            &dir.path().join(format!("cache-{i}")),
+        );
+        let report = stdout(&o);
+        assert_eq!(o.status.code(), Some(0), "{flags:?}:\n{report}");
+        for line in report.lines() {
+            let mut depth = 0i32;
+            for c in line.chars() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => depth -= 1,
+                    _ => {}
+                }
+                assert!(
+                    (0..=1).contains(&depth),
+                    "{flags:?}: parentheses nest or do not match in {line:?}"
+                );
+            }
+            assert_eq!(depth, 0, "{flags:?}: unmatched in {line:?}");
+        }
+        assert!(
+            report.contains("(1 process through the worker)"),
+            "{flags:?}:\n{report}"
+        );
+    }
+}

@@ -353,7 +353,9 @@ pub(crate) fn os_user(name: &str) -> Option<u32> {
 
 #[test]
 fn principals_mapped_to_os_users_run_in_their_own_workers_in_parallel() {
+    use conda_mcp_tests::rawrpc::{stateless_meta, tasks_capabilities};
     use conda_mcp_tests::tiers::{Tier, missing};
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
     const TEST: &str = "http::principals_mapped_to_os_users_run_in_their_own_workers_in_parallel";
     if !nix::unistd::Uid::effective().is_root() {
         missing(
@@ -376,7 +378,9 @@ fn principals_mapped_to_os_users_run_in_their_own_workers_in_parallel() {
             return;
         }
     };
-    let prefix = conda_mcp_tests::standin::shared_prefix(python).expect("shared prefix");
+    // conda 26's parser: `conda create` as conda has it.
+    let dump = conda_mcp_tests::paths::real_dump();
+    let prefix = conda_mcp_tests::standin::shared_prefix(&dump, python).expect("shared prefix");
     prefix
         .set_control(&[ControlRule {
             sleep_seconds: Some(3.0),
@@ -407,6 +411,7 @@ fn principals_mapped_to_os_users_run_in_their_own_workers_in_parallel() {
             "2",
             "--worker-idle-timeout",
             "2",
+            "--allow-write",
         ],
     );
     let addr = server.addr;
@@ -466,6 +471,73 @@ fn principals_mapped_to_os_users_run_in_their_own_workers_in_parallel() {
     );
     let log = server.stderr_text();
     assert!(log.contains("principal=alice") && log.contains("principal=bob"));
+
+    // alice and bob each create an environment, as a task of their own.
+    let envs = tempdir();
+    std::fs::set_permissions(envs.path(), std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let post = |token: &str, method: &str, name: &str, params: Value| -> Value {
+        let bearer = format!("Bearer {token}");
+        let headers = [
+            ("Authorization", bearer.as_str()),
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", method),
+            ("Mcp-Name", name),
+        ];
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let r = post_mcp(addr, &headers, &body).expect("request");
+        serde_json::from_str(&r.body).unwrap_or_else(|_| panic!("{r:?}"))
+    };
+    let get = |token: &str, id: &str| -> Value {
+        let params = json!({"taskId": id, "_meta": stateless_meta(tasks_capabilities())});
+        post(token, "tasks/get", id, params)
+    };
+    let mut created = Vec::new();
+    for (token, user) in [("cmcp_alice", users[0]), ("cmcp_bob", users[1])] {
+        let target = envs.path().join(format!("env-{user}"));
+        let handle = post(
+            token,
+            "tools/call",
+            "conda_create",
+            json!({"name": "conda_create",
+                   "arguments": {"prefix": target.to_str().expect("utf-8"),
+                                 "packages": ["numpy"], "yes": true, "json": true},
+                   "_meta": stateless_meta(tasks_capabilities())}),
+        );
+        assert_eq!(handle["result"]["resultType"], json!("task"), "{handle}");
+        let id = handle["result"]["taskId"].as_str().expect("task id");
+        created.push((token, target, id.to_owned()));
+    }
+    // Neither sees the other's task: unknown, as a task that never was.
+    let [(alice, _, alice_task), (bob, _, bob_task)] = &created[..] else {
+        unreachable!()
+    };
+    for (who, other) in [(alice, bob_task), (bob, alice_task)] {
+        let theirs = get(who, other);
+        assert_eq!(theirs["error"]["code"], json!(-32602), "{theirs}");
+    }
+    // Each environment belongs to its user's uid, prefix and history.
+    for ((token, target, id), uid) in created.iter().zip(&uids) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let mine = get(token, id);
+            let status = &mine["result"]["status"];
+            if *status == json!("completed") {
+                break;
+            }
+            assert_eq!(*status, json!("working"), "{mine}");
+            assert!(
+                Instant::now() < deadline,
+                "{mine}\n{}",
+                server.stderr_text()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        for path in [target.clone(), target.join("conda-meta").join("history")] {
+            let meta = std::fs::metadata(&path)
+                .unwrap_or_else(|e| panic!("{}: {e}\n{}", path.display(), server.stderr_text()));
+            assert_eq!(meta.uid(), *uid, "{}", path.display());
+        }
+    }
 }
 
 #[test]
@@ -613,6 +685,88 @@ fn a_task_belongs_to_the_principal_whose_token_created_it() {
         json!(-32602),
         "bob does not: {theirs}"
     );
+}
+
+/// The HTTP log line of a `tools/call` says what the answer was, as the
+/// stdio log does: `answered`, `tool_error` (a result with `isError`) or
+/// `error` with the JSON-RPC code; never an argument.
+#[test]
+fn the_log_line_of_a_tool_call_says_whether_it_was_an_error() {
+    let prefix = StandinPrefix::standard();
+    let server = with_token(&prefix, &[]);
+    let bearer = format!("Bearer {TOKEN}");
+    let cases = [
+        (7, "conda_info", json!({"json": true}), "answered"),
+        (
+            8,
+            "conda_install",
+            json!({"packages": ["SECRET-pkg"], "yes": true}),
+            "tool_error",
+        ),
+        (9, "conda_nothing_here", json!({}), "error"),
+    ];
+    for (id, tool, args, _) in &cases {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                          "params": {"name": tool, "arguments": args}});
+        let r = post_mcp(server.addr, &[("Authorization", &bearer)], &body).expect("request");
+        assert_eq!(r.status, 200, "{r:?}");
+    }
+    for (id, tool, _, outcome) in &cases {
+        let needle = format!("tool={tool} id={id} status=200");
+        assert!(
+            server.wait_log(&needle, 1, Duration::from_secs(30)),
+            "{}",
+            server.stderr_text()
+        );
+        let log = server.stderr_text();
+        let line = log.lines().find(|l| l.contains(&needle)).expect("the line");
+        assert!(
+            line.contains(&format!("outcome=\"{outcome}\"")),
+            "{tool}: {line}"
+        );
+        if *outcome == "error" {
+            assert!(line.contains("code=-32602"), "{line}");
+        }
+    }
+    assert!(!server.stderr_text().contains("SECRET"));
+}
+
+/// A body that is JSON but holds a lone surrogate escape (`"\ud800"`) is
+/// answered as on stdio: 400 with the JSON-RPC Invalid Request error and
+/// the request's id, without the value; a valid request still passes.
+#[test]
+fn a_lone_surrogate_is_an_invalid_request_with_its_id() {
+    let prefix = StandinPrefix::standard();
+    let server = with_token(&prefix, &[]);
+    let bearer = format!("Bearer {TOKEN}");
+    let body = r#"{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"conda_info","arguments":{"SECRET":"\ud800"}}}"#;
+    let r = request(
+        server.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Authorization", &bearer),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ],
+        body.as_bytes(),
+    )
+    .expect("request");
+    assert_eq!(r.status, 400, "{r:?}");
+    let v: Value = serde_json::from_str(&r.body).unwrap_or_else(|_| panic!("{r:?}"));
+    assert_eq!(v["id"], json!(41), "{v}");
+    assert_eq!(v["error"]["code"], json!(-32600), "{v}");
+    assert!(
+        !r.body.contains("SECRET") && !r.body.contains("ud800"),
+        "{v}"
+    );
+    assert!(
+        server.wait_log("id=41 status=400", 1, Duration::from_secs(10)),
+        "{}",
+        server.stderr_text()
+    );
+    let ok = post_mcp(server.addr, &[("Authorization", &bearer)], &ping()).expect("ping");
+    assert_eq!(ok.status, 200, "{ok:?}");
 }
 
 /// `--approve-writes` over HTTP: alice's change waits inside its task for

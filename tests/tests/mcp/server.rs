@@ -202,6 +202,87 @@ async fn invalid_arguments_are_refused_before_any_process_starts() {
     server.close().await;
 }
 
+/// An argument longer than Linux lets one argument be (`MAX_ARG_STRLEN`,
+/// 128 KiB with its NUL), or an argv over the server's share of `ARG_MAX`,
+/// is invalid before anything runs, named by its path; one byte shorter
+/// runs.
+#[tokio::test]
+async fn arguments_too_long_for_linux_are_invalid_before_anything_runs() {
+    let standin = StandinPrefix::standard();
+    let server = Server::start(
+        &standin.conda_exe,
+        &["--allow-write", "--allow-exec"],
+        Era::Initialize,
+    )
+    .await;
+    let long = format!("SECRET{}", "x".repeat(200 * 1024));
+    let near = "y".repeat(127 * 1024);
+    let cases = [
+        (
+            "conda_install",
+            json!({"packages": ["a", long]}),
+            "/packages/1",
+            "MAX_ARG_STRLEN",
+        ),
+        (
+            "conda_install",
+            json!({"packages": ["a"], "name": long}),
+            "/name",
+            "MAX_ARG_STRLEN",
+        ),
+        (
+            "conda_execute",
+            json!({"argv": ["search", long]}),
+            "/argv/1",
+            "MAX_ARG_STRLEN",
+        ),
+        (
+            "conda_install",
+            json!({"packages": vec![near.clone(); 9]}),
+            "/",
+            "ARG_MAX",
+        ),
+        (
+            "conda_execute",
+            json!({"argv": vec![near.clone(); 9]}),
+            "/argv",
+            "ARG_MAX",
+        ),
+    ];
+    let before = standin.conda_runs();
+    for (tool, args, path, rule) in cases {
+        let r = server.call_ok(tool, args).await;
+        let text = result_text(&r);
+        assert_eq!(r.is_error, Some(true), "{tool} {path}: {text}");
+        let s = r.structured_content.clone().expect("structured");
+        assert_eq!(s["error"]["code"], json!("invalid_arguments"), "{s}");
+        assert!(text.contains(&format!("at {path}:")), "{tool}: {text}");
+        assert!(text.contains(rule), "{tool}: {text}");
+        assert!(
+            !text.contains("SECRET") && !text.contains("yyyy"),
+            "{tool}: {text}"
+        );
+    }
+    assert_eq!(standin.conda_runs(), before, "nothing ran");
+    // The longest argument Linux takes runs.
+    let longest = "z".repeat(128 * 1024 - 1);
+    let r = server
+        .call_ok(
+            "conda_install",
+            json!({"packages": [longest], "dry_run": true, "json": true}),
+        )
+        .await;
+    let s = r.structured_content.clone().expect("structured");
+    assert_eq!(s["exit_code"], json!(0), "{}", result_text(&r));
+    assert_eq!(
+        s["parsed_json"]["namespace"]["packages"][0]
+            .as_str()
+            .map(str::len),
+        Some(128 * 1024 - 1)
+    );
+    server.close().await;
+}
+
 #[tokio::test]
 async fn conda_execute_is_listed_and_checked_only_with_allow_exec() {
     let standin = StandinPrefix::standard();
@@ -652,6 +733,23 @@ async fn mutations_without_yes_run_as_dry_runs_and_say_nothing_changed() {
             result_text(&r)
         );
     }
+    // A dry run that fails here has nothing to confirm, nor options to ask
+    // for.
+    let failing = ControlRule {
+        stderr_text: Some("PackagesNotFoundError: The following packages are not available from current channels:\n\n  - numpy\n".into()),
+        exit_code: Some(1),
+        ..ControlRule::for_commands(&["install"])
+    };
+    standin.set_control(&[failing]).expect("control");
+    let (tool, args) = CONFIRMED[0];
+    let r = server
+        .call_ok(tool, serde_json::from_str(args).expect("json"))
+        .await;
+    let s = r.structured_content.clone().expect("structured");
+    assert_eq!(r.is_error, Some(true), "{s}");
+    assert_eq!(s["confirmation_required"], json!(false), "{s}");
+    assert!(s.get("apply_requires").is_none(), "{s}");
+    standin.set_control(&[]).expect("control");
     server.close().await;
     // --allow-write: without yes a dry run that says how to apply it; a dry
     // run that fails does not ask for yes: true.
@@ -683,6 +781,11 @@ async fn mutations_without_yes_run_as_dry_runs_and_say_nothing_changed() {
             && !text.contains("repeat the call with yes: true to apply"),
         "{text}"
     );
+    // A failed plan cannot be confirmed.
+    let s = r.structured_content.clone().expect("structured");
+    assert_eq!(s["confirmation_required"], json!(false), "{s}");
+    assert!(s.get("apply_requires").is_none(), "{s}");
+    assert_eq!(s["error"]["code"], json!("packages_not_found"), "{s}");
     standin.set_control(&[]).expect("control");
     // With yes the argv is unchanged and the call is applied.
     for (tool, args) in CONFIRMED {
@@ -734,4 +837,69 @@ async fn mutations_without_yes_run_as_dry_runs_and_say_nothing_changed() {
             .contains("dry run")
     );
     server.close().await;
+}
+
+/// Whatever `PATH` the host starts the server with (none, empty, or with
+/// empty and relative entries), conda and the programs of `conda run` get
+/// one of absolute directories only: a program named without a slash is
+/// never taken from the directory it runs in.
+#[tokio::test]
+async fn conda_run_never_finds_programs_in_the_current_directory() {
+    let prefix = executing_run();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let trap = dir.path().join("cmcp-trap");
+    std::fs::write(&trap, "#!/bin/sh\necho TRAPPED\n").expect("trap");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&trap, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let cwd = dir.path().to_str().expect("utf-8");
+    let python = prefix.python.to_str().expect("utf-8");
+    for path in [
+        None,
+        Some(""),
+        Some(":"),
+        Some(".:/usr/bin:"),
+        Some("bin::"),
+    ] {
+        let server = Server::start_command(
+            |d| {
+                let mut cmd = server_command(&prefix.conda_exe, &["--allow-exec"], d);
+                match path {
+                    None => cmd.env_remove("PATH"),
+                    Some(p) => cmd.env("PATH", p),
+                };
+                cmd
+            },
+            Era::Initialize,
+        )
+        .await;
+        let r = server
+            .call_ok(
+                "conda_run",
+                json!({"executable_call": ["cmcp-trap"], "cwd": cwd}),
+            )
+            .await;
+        let s = r.structured_content.clone().expect("structured");
+        assert!(
+            !s["stdout"].as_str().unwrap_or("").contains("TRAPPED"),
+            "PATH={path:?}: {s}"
+        );
+        assert_ne!(s["exit_code"], json!(0), "PATH={path:?}: {s}");
+        let r = server
+            .call_ok(
+                "conda_run",
+                json!({"executable_call": [python, "-c",
+                       "import json, os; print(json.dumps(os.environ.get('PATH')))"],
+                       "cwd": cwd}),
+            )
+            .await;
+        let s = r.structured_content.clone().expect("structured");
+        let seen: Option<String> =
+            serde_json::from_str(s["stdout"].as_str().expect("stdout")).expect("json");
+        let seen = seen.unwrap_or_else(|| panic!("PATH={path:?}: no PATH"));
+        assert!(
+            !seen.is_empty() && seen.split(':').all(|e| e.starts_with('/')),
+            "PATH={path:?}: conda's program saw {seen:?}"
+        );
+        server.close().await;
+    }
 }

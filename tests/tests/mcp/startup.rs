@@ -252,3 +252,73 @@ async fn a_conda_that_never_starts_gives_tools_list_a_clear_error() {
     );
     c.close().await;
 }
+
+/// `--conda-exe` naming a program that is not conda (Python itself, a
+/// program that prints nothing, a Python script that is not conda's):
+/// exit status 1, and the message says what ran, what discovery expects
+/// and what to check, in the server's log and in `check`'s verdict.
+#[tokio::test]
+async fn a_conda_exe_that_is_not_conda_says_what_ran_and_what_was_expected() {
+    let python = which(&conda_mcp_tests::standin::host_python()).expect("python3 on PATH");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = dir.path().join("not-conda");
+    std::fs::write(&script, format!("#!{}\nprint('hello')\n", python.display())).expect("script");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let server = conda_mcp_tests::bins::server();
+    let cases = [
+        (python.clone(), "info --json` exited with status 2"),
+        ("/bin/true".into(), "info --json` printed no JSON document"),
+        (script.clone(), "cannot import conda"),
+    ];
+    for (exe, how) in &cases {
+        for check in [false, true] {
+            let mut cmd = tokio::process::Command::new(&server);
+            if check {
+                cmd.arg("check");
+            }
+            let out = cmd
+                .arg("--conda-exe")
+                .arg(exe)
+                .arg("--no-cache")
+                .stdin(std::process::Stdio::null())
+                .output()
+                .await
+                .expect("run");
+            let text = if check {
+                String::from_utf8_lossy(&out.stdout).into_owned()
+            } else {
+                String::from_utf8_lossy(&out.stderr).into_owned()
+            };
+            assert_eq!(out.status.code(), Some(1), "{exe:?} check={check}: {text}");
+            let first = format!(
+                "--conda-exe {} does not behave like conda: `",
+                exe.display()
+            );
+            for needle in [
+                first.as_str(),
+                how,
+                "\"sys.executable\"",
+                "imports conda and prints a dump of conda's argument parser",
+                "Check that --conda-exe names conda itself",
+                &format!("`{} info --json` prints conda's information", exe.display()),
+            ] {
+                assert!(
+                    text.contains(needle),
+                    "{exe:?} check={check}: {needle:?} in {text}"
+                );
+            }
+        }
+    }
+}
+
+/// The first executable `name` on `PATH` (or `name` itself when it has a
+/// slash).
+fn which(name: &std::path::Path) -> Option<std::path::PathBuf> {
+    if name.components().count() > 1 {
+        return Some(name.to_path_buf());
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}

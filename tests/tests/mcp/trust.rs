@@ -126,7 +126,8 @@ async fn the_log_carries_no_submitted_values_at_any_level() {
 }
 
 /// 100,000 nested arrays as a request's arguments and as conda's stdout:
-/// the request is answered with a parse error, conda's output is returned
+/// the request is answered as an invalid request with its id (the JSON is
+/// valid, the value cannot be decoded), conda's output is returned
 /// without `parsed_json`, and server and worker keep serving.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deep_json_cannot_overflow_a_stack() {
@@ -145,7 +146,8 @@ async fn deep_json_cannot_overflow_a_stack() {
     );
     c.send_raw(format!("{line}\n").as_bytes()).await;
     let answer = c.next(Duration::from_secs(30)).await.expect("an answer");
-    assert_eq!(answer["error"]["code"], json!(-32700), "{answer}");
+    assert_eq!(answer["error"]["code"], json!(-32600), "{answer}");
+    assert_eq!(answer["id"], json!("deep"), "{answer}");
 
     c.call_tool("out", "conda_info", json!({}), None).await;
     let (r, _) = c.response("out", Duration::from_secs(60)).await;
@@ -355,10 +357,13 @@ enum Line {
     Request(u8, u32),
     /// Garbage that is not JSON: one parse error (id null).
     Garbage(Vec<u8>),
-    /// Nesting deeper than 128 levels: one parse error (id null).
-    Deep(usize),
-    /// A number beyond a double: one parse error (id null).
-    Huge,
+    /// Nesting deeper than 128 levels: one invalid request with its id.
+    Deep(u32, usize),
+    /// A number beyond a double: one invalid request with its id.
+    Huge(u32),
+    /// A lone UTF-16 surrogate escape (`"\ud800"`): one invalid request
+    /// with its id.
+    LoneSurrogate(u32),
     /// A JSON value that is not a message but has an id: one invalid
     /// request with that id.
     NotAMessage(u32),
@@ -372,8 +377,9 @@ fn line_strategy() -> impl proptest::strategy::Strategy<Value = Line> {
         4 => (0u8..6, any::<u32>()).prop_map(|(k, i)| Line::Request(k, i)),
         2 => proptest::collection::vec(any::<u8>().prop_filter("no newline", |b| *b != b'\n'), 0..80)
             .prop_map(Line::Garbage),
-        1 => (129usize..20_000).prop_map(Line::Deep),
-        1 => Just(Line::Huge),
+        1 => (any::<u32>(), 129usize..20_000).prop_map(|(i, d)| Line::Deep(i, d)),
+        1 => any::<u32>().prop_map(Line::Huge),
+        1 => any::<u32>().prop_map(Line::LoneSurrogate),
         1 => any::<u32>().prop_map(Line::NotAMessage),
         1 => Just(Line::Notification),
     ]
@@ -405,20 +411,25 @@ fn render(line: &Line, n: u32) -> (Vec<u8>, Option<Option<String>>) {
             v.extend_from_slice(b);
             (v, Some(None))
         }
-        Line::Deep(d) => (
+        Line::Deep(i, d) => (
             format!(
                 r#"{{"jsonrpc":"2.0","id":"{}","method":"ping","params":{{"{MARKER}":{}{}}}}}"#,
-                id(&0),
+                id(i),
                 "[".repeat(*d),
                 "]".repeat(*d)
             )
             .into_bytes(),
-            Some(None),
+            Some(Some(id(i))),
         ),
-        Line::Huge => (
-            format!(r#"{{"jsonrpc":"2.0","id":"{}","method":"ping","params":{{"{MARKER}":-1e999999}}}}"#, id(&1))
+        Line::Huge(i) => (
+            format!(r#"{{"jsonrpc":"2.0","id":"{}","method":"ping","params":{{"{MARKER}":-1e999999}}}}"#, id(i))
                 .into_bytes(),
-            Some(None),
+            Some(Some(id(i))),
+        ),
+        Line::LoneSurrogate(i) => (
+            format!(r#"{{"jsonrpc":"2.0","id":"{}","method":"tools/call","params":{{"name":"{MARKER}\ud800"}}}}"#, id(i))
+                .into_bytes(),
+            Some(Some(id(i))),
         ),
         Line::NotAMessage(i) => {
             let id = id(i);
