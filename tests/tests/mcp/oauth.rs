@@ -470,7 +470,8 @@ fn a_mapped_user_claim_runs_the_principal_in_its_users_worker() {
     let key = SigningKey::ec("users");
     let issuer = Issuer::start(&jwks(&[&key]));
     let iss = issuer.url();
-    let prefix = conda_mcp_tests::standin::shared_prefix(python).expect("shared prefix");
+    let dump = conda_mcp_tests::standin::standin_dump();
+    let prefix = conda_mcp_tests::standin::shared_prefix(&dump, python).expect("shared prefix");
     let dir = tempdir();
     let map = dir.path().join("users");
     std::fs::write(&map, "# email → OS user\nalice@lab.test cmcp-oauth-a\n").expect("user map");
