@@ -12,7 +12,7 @@ use std::time::Duration;
 pub struct HttpFlags {
     /// Serve MCP over Streamable HTTP at /mcp on this address and port
     /// (e.g. 127.0.0.1:8765) instead of stdio. Any address that is not
-    /// loopback needs --auth-tokens.
+    /// loopback needs --auth-tokens or --oauth-issuer.
     #[arg(long, value_name = "ADDR:PORT", help_heading = "HTTP mode")]
     pub listen: Option<SocketAddr>,
 
@@ -26,6 +26,50 @@ pub struct HttpFlags {
         help_heading = "HTTP mode"
     )]
     pub auth_tokens: Option<PathBuf>,
+
+    /// Accept OAuth 2.1 access tokens (JWT, RS256 or ES256) from this
+    /// authorization server: their `iss` must equal this URL, which the
+    /// protected-resource metadata names. Needs --oauth-audience and
+    /// --oauth-jwks. A bearer token that matches an --auth-tokens line is
+    /// that principal; any other is validated as an access token.
+    #[arg(long, value_name = "URL", requires_all = ["listen", "oauth_audience", "oauth_jwks"],
+          help_heading = "HTTP mode")]
+    pub oauth_issuer: Option<String>,
+
+    /// This server's resource URL (RFC 8707), e.g. https://conda.lab.org/mcp:
+    /// every access token's `aud` must name it exactly.
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "oauth_issuer",
+        help_heading = "HTTP mode"
+    )]
+    pub oauth_audience: Option<String>,
+
+    /// The issuer's signing keys (a JSON Web Key Set): an https URL,
+    /// fetched at startup and again for an unknown key id (at most every 10
+    /// seconds), or a FILE read once, for sites without access to the
+    /// issuer.
+    #[arg(long, value_name = "URL|FILE", value_parser = parse_jwks,
+          requires = "oauth_issuer", help_heading = "HTTP mode")]
+    pub oauth_jwks: Option<crate::http::oauth::Source>,
+
+    /// The access-token claim (e.g. email, preferred_username) whose value
+    /// --user-map maps to the OS user the principal's calls run as.
+    #[arg(long, value_name = "CLAIM", requires_all = ["oauth_issuer", "user_map"],
+          help_heading = "HTTP mode")]
+    pub oauth_user_claim: Option<String>,
+
+    /// OS users of OAuth principals, one a line: CLAIM_VALUE OS_USER (#
+    /// starts a comment), looked up by the --oauth-user-claim claim;
+    /// unmapped principals run in the server's default worker.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "oauth_user_claim",
+        help_heading = "HTTP mode"
+    )]
+    pub user_map: Option<PathBuf>,
 
     /// Serve HTTPS with this PEM certificate chain (leaf first); needs
     /// --tls-key. Without both, plain HTTP (for loopback, or behind a
@@ -88,6 +132,21 @@ pub struct HttpFlags {
     #[arg(long, value_name = "SECONDS", default_value = "600", value_parser = parse_seconds,
           help_heading = "HTTP mode")]
     pub worker_idle_timeout: Duration,
+}
+
+/// `--oauth-jwks`: an `http(s)://` URL, else a file.
+fn parse_jwks(s: &str) -> Result<crate::http::oauth::Source, String> {
+    use crate::http::oauth::Source;
+    let lower = s.to_ascii_lowercase();
+    if lower.starts_with("https://") || lower.starts_with("http://") {
+        reqwest::Url::parse(s)
+            .map(Source::Url)
+            .map_err(|_| "not a valid URL".to_owned())
+    } else if s.is_empty() {
+        Err("expected a URL or a file".to_owned())
+    } else {
+        Ok(Source::File(PathBuf::from(s)))
+    }
 }
 
 /// Seconds as a finite number ≥ 0, at most one week.

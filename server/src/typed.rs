@@ -229,7 +229,7 @@ pub fn prepare(
             call.apply_requires = policy
                 .check(&call.classification)
                 .err()
-                .map(|r| r.missing)
+                .map(|r| r.missing.into_iter().chain(r.missing_scopes).collect())
                 .unwrap_or_default();
             call.argv = argv;
             call.classification = classification;

@@ -13,6 +13,7 @@ pub mod completion;
 pub mod exec;
 pub mod http;
 pub mod mcp;
+pub mod oauth;
 pub mod paths;
 pub mod procfs;
 pub mod pyclient;

@@ -21,6 +21,7 @@ pub fn resolve(cli: &Cli) -> Settings {
             allow_write: cli.allow_write,
             allow_exec: cli.allow_exec,
             approve_writes: cli.approve_writes,
+            scopes: None,
         },
         limits: Limits {
             timeout: cli.timeout,
@@ -88,6 +89,21 @@ fn resolve_http(cli: &Cli) -> Option<crate::http::HttpSettings> {
     Some(crate::http::HttpSettings {
         listen,
         auth_tokens: flags.auth_tokens.clone(),
+        // clap requires the three together.
+        oauth: match (
+            &flags.oauth_issuer,
+            &flags.oauth_audience,
+            &flags.oauth_jwks,
+        ) {
+            (Some(issuer), Some(audience), Some(jwks)) => Some(crate::http::oauth::OAuthSettings {
+                issuer: issuer.clone(),
+                audience: audience.clone(),
+                jwks: jwks.clone(),
+                user_claim: flags.oauth_user_claim.clone(),
+                user_map: flags.user_map.clone(),
+            }),
+            _ => None,
+        },
         tls: flags.tls_cert.clone().zip(flags.tls_key.clone()),
         allowed_hosts: extend(DEFAULT_HOSTS, &flags.allowed_hosts),
         allowed_origins: extend(DEFAULT_ORIGINS, &flags.allowed_origins),
@@ -160,6 +176,7 @@ mod tests {
                 allow_write: true,
                 allow_exec: true,
                 approve_writes: false,
+                scopes: None,
             }
         );
         assert_eq!(

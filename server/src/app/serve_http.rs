@@ -72,16 +72,17 @@ fn check_users(users: &[String]) -> Result<(), StartupError> {
     }
     if !nix::unistd::Uid::effective().is_root() {
         return Err(StartupError::WorkerHome(
-            "the --auth-tokens file maps principals to OS users, which needs the server to run \
-             as root (each user's worker changes to that user, as with --worker-user)"
+            "the --auth-tokens file or the --user-map maps principals to OS users, which needs \
+             the server to run as root (each user's worker changes to that user, as with \
+             --worker-user)"
                 .into(),
         ));
     }
     for user in users {
         crate::host_env::check_worker_home(user, None).map_err(|e| {
             StartupError::WorkerHome(format!(
-                "the --auth-tokens file maps a principal to OS user {user}, which cannot run \
-                 conda: {e}"
+                "the --auth-tokens file or the --user-map maps a principal to OS user {user}, \
+                 which cannot run conda: {e}"
             ))
         })?;
     }

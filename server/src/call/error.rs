@@ -24,7 +24,8 @@ pub enum ErrorCode {
     /// nothing ran (details: `errors`, each a JSON path and its rule).
     InvalidArguments,
     /// The startup policy does not allow the call; nothing ran (details:
-    /// `missing`, the startup options it needs; `command`).
+    /// `missing`, the startup options it needs; `missing_scopes`, the scopes
+    /// the caller's access token lacks; `command`).
     Refused,
     /// The tool is not served under the startup options; nothing ran.
     Unavailable,

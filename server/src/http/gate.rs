@@ -3,12 +3,16 @@
 //!
 //! 1. a token in the URL query is refused (400, `error="invalid_request"`:
 //!    URLs end up in logs and histories; RFC 6750 §2.3 leaves it optional);
-//! 2. authentication with `--auth-tokens`: `Authorization: Bearer TOKEN`
-//!    (RFC 6750 §2.1), else 401 with `WWW-Authenticate: Bearer
-//!    realm="conda-mcp"` (and `error="invalid_token"` for a token that
-//!    matches no line, §3.1); the principal found travels in the request's
-//!    extensions to the MCP handler; without `--auth-tokens` it is
-//!    [`Principal::local`];
+//! 2. authentication with `--auth-tokens` and/or `--oauth-issuer`:
+//!    `Authorization: Bearer TOKEN` (RFC 6750 §2.1). A token that matches a
+//!    line of the token file is that principal; otherwise, with OAuth, it
+//!    is validated as an access token ([`super::oauth`]). Else 401 with
+//!    `WWW-Authenticate: Bearer realm="conda-mcp"`, with OAuth also
+//!    `resource_metadata="…"` (RFC 9728 §5.1, what MCP clients follow to
+//!    the authorization server), and `error="invalid_token"` for a token
+//!    that is refused (RFC 6750 §3.1). The principal found travels in the
+//!    request's extensions to the MCP handler; without authentication it
+//!    is [`Principal::local`]. The token itself goes nowhere else;
 //! 3. a principal mapped to an OS user whose worker cannot be had (every
 //!    one of `--max-workers` is busy) gets 503 with `Retry-After`;
 //! 4. the body limit: a `Content-Length` or a body past it is 413, read
@@ -52,6 +56,7 @@ use rmcp::RoleServer;
 use rmcp::model::{ClientRequest, JsonRpcMessage};
 use rmcp::service::RxJsonRpcMessage;
 
+use super::oauth::OAuth;
 use super::tokens::TokenTable;
 use super::{CallNote, Noted};
 use crate::mcp::request_log::{id_text, name_or_invalid};
@@ -68,8 +73,11 @@ const TOKEN_PARAMS: &[&str] = &["access_token", "token", "auth", "bearer"];
 /// What the gate knows.
 #[derive(Debug)]
 pub struct Gate {
-    /// `--auth-tokens`; `None`: every request is [`Principal::local`].
+    /// `--auth-tokens`.
     pub tokens: Option<TokenTable>,
+    /// `--oauth-issuer` and its companions. Without it and without
+    /// [`Gate::tokens`], every request is [`Principal::local`].
+    pub oauth: Option<OAuth>,
     /// Most bytes of a request body.
     pub max_body_bytes: usize,
     /// `--request-timeout`.
@@ -103,18 +111,19 @@ pub async fn gate(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Re
     };
     let (mut parts, body) = req.into_parts();
     if query_has_token(parts.uri.query()) {
-        let r = challenge(
+        let r = gate.challenge(
             StatusCode::BAD_REQUEST,
             Some("invalid_request"),
             "a token in the URL query is refused: send it in the Authorization header",
         );
         return finish(r, described, since, deadline);
     }
-    let principal = match &gate.tokens {
-        None => Principal::local(),
-        Some(table) => match bearer(&parts.headers) {
+    let principal = if gate.tokens.is_none() && gate.oauth.is_none() {
+        Principal::local()
+    } else {
+        match bearer(&parts.headers) {
             Bearer::Missing => {
-                let r = challenge(
+                let r = gate.challenge(
                     StatusCode::UNAUTHORIZED,
                     None,
                     "authentication required: Authorization: Bearer TOKEN",
@@ -122,17 +131,17 @@ pub async fn gate(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Re
                 return finish(r, described, since, deadline);
             }
             Bearer::Malformed => {
-                let r = challenge(
+                let r = gate.challenge(
                     StatusCode::UNAUTHORIZED,
                     Some("invalid_request"),
                     "the Authorization header is not a Bearer token",
                 );
                 return finish(r, described, since, deadline);
             }
-            Bearer::Token(t) => match table.verify(&t) {
-                Some(p) => p.clone(),
+            Bearer::Token(t) => match gate.authenticate(&t).await {
+                Some(p) => p,
                 None => {
-                    let r = challenge(
+                    let r = gate.challenge(
                         StatusCode::UNAUTHORIZED,
                         Some("invalid_token"),
                         "the token is not valid",
@@ -140,7 +149,7 @@ pub async fn gate(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Re
                     return finish(r, described, since, deadline);
                 }
             },
-        },
+        }
     };
     described.principal = principal.name.clone();
     if let (Some(workers), Some(user)) = (&gate.workers, &principal.os_user)
@@ -314,17 +323,41 @@ fn bearer(headers: &http::HeaderMap) -> Bearer {
     }
 }
 
-/// A refusal with the `WWW-Authenticate: Bearer` challenge (RFC 6750 §3).
-fn challenge(status: StatusCode, error: Option<&str>, text: &'static str) -> Response {
-    let mut value = format!("Bearer realm=\"{REALM}\"");
-    if let Some(e) = error {
-        value.push_str(&format!(", error=\"{e}\""));
+impl Gate {
+    /// The principal of a bearer token: the token file's line it matches,
+    /// else (with OAuth) the access token's; `None`: refused (why is
+    /// logged, never the token).
+    async fn authenticate(&self, token: &str) -> Option<Principal> {
+        if let Some(p) = self.tokens.as_ref().and_then(|t| t.verify(token)) {
+            return Some(p.clone());
+        }
+        let oauth = self.oauth.as_ref()?;
+        match oauth.authenticate(token).await {
+            Ok(p) => Some(p),
+            Err(why) => {
+                tracing::info!(reason = %why, "access token refused");
+                None
+            }
+        }
     }
-    let mut r = plain(status, text);
-    if let Ok(v) = HeaderValue::from_str(&value) {
-        r.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+
+    /// A refusal with the `WWW-Authenticate: Bearer` challenge (RFC 6750
+    /// §3), naming the protected-resource metadata with OAuth (RFC 9728
+    /// §5.1).
+    fn challenge(&self, status: StatusCode, error: Option<&str>, text: &'static str) -> Response {
+        let mut value = format!("Bearer realm=\"{REALM}\"");
+        if let Some(oauth) = &self.oauth {
+            value.push_str(&format!(", resource_metadata=\"{}\"", oauth.metadata_url));
+        }
+        if let Some(e) = error {
+            value.push_str(&format!(", error=\"{e}\""));
+        }
+        let mut r = plain(status, text);
+        if let Ok(v) = HeaderValue::from_str(&value) {
+            r.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+        }
+        r
     }
-    r
 }
 
 fn plain(status: StatusCode, text: &'static str) -> Response {

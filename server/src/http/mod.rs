@@ -8,6 +8,8 @@
 //! * [`gate`]: what every request passes first (authentication, body
 //!   limit, deadline) and its log line;
 //! * [`tokens`]: the `--auth-tokens` file and `conda-mcp token new`;
+//! * [`oauth`]: the OAuth resource server (`--oauth-*`): access tokens,
+//!   the issuer's keys, the protected-resource metadata, `--user-map`;
 //! * [`token_command`]: the `conda-mcp token` command line;
 //! * [`serve`](mod@serve): binding, the router, and the drain on SIGTERM;
 //! * [`tls`]: `--tls-cert` / `--tls-key` (rustls).
@@ -18,6 +20,7 @@
 //! pipeline never branches on the transport.
 
 pub mod gate;
+pub mod oauth;
 pub mod serve;
 pub mod tls;
 pub mod token_command;
@@ -55,9 +58,11 @@ pub const REQUEST_TIMEOUT_MARGIN: Duration = Duration::from_secs(60);
 pub struct HttpSettings {
     /// `--listen`: where to serve.
     pub listen: SocketAddr,
-    /// `--auth-tokens`: the principals' token file; `None` = no
-    /// authentication (loopback only).
+    /// `--auth-tokens`: the principals' token file.
     pub auth_tokens: Option<PathBuf>,
+    /// `--oauth-issuer` and its companions. With neither this nor
+    /// `auth_tokens`: no authentication (loopback only).
+    pub oauth: Option<oauth::OAuthSettings>,
     /// `--tls-cert` and `--tls-key` (PEM): serve HTTPS; `None` = plain
     /// HTTP.
     pub tls: Option<(PathBuf, PathBuf)>,

@@ -16,6 +16,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::HttpSettings;
 use super::gate::{Gate, gate};
+use super::oauth::metadata::WELL_KNOWN;
+use super::oauth::{OAuth, OAuthError};
 use super::tokens::{TokenFileError, TokenTable};
 use crate::mcp::CondaMcp;
 
@@ -27,14 +29,18 @@ pub const MCP_PATH: &str = "/mcp";
 pub enum StartError {
     /// A non-loopback `--listen` without authentication (a usage error).
     #[error(
-        "--listen {0} is not a loopback address and no --auth-tokens file is given: anyone who \
-         can reach it could use conda as this server's user; add --auth-tokens FILE (see \
-         `conda-mcp token new`), or listen on 127.0.0.1"
+        "--listen {0} is not a loopback address and neither --auth-tokens nor --oauth-issuer \
+         is given: anyone who can reach it could use conda as this server's user; add \
+         --auth-tokens FILE (see `conda-mcp token new`) or the --oauth-* options, or listen on \
+         127.0.0.1"
     )]
     Unauthenticated(SocketAddr),
     /// The `--auth-tokens` file cannot be used.
     #[error(transparent)]
     Tokens(#[from] TokenFileError),
+    /// The OAuth settings cannot be used.
+    #[error(transparent)]
+    OAuth(#[from] OAuthError),
     /// The TLS certificate or key cannot be used.
     #[error(transparent)]
     Tls(#[from] super::tls::TlsError),
@@ -52,10 +58,13 @@ pub enum StartError {
 impl StartError {
     /// Whether the command line itself is wrong (exit status 2).
     pub fn is_usage(&self) -> bool {
-        matches!(
-            self,
-            StartError::Unauthenticated(_) | StartError::Tokens(TokenFileError::Line { .. })
-        )
+        match self {
+            StartError::Unauthenticated(_) | StartError::Tokens(TokenFileError::Line { .. }) => {
+                true
+            }
+            StartError::OAuth(e) => e.is_usage(),
+            _ => false,
+        }
     }
 }
 
@@ -64,21 +73,28 @@ impl StartError {
 pub struct Listening {
     listener: TcpListener,
     tokens: Option<TokenTable>,
+    oauth: Option<OAuth>,
     tls: Option<Arc<rustls::ServerConfig>>,
     settings: HttpSettings,
 }
 
 /// Checks the HTTP settings (a non-loopback address needs authentication),
-/// loads the token file and binds the address. Runs before discovery, so a
+/// loads the token file and the OAuth settings (the issuer's key set is
+/// fetched) and binds the address. Runs before discovery, so a
 /// wrong command line fails at once.
 ///
 /// Errors: [`StartError`].
 pub async fn bind(settings: &HttpSettings) -> Result<Listening, StartError> {
-    if !settings.listen.ip().is_loopback() && settings.auth_tokens.is_none() {
+    let authenticated = settings.auth_tokens.is_some() || settings.oauth.is_some();
+    if !settings.listen.ip().is_loopback() && !authenticated {
         return Err(StartError::Unauthenticated(settings.listen));
     }
     let tokens = match &settings.auth_tokens {
         Some(path) => Some(TokenTable::load(path)?),
+        None => None,
+    };
+    let oauth = match &settings.oauth {
+        Some(o) => Some(OAuth::load(o).await?),
         None => None,
     };
     let tls = match &settings.tls {
@@ -94,6 +110,7 @@ pub async fn bind(settings: &HttpSettings) -> Result<Listening, StartError> {
     Ok(Listening {
         listener,
         tokens,
+        oauth,
         tls,
         settings: settings.clone(),
     })
@@ -105,13 +122,15 @@ impl Listening {
         self.listener.local_addr()
     }
 
-    /// The distinct OS users the token file maps principals to.
+    /// The distinct OS users the token file and the user map map
+    /// principals to.
     pub fn os_users(&self) -> Vec<String> {
         let mut users: Vec<String> = self
             .tokens
             .iter()
             .flat_map(|t| t.os_users())
             .map(str::to_owned)
+            .chain(self.oauth.iter().flat_map(OAuth::os_users))
             .collect();
         users.sort();
         users.dedup();
@@ -139,20 +158,31 @@ impl Listening {
             Arc::new(NeverSessionManager::default()),
             config,
         );
+        let metadata = self.oauth.as_ref().map(|o| o.metadata.clone());
+        let authentication = match (&self.tokens, &self.oauth) {
+            (None, None) => "none",
+            (Some(_), None) => "bearer",
+            (None, Some(_)) => "oauth",
+            (Some(_), Some(_)) => "bearer+oauth",
+        };
         let gate_state = Arc::new(Gate {
             tokens: self.tokens,
+            oauth: self.oauth,
             max_body_bytes: s.max_body_bytes,
             request_timeout: s.request_timeout,
             workers,
         });
-        let app = Router::new()
+        let mut app = Router::new()
             .route_service(MCP_PATH, mcp)
             .layer(axum::middleware::from_fn_with_state(gate_state, gate));
+        if let Some(doc) = metadata {
+            app = app.merge(metadata_routes(doc));
+        }
         tracing::info!(
             address = %addr.map(|a| a.to_string()).unwrap_or_default(),
             path = MCP_PATH,
             scheme = if self.tls.is_some() { "https" } else { "http" },
-            authentication = if s.auth_tokens.is_some() { "bearer" } else { "none" },
+            authentication,
             "listening"
         );
         match self.tls {
@@ -162,6 +192,30 @@ impl Listening {
             }
         }
     }
+}
+
+/// The protected-resource metadata `doc` (RFC 9728), without
+/// authentication, at the well-known path and its `/mcp`-suffixed form.
+fn metadata_routes(doc: String) -> Router {
+    let doc: Arc<str> = doc.into();
+    let answer = move || {
+        let doc = Arc::clone(&doc);
+        async move {
+            (
+                [
+                    (http::header::CONTENT_TYPE, "application/json"),
+                    (http::header::CACHE_CONTROL, "max-age=3600"),
+                ],
+                doc.to_string(),
+            )
+        }
+    };
+    Router::new()
+        .route(WELL_KNOWN, axum::routing::get(answer.clone()))
+        .route(
+            &format!("{WELL_KNOWN}{MCP_PATH}"),
+            axum::routing::get(answer),
+        )
 }
 
 /// Plain HTTP until `stop`; then no new connections, `grace` for the

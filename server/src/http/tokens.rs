@@ -124,6 +124,7 @@ impl TokenTable {
                 principal: Principal {
                     name: name.to_owned(),
                     os_user: os_user.map(str::to_owned),
+                    scopes: None,
                 },
                 hash,
             });

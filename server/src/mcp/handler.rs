@@ -90,20 +90,29 @@ impl Loaded {
     }
 
     /// The plan of a call routed to `route` on surface `sf`, or its early
-    /// outcome.
-    fn plan(&self, sf: &Surface, route: Route, args: &Value) -> Result<Plan, Outcome> {
+    /// outcome, under the policy of `principal`:
+    /// The startup policy, narrowed by the scopes of `principal`'s access
+    /// token (if it has any).
+    fn plan(
+        &self,
+        sf: &Surface,
+        route: Route,
+        args: &Value,
+        principal: &Principal,
+    ) -> Result<Plan, Outcome> {
         let st = &self.state.settings;
+        let policy = st.policy.narrowed(principal.scopes);
         match route {
             Route::Generated(i) => call::generated::plan(
                 &sf.catalog,
-                &st.policy,
+                &policy,
                 st.typed(),
                 &sf.tools.generated[i],
                 args,
             ),
             Route::Execute => call::raw::plan(
                 &sf.catalog,
-                &st.policy,
+                &policy,
                 st.limits,
                 sf.tools.execute_validator.as_ref(),
                 args,
@@ -113,7 +122,7 @@ impl Loaded {
             }
             Route::Compact(tool) => call::compact::plan(
                 &sf.catalog,
-                &st.policy,
+                &policy,
                 st.typed(),
                 &sf.tools,
                 st.profile,
@@ -142,7 +151,7 @@ impl Loaded {
         call: CallContext,
         planned: oneshot::Sender<Planned>,
     ) -> Reply {
-        let mut plan = match self.plan(&call.surface, route, &args) {
+        let mut plan = match self.plan(&call.surface, route, &args, &call.principal) {
             Ok(plan) => plan,
             Err(early) => return Reply::Done(early),
         };

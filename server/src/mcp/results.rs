@@ -115,9 +115,12 @@ impl Results {
             }
             Outcome::Refused(refusal) => {
                 let text = refused_text(&refusal);
-                let error = ToolError::new(ErrorCode::Refused, text.clone())
+                let mut error = ToolError::new(ErrorCode::Refused, text.clone())
                     .with("missing", refusal.missing.clone())
                     .with("command", refusal.command.clone());
+                if !refusal.missing_scopes.is_empty() {
+                    error = error.with("missing_scopes", refusal.missing_scopes.clone());
+                }
                 self.nothing_ran("", &text, error, restart_required)
             }
             Outcome::EnvironmentExists(env) => {
@@ -400,11 +403,19 @@ fn environment_exists_text(packages: usize, root: bool) -> String {
     )
 }
 
-/// A policy refusal: its text names the missing startup option(s).
+/// A policy refusal: its text names the missing startup option(s), or the
+/// scope(s) the caller's access token lacks.
 fn refused_text(refusal: &Refusal) -> String {
-    format!(
-        "Refused by the server's policy; nothing was run: {refusal}. The server must be restarted with that option to allow it."
-    )
+    let mut text = format!("Refused by the server's policy; nothing was run: {refusal}.");
+    if !refusal.missing.is_empty() {
+        text.push_str(" The server must be restarted with that option to allow it.");
+    }
+    if !refusal.missing_scopes.is_empty() {
+        text.push_str(
+            " The caller's access token must be granted that scope by its authorization server.",
+        );
+    }
+    text
 }
 
 #[cfg(test)]

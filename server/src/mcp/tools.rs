@@ -428,6 +428,7 @@ mod tests {
                             allow_write: allow_exec,
                             allow_exec,
                             approve_writes: false,
+                            scopes: None,
                         },
                         confirm: true,
                         ..ToolOptions::default()
@@ -502,6 +503,7 @@ mod tests {
                                 allow_write: allow,
                                 allow_exec: allow,
                                 approve_writes: false,
+                                scopes: None,
                             },
                             mode,
                             confirm: true,

@@ -24,12 +24,14 @@
 mod annotations;
 mod classify;
 pub mod required;
+pub mod scopes;
 pub mod table;
 
 /// Why argparse rejects an argv: part of [`Outcome::Rejected`].
 pub use crate::argparse::Rejection;
 pub use annotations::{Runnable, ToolAnnotationsHint, annotations, policy_class, runnable};
 pub use classify::{Classification, Outcome, Reason, classify, classify_resolved, evaluate};
+pub use scopes::Scopes;
 
 use std::fmt;
 
@@ -47,6 +49,11 @@ pub struct Policy {
     /// (`crate::call::approval`). The check lets them pass as
     /// `--allow-write` does; [`Policy::needs_approval`] says which calls ask.
     pub approve_writes: bool,
+    /// The scopes of the calling principal's access token ([`scopes`]):
+    /// they narrow the options above, never widen them; `None` (stdio, a
+    /// static token, the startup policy itself) narrows nothing. Set per
+    /// call with [`Policy::narrowed`].
+    pub scopes: Option<Scopes>,
 }
 
 /// How the startup policy treats mutations: the `writes` of the
@@ -91,6 +98,9 @@ pub struct Refusal {
     pub note: Option<String>,
     /// The missing startup options, `--allow-write` before `--allow-exec`.
     pub missing: Vec<&'static str>,
+    /// The scopes the caller's access token lacks ([`scopes::WRITE`] before
+    /// [`scopes::EXEC`]) where the startup options would allow the call.
+    pub missing_scopes: Vec<&'static str>,
 }
 
 impl fmt::Display for Refusal {
@@ -99,7 +109,13 @@ impl fmt::Display for Refusal {
         for t in &self.triggers {
             write!(f, " {t}")?;
         }
-        write!(f, " requires {}", self.missing.join(" and "))?;
+        let needs: Vec<String> = self
+            .missing
+            .iter()
+            .map(|m| (*m).to_owned())
+            .chain(self.missing_scopes.iter().map(|s| format!("scope {s}")))
+            .collect();
+        write!(f, " requires {}", needs.join(" and "))?;
         if let Some(note) = &self.note {
             write!(f, " ({note})")?;
         }
@@ -108,7 +124,14 @@ impl fmt::Display for Refusal {
 }
 
 impl Policy {
-    /// Checks a classification against the startup options.
+    /// This policy for a caller whose access token grants `scopes` (`None`:
+    /// no token scopes, nothing narrowed).
+    pub fn narrowed(self, scopes: Option<Scopes>) -> Policy {
+        Policy { scopes, ..self }
+    }
+
+    /// Checks a classification against the startup options (and the
+    /// caller's scopes, [`Policy::scopes`]).
     ///
     /// Errors: a [`Refusal`] naming every missing startup option.
     pub fn check(&self, c: &Classification) -> Result<(), Refusal> {
@@ -148,14 +171,23 @@ impl Policy {
     }
 
     fn check_with(&self, c: &Classification, raw: bool) -> Result<(), Refusal> {
-        let mut missing = Vec::new();
-        if c.requires_write && !self.writes() {
-            missing.push("--allow-write");
+        let (mut missing, mut missing_scopes) = (Vec::new(), Vec::new());
+        let granted = self.scopes;
+        if c.requires_write {
+            if !self.writes() {
+                missing.push("--allow-write");
+            } else if granted.is_some_and(|s| !s.write) {
+                missing_scopes.push(scopes::WRITE);
+            }
         }
-        if (c.requires_exec || raw) && !self.allow_exec {
-            missing.push("--allow-exec");
+        if c.requires_exec || raw {
+            if !self.allow_exec {
+                missing.push("--allow-exec");
+            } else if granted.is_some_and(|s| !s.exec) {
+                missing_scopes.push(scopes::EXEC);
+            }
         }
-        if missing.is_empty() {
+        if missing.is_empty() && missing_scopes.is_empty() {
             return Ok(());
         }
         let note = match &c.reason {
@@ -177,6 +209,7 @@ impl Policy {
             triggers: c.triggers.clone(),
             note,
             missing,
+            missing_scopes,
         })
     }
 }

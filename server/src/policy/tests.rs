@@ -554,6 +554,7 @@ fn policy_check_and_refusal_text() {
         allow_write: true,
         allow_exec: false,
         approve_writes: false,
+        scopes: None,
     };
     let cl = c(&k, "config --set secret-key secret-value");
     let e = none.check(&cl).expect_err("refused");
@@ -631,4 +632,52 @@ fn actions_the_catalog_could_not_represent_fail_closed() {
     assert_eq!(cl.reason, Reason::UnknownOption);
     assert!(cl.requires_write && !cl.read_only);
     assert!(c(&k, "list --export").read_only);
+}
+
+#[test]
+fn scopes_narrow_the_startup_policy_and_never_widen_it() {
+    let k = mini();
+    let set = c(&k, "config --set secret-key secret-value");
+    let greedy = c(&k, "greedy x");
+    let list = c(&k, "list");
+    let all = Policy {
+        allow_write: true,
+        allow_exec: true,
+        ..Policy::default()
+    };
+    let none = Some(Scopes::default());
+    // Without conda:write: the mutation is refused, naming the scope only.
+    let e = all.narrowed(none).check(&set).expect_err("narrowed");
+    assert!(e.missing.is_empty());
+    assert_eq!(e.missing_scopes, vec![scopes::WRITE]);
+    assert_eq!(
+        e.to_string(),
+        "conda config --set requires scope conda:write"
+    );
+    let e = all.narrowed(none).check(&greedy).expect_err("narrowed");
+    assert!(e.missing_scopes.contains(&scopes::EXEC), "{e}");
+    let e = all.narrowed(none).check_raw(&list).expect_err("raw");
+    assert_eq!(e.missing_scopes, vec![scopes::EXEC]);
+    assert!(all.narrowed(none).check(&list).is_ok());
+    // With the scopes: as the startup policy.
+    let granted = Some(Scopes {
+        write: true,
+        exec: true,
+    });
+    assert!(all.narrowed(granted).check(&set).is_ok());
+    assert!(all.narrowed(granted).check(&greedy).is_ok());
+    // A scope never widens: a read-only server names its option, not the scope.
+    let e = Policy::default()
+        .narrowed(granted)
+        .check(&set)
+        .expect_err("read-only");
+    assert_eq!(e.missing, vec!["--allow-write"]);
+    assert!(e.missing_scopes.is_empty());
+    // --approve-writes is narrowed the same way.
+    let approve = Policy {
+        approve_writes: true,
+        ..Policy::default()
+    };
+    let e = approve.narrowed(none).check(&set).expect_err("narrowed");
+    assert_eq!(e.missing_scopes, vec![scopes::WRITE]);
 }

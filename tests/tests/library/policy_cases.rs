@@ -336,21 +336,25 @@ const POLICIES: [Policy; 4] = [
         allow_write: false,
         allow_exec: false,
         approve_writes: false,
+        scopes: None,
     },
     Policy {
         allow_write: true,
         allow_exec: false,
         approve_writes: false,
+        scopes: None,
     },
     Policy {
         allow_write: false,
         allow_exec: true,
         approve_writes: false,
+        scopes: None,
     },
     Policy {
         allow_write: true,
         allow_exec: true,
         approve_writes: false,
+        scopes: None,
     },
 ];
 

@@ -334,7 +334,7 @@ fn sigterm_lets_calls_in_flight_finish_within_the_grace_then_cancels_the_rest() 
 }
 
 /// Makes OS user `name` with a home when it does not exist; its uid.
-fn os_user(name: &str) -> Option<u32> {
+pub(crate) fn os_user(name: &str) -> Option<u32> {
     if let Ok(Some(u)) = nix::unistd::User::from_name(name) {
         return Some(u.uid.as_raw());
     }

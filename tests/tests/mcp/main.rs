@@ -17,6 +17,7 @@ mod docs;
 mod http;
 mod installed;
 mod long_calls;
+mod oauth;
 mod packaging;
 mod real_conda;
 mod results;
