@@ -72,8 +72,9 @@ pub fn input_schema() -> Value {
                 "description": "Command tokens after `conda`, e.g. [\"env\",\"create\"]; [] = the root.",
                 "items": {
                     "type": "string",
-                    "pattern": "^[^\\s-]\\S*$",
-                    "maxLength": MAX_TOKEN_CHARS
+                    // The length bound is in the pattern: the portable
+                    // profile has no `maxLength` (see schema/).
+                    "pattern": format!("^[^\\s-]\\S{{0,{}}}$", MAX_TOKEN_CHARS - 1)
                 },
                 "maxItems": MAX_PATH_TOKENS
             }
