@@ -769,6 +769,71 @@ fn a_lone_surrogate_is_an_invalid_request_with_its_id() {
     assert_eq!(ok.status, 200, "{ok:?}");
 }
 
+/// A body that is not JSON, a batch array, or JSON that is no JSON-RPC
+/// message is answered as on stdio (not rmcp's 415 with serde's error
+/// text): 400 with the JSON-RPC Parse error or Invalid Request error, the
+/// id when it can be read, nothing of the body echoed, and a log line.
+#[test]
+fn a_body_that_is_no_json_rpc_message_is_answered_400_with_its_error() {
+    let prefix = StandinPrefix::standard();
+    let server = with_token(&prefix, &[]);
+    let bearer = format!("Bearer {TOKEN}");
+    let cases: [(&str, Value, i64); 4] = [
+        (
+            r#"{"jsonrpc":"2.0","id":51,"method":"SECRET"#,
+            Value::Null,
+            -32700,
+        ),
+        ("SECRET not json", Value::Null, -32700),
+        (
+            r#"{"jsonrpc":"2.0","id":"q52","SECRET":1}"#,
+            json!("q52"),
+            -32600,
+        ),
+        (
+            r#"[{"jsonrpc":"2.0","id":53,"method":"ping","params":{"SECRET":1}}]"#,
+            Value::Null,
+            -32600,
+        ),
+    ];
+    for (body, id, code) in cases {
+        let r = request(
+            server.addr,
+            "POST",
+            "/mcp",
+            &[
+                ("Authorization", &bearer),
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+            ],
+            body.as_bytes(),
+        )
+        .expect("request");
+        assert_eq!(r.status, 400, "{body}: {r:?}");
+        let v: Value = serde_json::from_str(&r.body).unwrap_or_else(|_| panic!("{r:?}"));
+        assert_eq!(v["jsonrpc"], json!("2.0"), "{v}");
+        assert_eq!(v["id"], id, "{body}: {v}");
+        assert_eq!(v["error"]["code"], json!(code), "{body}: {v}");
+        assert!(!r.body.contains("SECRET"), "{v}");
+    }
+    assert!(
+        server.wait_log(
+            "method=(undecodable) tool= id=q52 status=400",
+            1,
+            Duration::from_secs(10)
+        ),
+        "{}",
+        server.stderr_text()
+    );
+    assert!(
+        server.wait_log("status=400 duration_ms=", 4, Duration::from_secs(10)),
+        "{}",
+        server.stderr_text()
+    );
+    let ok = post_mcp(server.addr, &[("Authorization", &bearer)], &ping()).expect("ping");
+    assert_eq!(ok.status, 200, "{ok:?}");
+}
+
 /// `--approve-writes` over HTTP: alice's change waits inside its task for
 /// her approval; bob's `tasks/update` answering it is answered as for an
 /// unknown task and changes nothing (alice's task still waits, nothing is
