@@ -540,6 +540,55 @@ fn principals_mapped_to_os_users_run_in_their_own_workers_in_parallel() {
     }
 }
 
+/// A certificate and key that cannot serve stop the server at startup
+/// (exit status 1, as an unreadable file does) with a message naming the file and what is wrong with
+/// it: a key file without a PEM key, a PEM key rustls cannot parse, and
+/// another certificate's key.
+#[test]
+fn an_unusable_tls_key_is_a_startup_error_that_says_why() {
+    let dir = tempdir();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).expect("write");
+        path
+    };
+    let one = rcgen::generate_simple_self_signed(vec!["localhost".into()]).expect("cert");
+    let other = rcgen::generate_simple_self_signed(vec!["localhost".into()]).expect("cert");
+    let cert = write("cert.pem", &one.cert.pem());
+    let cases = [
+        (cert.clone(), "no PEM private key in it"),
+        (
+            write(
+                "garbage.pem",
+                "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+            ),
+            "not a private key rustls can use",
+        ),
+        (
+            write("other.pem", &other.key_pair.serialize_pem()),
+            "is not the private key of the certificate in --tls-cert",
+        ),
+    ];
+    let prefix = StandinPrefix::standard();
+    for (key, want) in cases {
+        let out = Command::new(bins::server())
+            .args(["--listen", "127.0.0.1:0", "--conda-exe"])
+            .arg(&prefix.conda_exe)
+            .arg("--tls-cert")
+            .arg(&cert)
+            .arg("--tls-key")
+            .arg(&key)
+            .output()
+            .expect("conda-mcp");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(want) && err.contains(key.to_str().expect("utf-8")),
+            "{want}: {err}"
+        );
+    }
+}
+
 #[test]
 fn tls_serves_https_with_the_given_certificate_and_refuses_plain_http() {
     let cert = rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()])
