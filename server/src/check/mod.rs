@@ -12,7 +12,9 @@
 //!    by, `PATH`), or the listening worker of `--worker-socket`; then the
 //!    server's own host checks (`app::startup::check_host`: a
 //!    `--worker-user` home it cannot use fails, a `CONDARC` conda will not
-//!    load is a warning);
+//!    load is a warning); with `--listen`, the HTTP settings loaded as the
+//!    server loads them (`crate::http::serve::load`: token file, OAuth,
+//!    TLS; the address is not bound) and the URL;
 //! 3. **discovery**: the startup cache (its file, hit or miss and why), then
 //!    discovery itself (conda version, interpreter and where it came from,
 //!    plugins, commands), exactly as the server runs it (a miss writes the
@@ -30,7 +32,8 @@
 //!    ([`policy_line`]);
 //! 7. **warnings**, then a ready-to-paste host configuration per host
 //!    (Claude Desktop, Claude Code, VS Code, Cursor) with absolute paths
-//!    ([`host_config`]).
+//!    ([`host_config`]); with `--listen`, the HTTP ones (URL and bearer
+//!    header) for Claude Code, VS Code and Cursor.
 //!
 //! The report goes to stdout (check mode never speaks MCP); logs stay on
 //! stderr at `warn` unless `RUST_LOG` says otherwise. The last line is
@@ -217,6 +220,13 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
     // not load is a warning in both.
     let host = check_host(s).map_err(|e| e.to_string())?;
     r.warnings.extend(host.warnings);
+
+    // 2b. the HTTP settings, loaded as the server loads them (not bound:
+    // the server may be running)
+    let http_url = match &s.http {
+        None => None,
+        Some(h) => Some(http_section(h, r).await?),
+    };
 
     // 3. discovery (as the server runs it)
     r.section("discovery");
@@ -441,9 +451,21 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
             r.line(format!("  - {w}"));
         }
     }
-    r.section("host configuration (one per host; paste into the host's MCP settings)");
-    let launch = host_config::Launch::for_this_process(&found.target.path, s, args);
-    for snippet in host_config::snippets(&launch) {
+    let snippets = match &http_url {
+        Some(url) => {
+            r.section(
+                "host configuration (the server runs on its own with these flags, e.g. under \
+                 systemd, docs/remote.md; hosts connect to it)",
+            );
+            host_config::http_snippets(url)
+        }
+        None => {
+            r.section("host configuration (one per host; paste into the host's MCP settings)");
+            let launch = host_config::Launch::for_this_process(&found.target.path, s, args);
+            host_config::snippets(&launch)
+        }
+    };
+    for snippet in snippets {
         r.line(format!("  {}", snippet.title));
         for l in snippet.text.lines() {
             r.line(format!("    {l}"));
@@ -454,6 +476,49 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
         catalog.conda_version,
         tools.listed.len()
     ))
+}
+
+/// Step 2b (`--listen`): the HTTP settings checked and their files loaded
+/// as the server does it (token file, OAuth key set and user map, TLS
+/// certificate and key), without binding. The MCP URL, or why the server
+/// would not start.
+async fn http_section(h: &crate::http::HttpSettings, r: &mut Builder) -> Result<String, String> {
+    r.section("http (--listen)");
+    let loaded = crate::http::serve::load(h)
+        .await
+        .map_err(|e| e.to_string())?;
+    let url = host_config::http_url(h.listen, loaded.tls());
+    r.item("serves", &url);
+    if let Some((cert, _)) = &h.tls {
+        r.item("tls", format!("certificate {}", cert.display()));
+    } else {
+        r.item("tls", "off (plain HTTP)");
+    }
+    match loaded.token_principals() {
+        Some(n) => r.item("tokens", format!("{n} principal(s) (--auth-tokens)")),
+        None => r.item("tokens", "none"),
+    }
+    match &h.oauth {
+        Some(o) => r.item(
+            "oauth",
+            format!("issuer {}, audience {}", o.issuer, o.audience),
+        ),
+        None => r.item("oauth", "off"),
+    }
+    if h.auth_tokens.is_none() && h.oauth.is_none() {
+        r.warnings.push(
+            "--listen without --auth-tokens or --oauth-issuer: anyone who can reach the \
+             loopback address can use conda as this user"
+                .into(),
+        );
+    }
+    let users = loaded.os_users();
+    if users.is_empty() {
+        r.item("os users", "none (every call runs in the default worker)");
+    } else {
+        r.item("os users", format!("{} (a worker each)", users.join(", ")));
+    }
+    Ok(url)
 }
 
 /// Steps 4 and 5: the interpreter imports conda, and `conda info --json`

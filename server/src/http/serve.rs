@@ -78,13 +78,52 @@ pub struct Listening {
     settings: HttpSettings,
 }
 
-/// Checks the HTTP settings (a non-loopback address needs authentication),
-/// loads the token file and the OAuth settings (the issuer's key set is
-/// fetched) and binds the address. Runs before discovery, so a
-/// wrong command line fails at once.
+/// The HTTP settings checked and their files loaded, nothing bound yet
+/// (what `conda-mcp check` reports on).
+#[derive(Debug)]
+pub struct Loaded {
+    tokens: Option<TokenTable>,
+    oauth: Option<OAuth>,
+    tls: Option<Arc<rustls::ServerConfig>>,
+}
+
+impl Loaded {
+    /// How many principals the `--auth-tokens` file lists (`None` without
+    /// it).
+    pub fn token_principals(&self) -> Option<usize> {
+        self.tokens.as_ref().map(TokenTable::len)
+    }
+
+    /// Whether the server speaks HTTPS.
+    pub fn tls(&self) -> bool {
+        self.tls.is_some()
+    }
+
+    /// The distinct OS users the token file and the user map map
+    /// principals to.
+    pub fn os_users(&self) -> Vec<String> {
+        os_users(&self.tokens, &self.oauth)
+    }
+}
+
+fn os_users(tokens: &Option<TokenTable>, oauth: &Option<OAuth>) -> Vec<String> {
+    let mut users: Vec<String> = tokens
+        .iter()
+        .flat_map(|t| t.os_users())
+        .map(str::to_owned)
+        .chain(oauth.iter().flat_map(OAuth::os_users))
+        .collect();
+    users.sort();
+    users.dedup();
+    users
+}
+
+/// Checks the HTTP settings (a non-loopback address needs authentication)
+/// and loads the token file, the OAuth settings (the issuer's key set is
+/// fetched) and the TLS certificate and key, without binding.
 ///
-/// Errors: [`StartError`].
-pub async fn bind(settings: &HttpSettings) -> Result<Listening, StartError> {
+/// Errors: [`StartError`] (never [`StartError::Bind`]).
+pub async fn load(settings: &HttpSettings) -> Result<Loaded, StartError> {
     let authenticated = settings.auth_tokens.is_some() || settings.oauth.is_some();
     if !settings.listen.ip().is_loopback() && !authenticated {
         return Err(StartError::Unauthenticated(settings.listen));
@@ -101,6 +140,15 @@ pub async fn bind(settings: &HttpSettings) -> Result<Listening, StartError> {
         Some((cert, key)) => Some(super::tls::server_config(cert, key)?),
         None => None,
     };
+    Ok(Loaded { tokens, oauth, tls })
+}
+
+/// [`load`], then binds the address. Runs before discovery, so a wrong
+/// command line fails at once.
+///
+/// Errors: [`StartError`].
+pub async fn bind(settings: &HttpSettings) -> Result<Listening, StartError> {
+    let Loaded { tokens, oauth, tls } = load(settings).await?;
     let listener = TcpListener::bind(settings.listen)
         .await
         .map_err(|source| StartError::Bind {
@@ -125,16 +173,7 @@ impl Listening {
     /// The distinct OS users the token file and the user map map
     /// principals to.
     pub fn os_users(&self) -> Vec<String> {
-        let mut users: Vec<String> = self
-            .tokens
-            .iter()
-            .flat_map(|t| t.os_users())
-            .map(str::to_owned)
-            .chain(self.oauth.iter().flat_map(OAuth::os_users))
-            .collect();
-        users.sort();
-        users.dedup();
-        users
+        os_users(&self.tokens, &self.oauth)
     }
 
     /// Serves `server` until `stop` completes, then drains: requests in
