@@ -431,10 +431,7 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
             "listed (conda-completion plugin found)",
         );
     }
-    r.item(
-        "policy",
-        policy_line(s.policy.allow_write, s.policy.allow_exec),
-    );
+    r.item("policy", policy_line(&s.policy));
 
     // 7. warnings and host configuration
     if s.policy.allow_exec {
@@ -592,15 +589,27 @@ fn list(r: &mut Builder, class: &str, what: &str, names: &[&str]) {
 /// One line on the policy flags a task needs, given the ones in force
 /// (docs/safety.md): `--allow-write` (or `--approve-writes`, which asks the
 /// person before each change) for changes, `--allow-exec` for programs.
-pub fn policy_line(allow_write: bool, allow_exec: bool) -> String {
+pub fn policy_line(p: &crate::policy::Policy) -> String {
     const WRITE: &str = "--allow-write to let it install, update, remove, create \
          environments and configure (or --approve-writes to approve each change yourself)";
     const EXEC: &str = "--allow-exec to let it run programs (conda run, conda_execute)";
-    match (allow_write, allow_exec) {
-        (false, false) => format!("read-only (dry runs show plans); add {WRITE}; add {EXEC}"),
-        (true, false) => format!("changes allowed (--allow-write); add {EXEC}"),
-        (false, true) => format!("programs allowed (--allow-exec), changes refused; add {WRITE}"),
-        (true, true) => "changes and programs allowed (--allow-write --allow-exec)".to_owned(),
+    let changes = if p.allow_write {
+        Some("changes allowed (--allow-write)")
+    } else if p.approve_writes {
+        Some("changes allowed, each after the person approves it (--approve-writes)")
+    } else {
+        None
+    };
+    match (changes, p.allow_exec) {
+        (None, false) => format!("read-only (dry runs show plans); add {WRITE}; add {EXEC}"),
+        (Some(c), false) => format!("{c}; add {EXEC}"),
+        (None, true) => format!("programs allowed (--allow-exec), changes refused; add {WRITE}"),
+        (Some(_), true) if p.allow_write => {
+            "changes and programs allowed (--allow-write --allow-exec)".to_owned()
+        }
+        (Some(_), true) => "changes and programs allowed, each after the person approves it \
+             (--approve-writes --allow-exec)"
+            .to_owned(),
     }
 }
 
@@ -713,6 +722,28 @@ mod tests {
         );
         assert_eq!(exception_name("plain text: no class here\n"), None);
         assert_eq!(exception_name(""), None);
+    }
+
+    #[test]
+    fn the_policy_line_names_the_flags_in_force() {
+        use crate::policy::Policy;
+        let line = |allow_write, approve_writes, allow_exec| {
+            policy_line(&Policy {
+                allow_write,
+                approve_writes,
+                allow_exec,
+                ..Policy::default()
+            })
+        };
+        assert!(line(false, false, false).starts_with("read-only"));
+        let approve = line(false, true, false);
+        assert!(
+            approve.starts_with("changes allowed, each after the person approves it (--approve-writes); add --allow-exec"),
+            "{approve}"
+        );
+        assert!(!approve.contains("add --allow-write"), "{approve}");
+        assert!(line(false, true, true).contains("(--approve-writes --allow-exec)"));
+        assert!(line(true, false, true).contains("(--allow-write --allow-exec)"));
     }
 
     #[test]
