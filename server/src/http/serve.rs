@@ -257,6 +257,24 @@ fn metadata_routes(doc: String) -> Router {
         )
 }
 
+/// How long a client may take to send its request headers (hyper's
+/// `header_read_timeout`; its own default, which needs a timer to take
+/// effect). A connection that has not sent a whole header block by then,
+/// first request or next one on a kept-alive connection, is closed, so
+/// connections that never finish a request (slowloris) cannot pile up.
+pub const HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Sets hyper's timer and [`HEADER_READ_TIMEOUT`] on `server`'s HTTP/1
+/// connections.
+fn with_header_timeout<A>(mut server: axum_server::Server<A>) -> axum_server::Server<A> {
+    server
+        .http_builder()
+        .http1()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT);
+    server
+}
+
 /// Plain HTTP until `stop`; then no new connections, `grace` for the
 /// requests in flight, then `cancel`.
 async fn serve_plain(
@@ -266,12 +284,18 @@ async fn serve_plain(
     grace: std::time::Duration,
     cancel: CancellationToken,
 ) {
-    let stopping = CancellationToken::new();
-    let serving = {
-        let stopping = stopping.clone();
-        axum::serve(listener, app).with_graceful_shutdown(async move { stopping.cancelled().await })
+    let listener = match listener.into_std() {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!("cannot hand the listener to the HTTP server: {e}");
+            return;
+        }
     };
-    let mut serving = std::pin::pin!(serving.into_future());
+    let handle = axum_server::Handle::new();
+    let serving = with_header_timeout(axum_server::from_tcp(listener))
+        .handle(handle.clone())
+        .serve(app.into_make_service());
+    let mut serving = std::pin::pin!(serving);
     tokio::select! {
         r = &mut serving => {
             if let Err(e) = r {
@@ -282,7 +306,9 @@ async fn serve_plain(
         () = stop => {}
     }
     draining(grace);
-    stopping.cancel();
+    // No deadline of its own: past `grace`, `cancel` ends the calls (the
+    // log says so) and the serving future is dropped.
+    handle.graceful_shutdown(None);
     if tokio::time::timeout(grace, &mut serving).await.is_err() {
         tracing::warn!("requests still in flight after the grace: cancelling them");
         cancel.cancel();
@@ -308,7 +334,7 @@ async fn serve_tls(
     };
     let handle = axum_server::Handle::new();
     let config = axum_server::tls_rustls::RustlsConfig::from_config(tls);
-    let serving = axum_server::tls_rustls::from_tcp_rustls(listener, config)
+    let serving = with_header_timeout(axum_server::tls_rustls::from_tcp_rustls(listener, config))
         .handle(handle.clone())
         .serve(app.into_make_service());
     let mut serving = std::pin::pin!(serving);
@@ -322,7 +348,9 @@ async fn serve_tls(
         () = stop => {}
     }
     draining(grace);
-    handle.graceful_shutdown(Some(grace));
+    // No deadline of its own: past `grace`, `cancel` ends the calls (the
+    // log says so) and the serving future is dropped.
+    handle.graceful_shutdown(None);
     if tokio::time::timeout(grace, &mut serving).await.is_err() {
         tracing::warn!("requests still in flight after the grace: cancelling them");
         cancel.cancel();

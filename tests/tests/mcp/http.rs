@@ -540,6 +540,37 @@ fn principals_mapped_to_os_users_run_in_their_own_workers_in_parallel() {
     }
 }
 
+/// A client that opens a connection and never finishes its request headers
+/// (slowloris; no token needed) is cut off after the header read timeout,
+/// on plain HTTP; meanwhile an authenticated request is served.
+#[test]
+fn a_connection_that_never_finishes_its_headers_is_closed() {
+    use conda_mcp_server::http::serve::HEADER_READ_TIMEOUT;
+    use std::io::{Read, Write};
+    let prefix = StandinPrefix::standard();
+    let server = with_token(&prefix, &[]);
+    let mut slow = std::net::TcpStream::connect(server.addr).expect("connect");
+    write!(slow, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n").expect("partial headers");
+    let opened = Instant::now();
+    let bearer = format!("Bearer {TOKEN}");
+    let ok = post_mcp(server.addr, &[("Authorization", &bearer)], &ping()).expect("ping");
+    assert_eq!(ok.status, 200, "{ok:?}");
+    slow.set_read_timeout(Some(HEADER_READ_TIMEOUT + Duration::from_secs(20)))
+        .expect("timeout");
+    let mut got = Vec::new();
+    let read = slow.read_to_end(&mut got);
+    assert!(
+        read.is_ok() && opened.elapsed() < HEADER_READ_TIMEOUT + Duration::from_secs(20),
+        "the connection is still open after {:?}: {read:?}",
+        opened.elapsed()
+    );
+    assert!(
+        opened.elapsed() >= HEADER_READ_TIMEOUT - Duration::from_secs(1),
+        "closed after {:?}, before the timeout",
+        opened.elapsed()
+    );
+}
+
 /// A certificate and key that cannot serve stop the server at startup
 /// (exit status 1, as an unreadable file does) with a message naming the file and what is wrong with
 /// it: a key file without a PEM key, a PEM key rustls cannot parse, and
