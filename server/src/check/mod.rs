@@ -510,6 +510,8 @@ async fn http_section(h: &crate::http::HttpSettings, r: &mut Builder) -> Result<
         );
     }
     let users = loaded.os_users();
+    // The server's own check: root, and a usable home for each user.
+    crate::app::serve_http::check_users(&users).map_err(|e| e.to_string())?;
     if users.is_empty() {
         r.item("os users", "none (every call runs in the default worker)");
     } else {

@@ -548,7 +548,8 @@ fn check_never_nests_parentheses_whatever_the_flags() {
 
 /// With `--listen`, check loads the HTTP settings as the server does
 /// (without binding: the server may already run there): a malformed token
-/// file or an unusable TLS key fails with the server's reason, and a good
+/// file, an unusable TLS key or a principal mapped to an OS user that
+/// cannot run conda fails with the server's reason, and a good
 /// setup reports the URL, the principals and the HTTP host configurations
 /// (URL and bearer header), not stdio ones that would start a second
 /// listener.
@@ -594,6 +595,20 @@ fn check_with_listen_loads_the_http_settings_and_prints_http_host_configurations
         ],
     );
     assert_failed(&o, "--tls-cert");
+    // A principal mapped to an OS user that does not exist fails as the
+    // server's startup fails.
+    let mapped = dir.path().join("mapped-tokens");
+    std::fs::write(
+        &mapped,
+        conda_mcp_server::http::tokens::file_line("bob", "cmcp_test2", Some("no-such-user-cmcp"))
+            + "\n",
+    )
+    .expect("token file");
+    // (as root: the user does not exist; otherwise: not root)
+    assert_failed(
+        &run(&mapped, &[]),
+        "the --auth-tokens file or the --user-map maps",
+    );
 
     let o = run(&good, &[]);
     let report = stdout(&o);
