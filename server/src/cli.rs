@@ -42,14 +42,15 @@ Logs go to stderr (RUST_LOG sets the level, default info). See README.md for hos
 /// hide hung calls.
 pub const MAX_TIMEOUT_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
 
-/// conda-mcp: an MCP server (stdio) that exposes an installed conda as typed
-/// tools, read-only unless told otherwise.
+/// conda-mcp: an MCP server (stdio, or Streamable HTTP with `--listen`)
+/// that exposes an installed conda as typed tools, read-only unless told
+/// otherwise.
 #[derive(Debug, Clone, Parser)]
 #[command(
     name = "conda-mcp",
     version,
-    about = "An MCP server (stdio) that exposes an installed conda as typed tools, \
-             read-only unless told otherwise.",
+    about = "An MCP server (stdio, or Streamable HTTP with --listen) that exposes an installed \
+             conda as typed tools, read-only unless told otherwise.",
     long_about = None,
     after_help = EXAMPLES
 )]
@@ -333,10 +334,16 @@ where
         cli.exclusive()?;
         return Ok((Mode::Check, cli));
     }
-    // Listed in `conda-mcp --help`; never matched here (handled above).
-    let cmd = Cli::command().subcommand(clap::Command::new(CHECK_COMMAND).about(
-        "Check the setup and print a report for configuring a host (same flags as the server)",
-    ));
+    // Listed in `conda-mcp --help`; never matched here (`check` is handled
+    // above, `token` by `crate::app::main` before any parsing).
+    let cmd = Cli::command()
+        .subcommand(clap::Command::new(CHECK_COMMAND).about(
+            "Check the setup and print a report for configuring a host (same flags as the server)",
+        ))
+        .subcommand(
+            clap::Command::new(crate::http::token_command::TOKEN_COMMAND)
+                .about("Make a bearer token for the HTTP mode (--listen with --auth-tokens): conda-mcp token new NAME"),
+        );
     let matches = cmd.try_get_matches_from(args)?;
     // `conda-mcp --flags check` (flags first) is a check as well.
     let mode = match matches.subcommand_name() {

@@ -66,7 +66,7 @@ pub async fn serve(settings: &Settings, http: &HttpSettings) -> Result<(), Start
 /// usable by conda (the `--worker-user` rules, `host_env::check_worker_home`).
 ///
 /// Errors: [`StartupError::WorkerHome`] naming the user and why.
-fn check_users(users: &[String]) -> Result<(), StartupError> {
+pub(crate) fn check_users(users: &[String]) -> Result<(), StartupError> {
     if users.is_empty() {
         return Ok(());
     }

@@ -176,9 +176,82 @@ pub fn snippets(l: &Launch) -> Vec<Snippet> {
     ]
 }
 
+/// The MCP URL of a `--listen` server at `listen`, `https` with TLS; an
+/// unspecified address (`0.0.0.0`, `::`) becomes `HOST`, the name clients
+/// reach the machine by.
+pub fn http_url(listen: std::net::SocketAddr, tls: bool) -> String {
+    let scheme = if tls { "https" } else { "http" };
+    let path = crate::http::serve::MCP_PATH;
+    if listen.ip().is_unspecified() {
+        format!("{scheme}://HOST:{}{path}", listen.port())
+    } else {
+        format!("{scheme}://{listen}{path}")
+    }
+}
+
+/// The configuration for each host of a `--listen` server at `url`, as
+/// docs/remote.md ("Host configuration") gives them: Claude Code, VS Code
+/// (the token from an input), Cursor (the token from an environment
+/// variable). `TOKEN` is the person's token (`conda-mcp token new`) or
+/// OAuth access token.
+pub fn http_snippets(url: &str) -> Vec<Snippet> {
+    let pretty = |v: serde_json::Value| serde_json::to_string_pretty(&v).unwrap_or_default();
+    let words = [
+        "claude",
+        "mcp",
+        "add",
+        "--transport",
+        "http",
+        SERVER_NAME,
+        url,
+        "--header",
+        "Authorization: Bearer TOKEN",
+    ];
+    let claude_code = shlex::try_join(words).unwrap_or_default();
+    vec![
+        Snippet {
+            title: "Claude Code (run in a shell; TOKEN is the person's token):",
+            text: claude_code,
+        },
+        Snippet {
+            title: "VS Code (.vscode/mcp.json or the user mcp.json; the token is asked for):",
+            text: pretty(json!({
+                "inputs": [{"type": "promptString", "id": "conda-token",
+                            "description": "conda-mcp token", "password": true}],
+                "servers": { SERVER_NAME: {
+                    "type": "http", "url": url,
+                    "headers": {"Authorization": "Bearer ${input:conda-token}"}}}
+            })),
+        },
+        Snippet {
+            title: "Cursor (~/.cursor/mcp.json; the token from CONDA_MCP_TOKEN):",
+            text: pretty(json!({ "mcpServers": { SERVER_NAME: {
+                "url": url,
+                "headers": {"Authorization": "Bearer ${env:CONDA_MCP_TOKEN}"}}}})),
+        },
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn http_urls_name_the_scheme_and_a_placeholder_for_any_address() {
+        let at = |s: &str| s.parse::<std::net::SocketAddr>().expect("address");
+        assert_eq!(
+            http_url(at("127.0.0.1:8765"), false),
+            "http://127.0.0.1:8765/mcp"
+        );
+        assert_eq!(http_url(at("[::1]:8443"), true), "https://[::1]:8443/mcp");
+        assert_eq!(http_url(at("0.0.0.0:8443"), true), "https://HOST:8443/mcp");
+        let claude = &http_snippets("http://127.0.0.1:1/mcp")[0].text;
+        assert_eq!(
+            claude,
+            "claude mcp add --transport http conda http://127.0.0.1:1/mcp --header \
+             'Authorization: Bearer TOKEN'"
+        );
+    }
 
     fn os(v: &[&str]) -> Vec<OsString> {
         v.iter().map(OsString::from).collect()

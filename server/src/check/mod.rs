@@ -12,7 +12,9 @@
 //!    by, `PATH`), or the listening worker of `--worker-socket`; then the
 //!    server's own host checks (`app::startup::check_host`: a
 //!    `--worker-user` home it cannot use fails, a `CONDARC` conda will not
-//!    load is a warning);
+//!    load is a warning); with `--listen`, the HTTP settings loaded as the
+//!    server loads them (`crate::http::serve::load`: token file, OAuth,
+//!    TLS; the address is not bound) and the URL;
 //! 3. **discovery**: the startup cache (its file, hit or miss and why), then
 //!    discovery itself (conda version, interpreter and where it came from,
 //!    plugins, commands), exactly as the server runs it (a miss writes the
@@ -30,7 +32,8 @@
 //!    ([`policy_line`]);
 //! 7. **warnings**, then a ready-to-paste host configuration per host
 //!    (Claude Desktop, Claude Code, VS Code, Cursor) with absolute paths
-//!    ([`host_config`]).
+//!    ([`host_config`]); with `--listen`, the HTTP ones (URL and bearer
+//!    header) for Claude Code, VS Code and Cursor.
 //!
 //! The report goes to stdout (check mode never speaks MCP); logs stay on
 //! stderr at `warn` unless `RUST_LOG` says otherwise. The last line is
@@ -217,6 +220,13 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
     // not load is a warning in both.
     let host = check_host(s).map_err(|e| e.to_string())?;
     r.warnings.extend(host.warnings);
+
+    // 2b. the HTTP settings, loaded as the server loads them (not bound:
+    // the server may be running)
+    let http_url = match &s.http {
+        None => None,
+        Some(h) => Some(http_section(h, r).await?),
+    };
 
     // 3. discovery (as the server runs it)
     r.section("discovery");
@@ -421,10 +431,7 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
             "listed (conda-completion plugin found)",
         );
     }
-    r.item(
-        "policy",
-        policy_line(s.policy.allow_write, s.policy.allow_exec),
-    );
+    r.item("policy", policy_line(&s.policy));
 
     // 7. warnings and host configuration
     if s.policy.allow_exec {
@@ -441,9 +448,21 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
             r.line(format!("  - {w}"));
         }
     }
-    r.section("host configuration (one per host; paste into the host's MCP settings)");
-    let launch = host_config::Launch::for_this_process(&found.target.path, s, args);
-    for snippet in host_config::snippets(&launch) {
+    let snippets = match &http_url {
+        Some(url) => {
+            r.section(
+                "host configuration (the server runs on its own with these flags, e.g. under \
+                 systemd, docs/remote.md; hosts connect to it)",
+            );
+            host_config::http_snippets(url)
+        }
+        None => {
+            r.section("host configuration (one per host; paste into the host's MCP settings)");
+            let launch = host_config::Launch::for_this_process(&found.target.path, s, args);
+            host_config::snippets(&launch)
+        }
+    };
+    for snippet in snippets {
         r.line(format!("  {}", snippet.title));
         for l in snippet.text.lines() {
             r.line(format!("    {l}"));
@@ -454,6 +473,51 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
         catalog.conda_version,
         tools.listed.len()
     ))
+}
+
+/// Step 2b (`--listen`): the HTTP settings checked and their files loaded
+/// as the server does it (token file, OAuth key set and user map, TLS
+/// certificate and key), without binding. The MCP URL, or why the server
+/// would not start.
+async fn http_section(h: &crate::http::HttpSettings, r: &mut Builder) -> Result<String, String> {
+    r.section("http (--listen)");
+    let loaded = crate::http::serve::load(h)
+        .await
+        .map_err(|e| e.to_string())?;
+    let url = host_config::http_url(h.listen, loaded.tls());
+    r.item("serves", &url);
+    if let Some((cert, _)) = &h.tls {
+        r.item("tls", format!("certificate {}", cert.display()));
+    } else {
+        r.item("tls", "off (plain HTTP)");
+    }
+    match loaded.token_principals() {
+        Some(n) => r.item("tokens", format!("{n} principal(s) (--auth-tokens)")),
+        None => r.item("tokens", "none"),
+    }
+    match &h.oauth {
+        Some(o) => r.item(
+            "oauth",
+            format!("issuer {}, audience {}", o.issuer, o.audience),
+        ),
+        None => r.item("oauth", "off"),
+    }
+    if h.auth_tokens.is_none() && h.oauth.is_none() {
+        r.warnings.push(
+            "--listen without --auth-tokens or --oauth-issuer: anyone who can reach the \
+             loopback address can use conda as this user"
+                .into(),
+        );
+    }
+    let users = loaded.os_users();
+    // The server's own check: root, and a usable home for each user.
+    crate::app::serve_http::check_users(&users).map_err(|e| e.to_string())?;
+    if users.is_empty() {
+        r.item("os users", "none (every call runs in the default worker)");
+    } else {
+        r.item("os users", format!("{} (a worker each)", users.join(", ")));
+    }
+    Ok(url)
 }
 
 /// Steps 4 and 5: the interpreter imports conda, and `conda info --json`
@@ -527,15 +591,27 @@ fn list(r: &mut Builder, class: &str, what: &str, names: &[&str]) {
 /// One line on the policy flags a task needs, given the ones in force
 /// (docs/safety.md): `--allow-write` (or `--approve-writes`, which asks the
 /// person before each change) for changes, `--allow-exec` for programs.
-pub fn policy_line(allow_write: bool, allow_exec: bool) -> String {
+pub fn policy_line(p: &crate::policy::Policy) -> String {
     const WRITE: &str = "--allow-write to let it install, update, remove, create \
          environments and configure (or --approve-writes to approve each change yourself)";
     const EXEC: &str = "--allow-exec to let it run programs (conda run, conda_execute)";
-    match (allow_write, allow_exec) {
-        (false, false) => format!("read-only (dry runs show plans); add {WRITE}; add {EXEC}"),
-        (true, false) => format!("changes allowed (--allow-write); add {EXEC}"),
-        (false, true) => format!("programs allowed (--allow-exec), changes refused; add {WRITE}"),
-        (true, true) => "changes and programs allowed (--allow-write --allow-exec)".to_owned(),
+    let changes = if p.allow_write {
+        Some("changes allowed (--allow-write)")
+    } else if p.approve_writes {
+        Some("changes allowed, each after the person approves it (--approve-writes)")
+    } else {
+        None
+    };
+    match (changes, p.allow_exec) {
+        (None, false) => format!("read-only (dry runs show plans); add {WRITE}; add {EXEC}"),
+        (Some(c), false) => format!("{c}; add {EXEC}"),
+        (None, true) => format!("programs allowed (--allow-exec), changes refused; add {WRITE}"),
+        (Some(_), true) if p.allow_write => {
+            "changes and programs allowed (--allow-write --allow-exec)".to_owned()
+        }
+        (Some(_), true) => "changes and programs allowed, each after the person approves it \
+             (--approve-writes --allow-exec)"
+            .to_owned(),
     }
 }
 
@@ -648,6 +724,28 @@ mod tests {
         );
         assert_eq!(exception_name("plain text: no class here\n"), None);
         assert_eq!(exception_name(""), None);
+    }
+
+    #[test]
+    fn the_policy_line_names_the_flags_in_force() {
+        use crate::policy::Policy;
+        let line = |allow_write, approve_writes, allow_exec| {
+            policy_line(&Policy {
+                allow_write,
+                approve_writes,
+                allow_exec,
+                ..Policy::default()
+            })
+        };
+        assert!(line(false, false, false).starts_with("read-only"));
+        let approve = line(false, true, false);
+        assert!(
+            approve.starts_with("changes allowed, each after the person approves it (--approve-writes); add --allow-exec"),
+            "{approve}"
+        );
+        assert!(!approve.contains("add --allow-write"), "{approve}");
+        assert!(line(false, true, true).contains("(--approve-writes --allow-exec)"));
+        assert!(line(true, false, true).contains("(--allow-write --allow-exec)"));
     }
 
     #[test]

@@ -17,9 +17,13 @@
 //!    one of `--max-workers` is busy) gets 503 with `Retry-After`;
 //! 4. the body limit: a `Content-Length` or a body past it is 413, read
 //!    no further;
-//! 5. a body that is JSON but cannot be decoded (a lone surrogate escape,
-//!    `crate::mcp::undecodable`) is answered here, 400 with the JSON-RPC
-//!    Invalid Request error and the request's id, as on stdio;
+//! 5. a body that is no JSON-RPC message is answered here as on stdio
+//!    (`crate::mcp::undecodable`): 400 with the JSON-RPC Parse error
+//!    (not JSON) or Invalid Request error (JSON that cannot be decoded, a
+//!    batch, an object that is no message) and the request's id when it
+//!    can be read (MCP's Streamable HTTP transport: input the server
+//!    cannot accept gets an HTTP error status, its body may be a JSON-RPC
+//!    error without id). rmcp would answer it 415 with serde's error;
 //! 6. the request deadline (`--request-timeout`): past it before the
 //!    answer starts, 504; past it while the answer streams, the stream
 //!    ends with an error. Either way the request's future is dropped, which
@@ -60,7 +64,7 @@ use super::oauth::OAuth;
 use super::tokens::TokenTable;
 use super::{CallNote, Noted};
 use crate::mcp::request_log::{id_text, name_or_invalid};
-use crate::mcp::undecodable::{self, Undecodable};
+use crate::mcp::undecodable::{self, Rejection};
 use crate::principal::Principal;
 
 /// The `realm` of every challenge.
@@ -178,10 +182,9 @@ pub async fn gate(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Re
         Ok(b) => b,
         Err(r) => return finish(r, described, since, deadline),
     };
-    describe(&bytes, &mut described);
-    if let Some(u) = undecodable::classify(&bytes) {
+    if !describe(&bytes, &mut described) {
         return finish(
-            undecodable_response(u, &mut described),
+            undecodable_response(undecodable::rejection(&bytes), &mut described),
             described,
             since,
             deadline,
@@ -234,21 +237,24 @@ fn too_large_response() -> Response {
     )
 }
 
-/// The answer to a body that is JSON but cannot be decoded
-/// ([`undecodable`]; rmcp would answer 415 with serde's error): 400 with
-/// the JSON-RPC Invalid Request error, carrying the request's id when it
-/// can be read; the id goes into the log line.
-fn undecodable_response(u: Undecodable, d: &mut Described) -> Response {
-    let id = match u {
-        Undecodable::Request(id) => id,
-        Undecodable::Notification => serde_json::Value::Null,
+/// The answer to a body that is no JSON-RPC message
+/// ([`undecodable::rejection`]): 400 with the JSON-RPC error, carrying the
+/// request's id when it can be read; the id goes into the log line.
+fn undecodable_response(r: Rejection, d: &mut Described) -> Response {
+    let (id, code, message) = match r {
+        Rejection::Answer { id, code, message } => (id, code, message),
+        Rejection::Notification => (
+            serde_json::Value::Null,
+            undecodable::CODE,
+            undecodable::INVALID_MESSAGE,
+        ),
     };
     if let Ok(n) = serde_json::from_value::<rmcp::model::NumberOrString>(id.clone()) {
         d.id = id_text(&n);
     }
     d.method = "(undecodable)".into();
     let body = serde_json::json!({"jsonrpc": "2.0", "id": id,
-        "error": {"code": undecodable::CODE, "message": undecodable::MESSAGE}});
+        "error": {"code": code, "message": message}});
     let mut r = Response::new(Body::from(body.to_string()));
     *r.status_mut() = StatusCode::BAD_REQUEST;
     r.headers_mut().insert(
@@ -259,10 +265,10 @@ fn undecodable_response(u: Undecodable, d: &mut Described) -> Response {
 }
 
 /// The method, tool and id of a JSON-RPC request body, as the log may show
-/// them (a body that is not one leaves them empty; rmcp answers it).
-fn describe(body: &[u8], d: &mut Described) {
+/// them. False when the body is no JSON-RPC message (nothing is set).
+fn describe(body: &[u8], d: &mut Described) -> bool {
     let Ok(msg) = serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(body) else {
-        return;
+        return false;
     };
     match &msg {
         JsonRpcMessage::Request(r) => {
@@ -279,6 +285,7 @@ fn describe(body: &[u8], d: &mut Described) {
             d.method = "(response)".into();
         }
     }
+    true
 }
 
 /// Whether the query names a token parameter.

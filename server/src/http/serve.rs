@@ -78,13 +78,52 @@ pub struct Listening {
     settings: HttpSettings,
 }
 
-/// Checks the HTTP settings (a non-loopback address needs authentication),
-/// loads the token file and the OAuth settings (the issuer's key set is
-/// fetched) and binds the address. Runs before discovery, so a
-/// wrong command line fails at once.
+/// The HTTP settings checked and their files loaded, nothing bound yet
+/// (what `conda-mcp check` reports on).
+#[derive(Debug)]
+pub struct Loaded {
+    tokens: Option<TokenTable>,
+    oauth: Option<OAuth>,
+    tls: Option<Arc<rustls::ServerConfig>>,
+}
+
+impl Loaded {
+    /// How many principals the `--auth-tokens` file lists (`None` without
+    /// it).
+    pub fn token_principals(&self) -> Option<usize> {
+        self.tokens.as_ref().map(TokenTable::len)
+    }
+
+    /// Whether the server speaks HTTPS.
+    pub fn tls(&self) -> bool {
+        self.tls.is_some()
+    }
+
+    /// The distinct OS users the token file and the user map map
+    /// principals to.
+    pub fn os_users(&self) -> Vec<String> {
+        os_users(&self.tokens, &self.oauth)
+    }
+}
+
+fn os_users(tokens: &Option<TokenTable>, oauth: &Option<OAuth>) -> Vec<String> {
+    let mut users: Vec<String> = tokens
+        .iter()
+        .flat_map(|t| t.os_users())
+        .map(str::to_owned)
+        .chain(oauth.iter().flat_map(OAuth::os_users))
+        .collect();
+    users.sort();
+    users.dedup();
+    users
+}
+
+/// Checks the HTTP settings (a non-loopback address needs authentication)
+/// and loads the token file, the OAuth settings (the issuer's key set is
+/// fetched) and the TLS certificate and key, without binding.
 ///
-/// Errors: [`StartError`].
-pub async fn bind(settings: &HttpSettings) -> Result<Listening, StartError> {
+/// Errors: [`StartError`] (never [`StartError::Bind`]).
+pub async fn load(settings: &HttpSettings) -> Result<Loaded, StartError> {
     let authenticated = settings.auth_tokens.is_some() || settings.oauth.is_some();
     if !settings.listen.ip().is_loopback() && !authenticated {
         return Err(StartError::Unauthenticated(settings.listen));
@@ -101,6 +140,15 @@ pub async fn bind(settings: &HttpSettings) -> Result<Listening, StartError> {
         Some((cert, key)) => Some(super::tls::server_config(cert, key)?),
         None => None,
     };
+    Ok(Loaded { tokens, oauth, tls })
+}
+
+/// [`load`], then binds the address. Runs before discovery, so a wrong
+/// command line fails at once.
+///
+/// Errors: [`StartError`].
+pub async fn bind(settings: &HttpSettings) -> Result<Listening, StartError> {
+    let Loaded { tokens, oauth, tls } = load(settings).await?;
     let listener = TcpListener::bind(settings.listen)
         .await
         .map_err(|source| StartError::Bind {
@@ -125,16 +173,7 @@ impl Listening {
     /// The distinct OS users the token file and the user map map
     /// principals to.
     pub fn os_users(&self) -> Vec<String> {
-        let mut users: Vec<String> = self
-            .tokens
-            .iter()
-            .flat_map(|t| t.os_users())
-            .map(str::to_owned)
-            .chain(self.oauth.iter().flat_map(OAuth::os_users))
-            .collect();
-        users.sort();
-        users.dedup();
-        users
+        os_users(&self.tokens, &self.oauth)
     }
 
     /// Serves `server` until `stop` completes, then drains: requests in
@@ -218,6 +257,24 @@ fn metadata_routes(doc: String) -> Router {
         )
 }
 
+/// How long a client may take to send its request headers (hyper's
+/// `header_read_timeout`; its own default, which needs a timer to take
+/// effect). A connection that has not sent a whole header block by then,
+/// first request or next one on a kept-alive connection, is closed, so
+/// connections that never finish a request (slowloris) cannot pile up.
+pub const HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Sets hyper's timer and [`HEADER_READ_TIMEOUT`] on `server`'s HTTP/1
+/// connections.
+fn with_header_timeout<A>(mut server: axum_server::Server<A>) -> axum_server::Server<A> {
+    server
+        .http_builder()
+        .http1()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT);
+    server
+}
+
 /// Plain HTTP until `stop`; then no new connections, `grace` for the
 /// requests in flight, then `cancel`.
 async fn serve_plain(
@@ -227,12 +284,18 @@ async fn serve_plain(
     grace: std::time::Duration,
     cancel: CancellationToken,
 ) {
-    let stopping = CancellationToken::new();
-    let serving = {
-        let stopping = stopping.clone();
-        axum::serve(listener, app).with_graceful_shutdown(async move { stopping.cancelled().await })
+    let listener = match listener.into_std() {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!("cannot hand the listener to the HTTP server: {e}");
+            return;
+        }
     };
-    let mut serving = std::pin::pin!(serving.into_future());
+    let handle = axum_server::Handle::new();
+    let serving = with_header_timeout(axum_server::from_tcp(listener))
+        .handle(handle.clone())
+        .serve(app.into_make_service());
+    let mut serving = std::pin::pin!(serving);
     tokio::select! {
         r = &mut serving => {
             if let Err(e) = r {
@@ -243,7 +306,9 @@ async fn serve_plain(
         () = stop => {}
     }
     draining(grace);
-    stopping.cancel();
+    // No deadline of its own: past `grace`, `cancel` ends the calls (the
+    // log says so) and the serving future is dropped.
+    handle.graceful_shutdown(None);
     if tokio::time::timeout(grace, &mut serving).await.is_err() {
         tracing::warn!("requests still in flight after the grace: cancelling them");
         cancel.cancel();
@@ -269,7 +334,7 @@ async fn serve_tls(
     };
     let handle = axum_server::Handle::new();
     let config = axum_server::tls_rustls::RustlsConfig::from_config(tls);
-    let serving = axum_server::tls_rustls::from_tcp_rustls(listener, config)
+    let serving = with_header_timeout(axum_server::tls_rustls::from_tcp_rustls(listener, config))
         .handle(handle.clone())
         .serve(app.into_make_service());
     let mut serving = std::pin::pin!(serving);
@@ -283,7 +348,9 @@ async fn serve_tls(
         () = stop => {}
     }
     draining(grace);
-    handle.graceful_shutdown(Some(grace));
+    // No deadline of its own: past `grace`, `cancel` ends the calls (the
+    // log says so) and the serving future is dropped.
+    handle.graceful_shutdown(None);
     if tokio::time::timeout(grace, &mut serving).await.is_err() {
         tracing::warn!("requests still in flight after the grace: cancelling them");
         cancel.cancel();

@@ -30,9 +30,16 @@ pub enum TlsError {
         /// Why.
         why: String,
     },
-    /// rustls refused the pair (e.g. the key does not match the
-    /// certificate).
-    #[error("--tls-cert and --tls-key cannot be used together: {0}")]
+    /// The key is not the private key of the leaf certificate.
+    #[error("--tls-key {key} is not the private key of the certificate in --tls-cert {cert}")]
+    Mismatch {
+        /// The certificate file.
+        cert: PathBuf,
+        /// The key file.
+        key: PathBuf,
+    },
+    /// rustls refused the configuration for another reason.
+    #[error("--tls-cert and --tls-key: {0}")]
     Config(String),
 }
 
@@ -58,15 +65,36 @@ pub fn server_config(cert: &Path, key: &Path) -> Result<Arc<rustls::ServerConfig
     }
     let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| TlsError::Key {
         path: key.to_owned(),
-        why: e.to_string(),
+        why: match e {
+            rustls::pki_types::pem::Error::NoItemsFound => {
+                "no PEM private key in it (PKCS#8, PKCS#1 or SEC1)".into()
+            }
+            e => e.to_string(),
+        },
     })?;
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .map_err(|e| TlsError::Config(e.to_string()))?
-    .with_no_client_auth()
-    .with_single_cert(certs, key_der)
-    .map_err(|e| TlsError::Config(e.to_string()))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    // Loaded here so that a key rustls cannot use is named as such, apart
+    // from a key that does not match the certificate.
+    provider
+        .key_provider
+        .load_private_key(key_der.clone_key())
+        .map_err(|_| TlsError::Key {
+            path: key.to_owned(),
+            why: "not a private key rustls can use (RSA, ECDSA P-256/P-384 or Ed25519)".into(),
+        })?;
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| TlsError::Config(e.to_string()))?
+        .with_no_client_auth()
+        .with_single_cert(certs, key_der)
+        .map_err(|e| match e {
+            rustls::Error::InconsistentKeys(rustls::InconsistentKeys::KeyMismatch) => {
+                TlsError::Mismatch {
+                    cert: cert.to_owned(),
+                    key: key.to_owned(),
+                }
+            }
+            e => TlsError::Config(e.to_string()),
+        })?;
     Ok(Arc::new(config))
 }

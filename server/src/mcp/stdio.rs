@@ -40,7 +40,7 @@ use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::request_log::RequestLog;
-use super::undecodable::{self, Undecodable};
+use super::undecodable::Rejection;
 
 /// Upper bound of the line limit: 64 MiB.
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
@@ -144,51 +144,19 @@ where
 /// Answers a line that is not a JSON-RPC message (notifications, which
 /// have no id, get no answer: only a log line).
 async fn reject(writer: &Writer, bytes: &[u8]) {
-    match super::undecodable::classify(bytes) {
-        Some(Undecodable::Notification) => {
+    match super::undecodable::rejection(bytes) {
+        Rejection::Notification => {
             tracing::warn!("an undecodable notification on stdin was ignored");
-            return;
         }
-        Some(Undecodable::Request(id)) => {
-            tracing::warn!(
-                "a message on stdin holds a value that cannot be decoded; answered with invalid request"
-            );
-            reply_error(writer, id, undecodable::CODE, undecodable::MESSAGE).await;
-            return;
-        }
-        None => {}
-    }
-    match serde_json::from_slice::<Value>(bytes) {
-        Err(_) => {
-            tracing::warn!("a line on stdin is not JSON; answered with a parse error");
-            reply_error(
-                writer,
-                Value::Null,
-                -32700,
-                "Parse error: the message is not valid JSON (or nests deeper than 128 levels)",
-            )
-            .await;
-        }
-        Ok(v) => {
-            let id = match v.get("id") {
-                Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
-                _ => Value::Null,
-            };
-            let is_notification = v.get("method").is_some() && v.get("id").is_none();
-            if is_notification {
-                tracing::warn!("an undecodable notification on stdin was ignored");
-                return;
+        Rejection::Answer { id, code, message } => {
+            if code == -32700 {
+                tracing::warn!("a line on stdin is not JSON; answered with a parse error");
+            } else {
+                tracing::warn!(
+                    "a message on stdin is not valid JSON-RPC 2.0; answered with invalid request"
+                );
             }
-            tracing::warn!(
-                "a message on stdin is not valid JSON-RPC 2.0; answered with invalid request"
-            );
-            reply_error(
-                writer,
-                id,
-                -32600,
-                "Invalid Request: not a valid JSON-RPC 2.0 message",
-            )
-            .await;
+            reply_error(writer, id, code, message).await;
         }
     }
 }

@@ -67,6 +67,70 @@ pub fn classify(bytes: &[u8]) -> Option<Undecodable> {
     }))
 }
 
+/// The text of the answer to a message that is not JSON at all.
+pub const PARSE_ERROR_MESSAGE: &str =
+    "Parse error: the message is not valid JSON (or nests deeper than 128 levels)";
+
+/// The text of the answer to JSON that is no JSON-RPC 2.0 message (not an
+/// object, a batch array, a missing `jsonrpc` or `method`, ...).
+pub const INVALID_MESSAGE: &str = "Invalid Request: not a valid JSON-RPC 2.0 message";
+
+/// How a message that does not decode as a JSON-RPC 2.0 message is
+/// answered, the same on both transports (JSON-RPC 2.0, "Error object":
+/// -32700 Parse error for what is not JSON, -32600 Invalid Request for the
+/// rest). No answer quotes the message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rejection {
+    /// A notification (a `method` and no `id`): on stdio it gets no answer;
+    /// over HTTP the POST is still answered (400, id `null`).
+    Notification,
+    /// An error answer.
+    Answer {
+        /// The request's id when it can be read (a string or number),
+        /// else `null`.
+        id: Value,
+        /// -32700 or -32600.
+        code: i64,
+        /// [`PARSE_ERROR_MESSAGE`], [`MESSAGE`] or [`INVALID_MESSAGE`].
+        message: &'static str,
+    },
+}
+
+/// How to answer `bytes`, a message that did not decode as a JSON-RPC 2.0
+/// message.
+pub fn rejection(bytes: &[u8]) -> Rejection {
+    match classify(bytes) {
+        Some(Undecodable::Notification) => return Rejection::Notification,
+        Some(Undecodable::Request(id)) => {
+            return Rejection::Answer {
+                id,
+                code: CODE,
+                message: MESSAGE,
+            };
+        }
+        None => {}
+    }
+    let Ok(v) = serde_json::from_slice::<Value>(bytes) else {
+        return Rejection::Answer {
+            id: Value::Null,
+            code: -32700,
+            message: PARSE_ERROR_MESSAGE,
+        };
+    };
+    if v.get("method").is_some() && v.get("id").is_none() {
+        return Rejection::Notification;
+    }
+    let id = match v.get("id") {
+        Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
+        _ => Value::Null,
+    };
+    Rejection::Answer {
+        id,
+        code: CODE,
+        message: INVALID_MESSAGE,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,5 +172,35 @@ mod tests {
             assert_eq!(classify(line.as_bytes()), want, "{line}");
         }
         assert_eq!(classify(b"{\"id\":1,\"p\":\"\xff\"}"), None);
+    }
+
+    #[test]
+    fn every_rejection_has_its_code_and_the_readable_id() {
+        let answer = |id: Value, code, message| Rejection::Answer { id, code, message };
+        for (line, want) in [
+            (
+                r#"{"jsonrpc":"#.as_bytes(),
+                answer(Value::Null, -32700, PARSE_ERROR_MESSAGE),
+            ),
+            (
+                b"\xff{}".as_slice(),
+                answer(Value::Null, -32700, PARSE_ERROR_MESSAGE),
+            ),
+            (
+                r#"{"id":7,"a":1}"#.as_bytes(),
+                answer(7.into(), CODE, INVALID_MESSAGE),
+            ),
+            (
+                r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#.as_bytes(),
+                answer(Value::Null, CODE, INVALID_MESSAGE),
+            ),
+            (
+                r#"{"id":5,"p":"\ud800"}"#.as_bytes(),
+                answer(5.into(), CODE, MESSAGE),
+            ),
+            (r#"{"method":7}"#.as_bytes(), Rejection::Notification),
+        ] {
+            assert_eq!(rejection(line), want, "{}", String::from_utf8_lossy(line));
+        }
     }
 }

@@ -586,6 +586,18 @@ async fn the_mode_is_reported_everywhere() {
             && report.contains("each change only after the person approves it"),
         "{report}"
     );
+    // The policy line says the mode in force, not "read-only; add
+    // --allow-write or --approve-writes".
+    let policy = report
+        .lines()
+        .find(|l| l.trim_start().starts_with("policy "))
+        .unwrap_or_else(|| panic!("a policy line: {report}"));
+    assert!(
+        policy.contains("each after the person approves it (--approve-writes)")
+            && !policy.contains("read-only")
+            && !policy.contains("add --allow-write"),
+        "{policy}"
+    );
 }
 
 /// The real tier: one approved and one declined create against a real

@@ -545,3 +545,96 @@ fn check_never_nests_parentheses_whatever_the_flags() {
         );
     }
 }
+
+/// With `--listen`, check loads the HTTP settings as the server does
+/// (without binding: the server may already run there): a malformed token
+/// file, an unusable TLS key or a principal mapped to an OS user that
+/// cannot run conda fails with the server's reason, and a good
+/// setup reports the URL, the principals and the HTTP host configurations
+/// (URL and bearer header), not stdio ones that would start a second
+/// listener.
+#[test]
+fn check_with_listen_loads_the_http_settings_and_prints_http_host_configurations() {
+    let standin = StandinPrefix::standard();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = dir.path().join("cache");
+    let conda = standin.conda_exe.as_os_str();
+    let bad = dir.path().join("bad-tokens");
+    std::fs::write(&bad, "alice not-a-hash-SECRET\n").expect("token file");
+    let good = dir.path().join("tokens");
+    std::fs::write(
+        &good,
+        conda_mcp_server::http::tokens::file_line("alice", "cmcp_test", None) + "\n",
+    )
+    .expect("token file");
+    // A port the server may well be serving: check must not bind it.
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let listen = busy.local_addr().expect("addr").to_string();
+    let run = |tokens: &Path, extra: &[&std::ffi::OsStr]| {
+        let mut args: Vec<&std::ffi::OsStr> = vec![
+            "--conda-exe".as_ref(),
+            conda,
+            "--listen".as_ref(),
+            listen.as_ref(),
+            "--auth-tokens".as_ref(),
+            tokens.as_os_str(),
+        ];
+        args.extend_from_slice(extra);
+        check_with(&bins::server(), &args, &cache)
+    };
+    let o = run(&bad, &[]);
+    assert_failed(&o, "--auth-tokens file");
+    assert!(!stdout(&o).contains("SECRET"), "{}", stdout(&o));
+    let o = run(
+        &good,
+        &[
+            "--tls-cert".as_ref(),
+            good.as_os_str(),
+            "--tls-key".as_ref(),
+            good.as_os_str(),
+        ],
+    );
+    assert_failed(&o, "--tls-cert");
+    // A principal mapped to an OS user that does not exist fails as the
+    // server's startup fails.
+    let mapped = dir.path().join("mapped-tokens");
+    std::fs::write(
+        &mapped,
+        conda_mcp_server::http::tokens::file_line("bob", "cmcp_test2", Some("no-such-user-cmcp"))
+            + "\n",
+    )
+    .expect("token file");
+    // (as root: the user does not exist; otherwise: not root)
+    assert_failed(
+        &run(&mapped, &[]),
+        "the --auth-tokens file or the --user-map maps",
+    );
+
+    let o = run(&good, &[]);
+    let report = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{report}");
+    let url = format!("http://{listen}/mcp");
+    assert!(report.contains(&format!("serves        {url}")), "{report}");
+    assert!(report.contains("1 principal(s)"), "{report}");
+    let hosts = report
+        .split("host configuration")
+        .nth(1)
+        .expect("a host configuration section");
+    assert!(
+        hosts.contains(&format!(
+            "claude mcp add --transport http conda {url} --header 'Authorization: Bearer TOKEN'"
+        )),
+        "{hosts}"
+    );
+    assert!(!hosts.contains("--listen"), "{hosts}");
+    let vscode = hosts
+        .split("VS Code")
+        .nth(1)
+        .and_then(|s| s.split("Cursor").next())
+        .and_then(|s| s.find('{').map(|i| &s[i..]))
+        .expect("the VS Code configuration");
+    let v: Value = serde_json::from_str(vscode.trim()).unwrap_or_else(|e| panic!("{e}: {vscode}"));
+    assert_eq!(v["servers"]["conda"]["type"], "http", "{v}");
+    assert_eq!(v["servers"]["conda"]["url"], url.as_str(), "{v}");
+    drop(busy);
+}

@@ -312,3 +312,38 @@ fn every_flag_of_the_help_is_in_the_reference() {
         "flags of `conda-mcp --help` / `conda-mcp check --help` without a `--flag` entry in docs/reference.md: {missing:?}"
     );
 }
+
+/// `conda-mcp --help` lists every subcommand a newcomer needs: `check`,
+/// and `token` (how to make a bearer token for `--listen`), and says the
+/// server also speaks HTTP; `conda-mcp token --help` works.
+#[test]
+fn the_help_lists_the_check_and_token_subcommands() {
+    let out = Command::new(bins::server())
+        .arg("--help")
+        .output()
+        .expect("run conda-mcp --help");
+    let help = String::from_utf8_lossy(&out.stdout);
+    let commands = help
+        .split("Commands:")
+        .nth(1)
+        .and_then(|s| s.split("Options:").next())
+        .unwrap_or_else(|| panic!("a Commands section: {help}"));
+    for c in ["check", "token"] {
+        assert!(
+            commands
+                .lines()
+                .any(|l| l.trim_start().starts_with(&format!("{c} "))),
+            "{c} missing from the Commands section: {commands}"
+        );
+    }
+    assert!(help.contains("--listen"), "{help}");
+    let token = Command::new(bins::server())
+        .args(["token", "--help"])
+        .output()
+        .expect("run conda-mcp token --help");
+    assert!(token.status.success(), "{token:?}");
+    assert!(
+        String::from_utf8_lossy(&token.stdout).contains("new"),
+        "{token:?}"
+    );
+}

@@ -540,6 +540,86 @@ fn principals_mapped_to_os_users_run_in_their_own_workers_in_parallel() {
     }
 }
 
+/// A client that opens a connection and never finishes its request headers
+/// (slowloris; no token needed) is cut off after the header read timeout,
+/// on plain HTTP; meanwhile an authenticated request is served.
+#[test]
+fn a_connection_that_never_finishes_its_headers_is_closed() {
+    use conda_mcp_server::http::serve::HEADER_READ_TIMEOUT;
+    use std::io::{Read, Write};
+    let prefix = StandinPrefix::standard();
+    let server = with_token(&prefix, &[]);
+    let mut slow = std::net::TcpStream::connect(server.addr).expect("connect");
+    write!(slow, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n").expect("partial headers");
+    let opened = Instant::now();
+    let bearer = format!("Bearer {TOKEN}");
+    let ok = post_mcp(server.addr, &[("Authorization", &bearer)], &ping()).expect("ping");
+    assert_eq!(ok.status, 200, "{ok:?}");
+    slow.set_read_timeout(Some(HEADER_READ_TIMEOUT + Duration::from_secs(20)))
+        .expect("timeout");
+    let mut got = Vec::new();
+    let read = slow.read_to_end(&mut got);
+    assert!(
+        read.is_ok() && opened.elapsed() < HEADER_READ_TIMEOUT + Duration::from_secs(20),
+        "the connection is still open after {:?}: {read:?}",
+        opened.elapsed()
+    );
+    assert!(
+        opened.elapsed() >= HEADER_READ_TIMEOUT - Duration::from_secs(1),
+        "closed after {:?}, before the timeout",
+        opened.elapsed()
+    );
+}
+
+/// A certificate and key that cannot serve stop the server at startup
+/// (exit status 1, as an unreadable file does) with a message naming the file and what is wrong with
+/// it: a key file without a PEM key, a PEM key rustls cannot parse, and
+/// another certificate's key.
+#[test]
+fn an_unusable_tls_key_is_a_startup_error_that_says_why() {
+    let dir = tempdir();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).expect("write");
+        path
+    };
+    let one = rcgen::generate_simple_self_signed(vec!["localhost".into()]).expect("cert");
+    let other = rcgen::generate_simple_self_signed(vec!["localhost".into()]).expect("cert");
+    let cert = write("cert.pem", &one.cert.pem());
+    let cases = [
+        (cert.clone(), "no PEM private key in it"),
+        (
+            write(
+                "garbage.pem",
+                "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+            ),
+            "not a private key rustls can use",
+        ),
+        (
+            write("other.pem", &other.key_pair.serialize_pem()),
+            "is not the private key of the certificate in --tls-cert",
+        ),
+    ];
+    let prefix = StandinPrefix::standard();
+    for (key, want) in cases {
+        let out = Command::new(bins::server())
+            .args(["--listen", "127.0.0.1:0", "--conda-exe"])
+            .arg(&prefix.conda_exe)
+            .arg("--tls-cert")
+            .arg(&cert)
+            .arg("--tls-key")
+            .arg(&key)
+            .output()
+            .expect("conda-mcp");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(want) && err.contains(key.to_str().expect("utf-8")),
+            "{want}: {err}"
+        );
+    }
+}
+
 #[test]
 fn tls_serves_https_with_the_given_certificate_and_refuses_plain_http() {
     let cert = rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()])
@@ -762,6 +842,71 @@ fn a_lone_surrogate_is_an_invalid_request_with_its_id() {
     );
     assert!(
         server.wait_log("id=41 status=400", 1, Duration::from_secs(10)),
+        "{}",
+        server.stderr_text()
+    );
+    let ok = post_mcp(server.addr, &[("Authorization", &bearer)], &ping()).expect("ping");
+    assert_eq!(ok.status, 200, "{ok:?}");
+}
+
+/// A body that is not JSON, a batch array, or JSON that is no JSON-RPC
+/// message is answered as on stdio (not rmcp's 415 with serde's error
+/// text): 400 with the JSON-RPC Parse error or Invalid Request error, the
+/// id when it can be read, nothing of the body echoed, and a log line.
+#[test]
+fn a_body_that_is_no_json_rpc_message_is_answered_400_with_its_error() {
+    let prefix = StandinPrefix::standard();
+    let server = with_token(&prefix, &[]);
+    let bearer = format!("Bearer {TOKEN}");
+    let cases: [(&str, Value, i64); 4] = [
+        (
+            r#"{"jsonrpc":"2.0","id":51,"method":"SECRET"#,
+            Value::Null,
+            -32700,
+        ),
+        ("SECRET not json", Value::Null, -32700),
+        (
+            r#"{"jsonrpc":"2.0","id":"q52","SECRET":1}"#,
+            json!("q52"),
+            -32600,
+        ),
+        (
+            r#"[{"jsonrpc":"2.0","id":53,"method":"ping","params":{"SECRET":1}}]"#,
+            Value::Null,
+            -32600,
+        ),
+    ];
+    for (body, id, code) in cases {
+        let r = request(
+            server.addr,
+            "POST",
+            "/mcp",
+            &[
+                ("Authorization", &bearer),
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+            ],
+            body.as_bytes(),
+        )
+        .expect("request");
+        assert_eq!(r.status, 400, "{body}: {r:?}");
+        let v: Value = serde_json::from_str(&r.body).unwrap_or_else(|_| panic!("{r:?}"));
+        assert_eq!(v["jsonrpc"], json!("2.0"), "{v}");
+        assert_eq!(v["id"], id, "{body}: {v}");
+        assert_eq!(v["error"]["code"], json!(code), "{body}: {v}");
+        assert!(!r.body.contains("SECRET"), "{v}");
+    }
+    assert!(
+        server.wait_log(
+            "method=(undecodable) tool= id=q52 status=400",
+            1,
+            Duration::from_secs(10)
+        ),
+        "{}",
+        server.stderr_text()
+    );
+    assert!(
+        server.wait_log("status=400 duration_ms=", 4, Duration::from_secs(10)),
         "{}",
         server.stderr_text()
     );
