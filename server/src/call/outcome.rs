@@ -122,8 +122,11 @@ pub enum NotRun {
     /// capability; nothing ran.
     #[error(
         "this change needs the person's approval, but the host cannot ask the person (it \
-         declared no elicitation support, or the question failed); nothing ran. An operator can start the server with \
-         --allow-write instead of --approve-writes, or use a host that supports elicitation"
+         declared no elicitation support, the question failed, or, over HTTP, the client \
+         started with `initialize`, whose capabilities are not kept between requests: only \
+         the 2026-07-28 lifecycle can be asked there); nothing ran. An operator can start \
+         the server with --allow-write instead of --approve-writes, or use a host that \
+         supports elicitation"
     )]
     ApprovalUnavailable,
     /// A bug inside the server (a panicked call task); logged.

@@ -3,6 +3,7 @@
 //! only). Revoking a token is deleting its line and restarting the server.
 //!
 //! Output (stdout, four lines): a comment, the token, a comment, the line.
+//! A warning on stderr when `--os-user` names no user of this machine.
 //! Exit status 0; 2 for a usage error; 1 when the random source fails.
 
 use std::ffi::OsString;
@@ -64,6 +65,18 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         }
     };
     let TokenCommand::New { name, os_user } = cli.command;
+    if let Some(user) = os_user.as_deref()
+        && matches!(nix::unistd::User::from_name(user), Ok(None))
+    {
+        // A warning, not a refusal: the file may be meant for another
+        // machine. The server refuses the line at startup where the user
+        // is missing.
+        let _ = writeln!(
+            std::io::stderr(),
+            "warning: there is no OS user {user} on this machine; a server here refuses this \
+             line at startup until the user exists"
+        );
+    }
     let token = match tokens::new_token() {
         Ok(t) => t,
         Err(e) => {

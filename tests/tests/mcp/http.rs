@@ -124,10 +124,16 @@ fn the_python_sdk_lists_calls_gets_progress_and_cancels_in_both_eras() {
 fn refusals_at_the_http_layer_carry_their_status_and_challenge() {
     // A token from `conda-mcp token new`, admitted by the line it printed.
     let out = Command::new(bins::server())
-        .args(["token", "new", "bob", "--os-user", "bob"])
+        .args(["token", "new", "bob", "--os-user", "cmcp-no-such-user"])
         .output()
         .expect("conda-mcp token new");
     assert!(out.status.success(), "{out:?}");
+    // No such OS user here: a warning, and the token all the same.
+    let warning = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        warning.contains("there is no OS user cmcp-no-such-user on this machine"),
+        "{warning}"
+    );
     let text = String::from_utf8(out.stdout).expect("utf-8");
     let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
     let [token, line] = lines.as_slice() else {
@@ -136,14 +142,14 @@ fn refusals_at_the_http_layer_carry_their_status_and_challenge() {
     assert!(token.starts_with("cmcp_") && token.len() == 69, "{token}");
     let fields: Vec<&str> = line.split(' ').collect();
     assert_eq!(fields.len(), 3, "{line}");
-    assert_eq!((fields[0], fields[2]), ("bob", "bob"));
+    assert_eq!((fields[0], fields[2]), ("bob", "cmcp-no-such-user"));
     assert!(!line.contains(token), "the line holds the hash only");
 
     let prefix = StandinPrefix::standard();
     let dir = tempdir();
     let file = dir.path().join("tokens");
-    // bob is no OS user here (that is the root tier's test): the line
-    // without its third column.
+    // The OS user does not exist (mapped users are the root tier's test):
+    // the line without its third column.
     std::fs::write(&file, format!("{} {}\n", fields[0], fields[1])).expect("token file");
     let server = HttpServer::start_in(
         dir,
