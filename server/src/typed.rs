@@ -62,7 +62,7 @@ pub const TIMEOUT_PROPERTY: &str = "timeout_seconds";
 
 /// The sentence tool descriptions carry when [`confirms`] applies.
 pub const CONFIRM_SENTENCE: &str =
-    "Without yes: true it runs as a dry run and only shows conda's plan.";
+    "Without yes: true it is a dry run that only shows conda's plan.";
 
 /// The sentence tool descriptions carry for a tool that may change
 /// something, with `--approve-writes`.

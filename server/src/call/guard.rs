@@ -39,7 +39,7 @@ use crate::target::{self, Environment};
 pub const REPLACE_EXISTING: &str = "replace_existing";
 
 /// Its description in the input schemas (one sentence).
-pub const REPLACE_EXISTING_DESCRIPTION: &str = "Server option: true to replace an existing environment at the target (all files under its prefix are removed); without it, refused.";
+pub const REPLACE_EXISTING_DESCRIPTION: &str = "Server option: true replaces an existing environment at the target, removing its whole prefix; else refused.";
 
 /// A replacement of an existing environment, previewed or applied (the
 /// result's `replaced_environment`).

@@ -39,7 +39,7 @@ pub struct ExecuteArgs {
     /// Time limit in seconds (> 0). Values above the server's --timeout are capped to it. Default: the server's limit.
     #[serde(default)]
     pub timeout_seconds: Option<f64>,
-    /// Server option: true to let a create (`create`, `env create`) replace an environment that already exists at its target (everything under its prefix is removed); without it such a call is refused before conda runs. Preview a replacement with the typed tool.
+    /// Server option: true lets a create (`create`, `env create`) replace an existing environment at its target, removing its whole prefix; else refused. Preview it with the typed tool.
     #[serde(default)]
     pub replace_existing: Option<bool>,
 }

@@ -692,7 +692,7 @@ async fn mutations_without_yes_run_as_dry_runs_and_say_nothing_changed() {
             t.description
                 .as_deref()
                 .unwrap_or("")
-                .contains("Without yes: true it runs as a dry run"),
+                .contains("Without yes: true it is a dry run"),
             "{tool}: {:?}",
             t.description
         );
