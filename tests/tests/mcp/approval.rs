@@ -165,34 +165,7 @@ fn accepted_create_applies_what_the_form_showed() {
         );
         assert_eq!(schema["required"], json!(["approve"]), "{schema}");
 
-        let applied: Value = serde_json::from_slice(
-            &std::fs::read(env.join("conda-meta").join("standin-transaction.json"))
-                .unwrap_or_else(|e| panic!("{era:?}: the environment was not created: {e}")),
-        )
-        .expect("transaction json");
-        let mut linked: Vec<String> = applied["link"]
-            .as_array()
-            .expect("link")
-            .iter()
-            .map(|p| {
-                format!(
-                    "  {} {} (build {}, channel {})",
-                    p["name"].as_str().unwrap_or(""),
-                    p["version"].as_str().unwrap_or(""),
-                    p["build_string"].as_str().unwrap_or(""),
-                    p["channel"].as_str().unwrap_or("")
-                )
-            })
-            .collect();
-        linked.sort();
-        let shown: Vec<&str> = message
-            .split("Packages to install (link):\n")
-            .nth(1)
-            .expect("link list")
-            .lines()
-            .take_while(|l| l.starts_with("  "))
-            .collect();
-        assert_eq!(shown, linked, "{era:?}: applied = shown");
+        let applied = assert_applied_as_shown(&env, message, &format!("{era:?}"));
         let argv: Vec<&str> = applied["argv"]
             .as_array()
             .expect("argv")
@@ -719,4 +692,40 @@ fn a_call_cancelled_while_the_question_is_open_applies_nothing() {
         .filter(|a| a.first().is_some_and(|c| c == "create") && !a.iter().any(|x| x == "--dry-run"))
         .count();
     assert_eq!(applies, 0, "no create ran without --dry-run");
+}
+
+/// The transaction the stand-in applied in `env` (its
+/// `conda-meta/standin-transaction.json`), after asserting that the
+/// packages it linked are exactly the ones the approval `message` listed
+/// under "Packages to install (link)"; `what` names the case in a failure.
+pub(crate) fn assert_applied_as_shown(env: &std::path::Path, message: &str, what: &str) -> Value {
+    let applied: Value = serde_json::from_slice(
+        &std::fs::read(env.join("conda-meta").join("standin-transaction.json"))
+            .unwrap_or_else(|e| panic!("{what}: the environment was not created: {e}")),
+    )
+    .expect("transaction json");
+    let mut linked: Vec<String> = applied["link"]
+        .as_array()
+        .expect("link")
+        .iter()
+        .map(|p| {
+            format!(
+                "  {} {} (build {}, channel {})",
+                p["name"].as_str().unwrap_or(""),
+                p["version"].as_str().unwrap_or(""),
+                p["build_string"].as_str().unwrap_or(""),
+                p["channel"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    linked.sort();
+    let shown: Vec<&str> = message
+        .split("Packages to install (link):\n")
+        .nth(1)
+        .expect("link list")
+        .lines()
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert_eq!(shown, linked, "{what}: applied = shown");
+    applied
 }

@@ -651,34 +651,7 @@ async fn an_approval_inside_a_task_applies_exactly_what_the_form_showed() {
         let result = &done["result"];
         assert_eq!(result["isError"], json!(false), "{era:?}: {done}");
         assert_eq!(result["structuredContent"]["exit_code"], json!(0), "{done}");
-        let applied: Value = serde_json::from_slice(
-            &std::fs::read(env.join("conda-meta").join("standin-transaction.json"))
-                .unwrap_or_else(|e| panic!("{era:?}: not created: {e}")),
-        )
-        .expect("transaction json");
-        let mut linked: Vec<String> = applied["link"]
-            .as_array()
-            .expect("link")
-            .iter()
-            .map(|p| {
-                format!(
-                    "  {} {} (build {}, channel {})",
-                    p["name"].as_str().unwrap_or(""),
-                    p["version"].as_str().unwrap_or(""),
-                    p["build_string"].as_str().unwrap_or(""),
-                    p["channel"].as_str().unwrap_or("")
-                )
-            })
-            .collect();
-        linked.sort();
-        let shown: Vec<&str> = message
-            .split("Packages to install (link):\n")
-            .nth(1)
-            .expect("link list")
-            .lines()
-            .take_while(|l| l.starts_with("  "))
-            .collect();
-        assert_eq!(shown, linked, "{era:?}: applied = shown");
+        super::approval::assert_applied_as_shown(&env, &message, &format!("{era:?}"));
         let creates: Vec<Vec<String>> = runs(&standin)
             .into_iter()
             .filter(|a| a.first().is_some_and(|c| c == "create"))
