@@ -295,24 +295,7 @@ async fn serve_plain(
     let serving = with_header_timeout(axum_server::from_tcp(listener))
         .handle(handle.clone())
         .serve(app.into_make_service());
-    let mut serving = std::pin::pin!(serving);
-    tokio::select! {
-        r = &mut serving => {
-            if let Err(e) = r {
-                tracing::warn!("the HTTP server stopped: {e}");
-            }
-            return;
-        }
-        () = stop => {}
-    }
-    draining(grace);
-    // No deadline of its own: past `grace`, `cancel` ends the calls (the
-    // log says so) and the serving future is dropped.
-    handle.graceful_shutdown(None);
-    if tokio::time::timeout(grace, &mut serving).await.is_err() {
-        tracing::warn!("requests still in flight after the grace: cancelling them");
-        cancel.cancel();
-    }
+    until_drained(serving, handle, "HTTP", stop, grace, cancel).await;
 }
 
 /// HTTPS (rustls through axum-server) until `stop`, then as
@@ -337,11 +320,26 @@ async fn serve_tls(
     let serving = with_header_timeout(axum_server::tls_rustls::from_tcp_rustls(listener, config))
         .handle(handle.clone())
         .serve(app.into_make_service());
+    until_drained(serving, handle, "HTTPS", stop, grace, cancel).await;
+}
+
+/// Drives `serving` (an axum-server future controlled by `handle`; `what`
+/// names it in the log) until `stop`, then drains: no new connections,
+/// requests in flight get `grace` to finish, and past it `cancel` ends
+/// their calls and the serving future is dropped.
+async fn until_drained(
+    serving: impl Future<Output = std::io::Result<()>>,
+    handle: axum_server::Handle,
+    what: &str,
+    stop: impl Future<Output = ()>,
+    grace: std::time::Duration,
+    cancel: CancellationToken,
+) {
     let mut serving = std::pin::pin!(serving);
     tokio::select! {
         r = &mut serving => {
             if let Err(e) = r {
-                tracing::warn!("the HTTPS server stopped: {e}");
+                tracing::warn!("the {what} server stopped: {e}");
             }
             return;
         }
