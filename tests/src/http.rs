@@ -229,6 +229,32 @@ pub fn post_mcp(
     request(addr, "POST", "/mcp", &headers, body.to_string().as_bytes())
 }
 
+/// A request of the stateless lifecycle (protocol 2026-07-28) to `/mcp`
+/// with bearer `token`, its routing headers (`Mcp-Method`, and `Mcp-Name`
+/// when `name` is given) and id 1; the answer's JSON body.
+///
+/// Panics when the request fails or its body is not JSON (a test helper).
+pub fn post_stateless(
+    addr: SocketAddr,
+    token: &str,
+    method: &str,
+    name: Option<&str>,
+    params: serde_json::Value,
+) -> serde_json::Value {
+    let bearer = format!("Bearer {token}");
+    let mut headers = vec![
+        ("Authorization", bearer.as_str()),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", method),
+    ];
+    if let Some(n) = name {
+        headers.push(("Mcp-Name", n));
+    }
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let r = post_mcp(addr, &headers, &body).expect("request");
+    serde_json::from_str(&r.body).unwrap_or_else(|_| panic!("{r:?}"))
+}
+
 fn parse_response(raw: &[u8]) -> std::io::Result<Response> {
     let text = String::from_utf8_lossy(raw);
     let (head, body) = text

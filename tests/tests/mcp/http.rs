@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use conda_mcp_server::http::tokens::file_line;
 use conda_mcp_tests::bins;
 use conda_mcp_tests::exec::alive;
-use conda_mcp_tests::http::{HttpServer, job_pids, post_mcp, request, tempdir};
+use conda_mcp_tests::http::{HttpServer, job_pids, post_mcp, post_stateless, request, tempdir};
 use conda_mcp_tests::paths::fixtures;
 use conda_mcp_tests::pyclient::mcp_python as python_mcp;
 use conda_mcp_tests::standin::{ControlRule, StandinPrefix};
@@ -339,6 +339,27 @@ fn sigterm_lets_calls_in_flight_finish_within_the_grace_then_cancels_the_rest() 
     assert!(pids.iter().all(|p| !alive(*p)), "{pids:?}");
 }
 
+/// The Python other OS users can run (`/usr/bin/python3`) when this test
+/// process is root, which workers under other users need; otherwise the
+/// root tier's requirement is reported missing for `test` and `None`.
+pub(crate) fn root_python(test: &str) -> Option<&'static std::path::Path> {
+    use conda_mcp_tests::tiers::{Tier, missing};
+    if !nix::unistd::Uid::effective().is_root() {
+        missing(
+            Tier::Root,
+            test,
+            "not root: workers under other users need it",
+        );
+        return None;
+    }
+    let python = std::path::Path::new("/usr/bin/python3");
+    if !python.exists() {
+        missing(Tier::Root, test, "no /usr/bin/python3 other users can run");
+        return None;
+    }
+    Some(python)
+}
+
 /// Makes OS user `name` with a home when it does not exist; its uid.
 pub(crate) fn os_user(name: &str) -> Option<u32> {
     if let Ok(Some(u)) = nix::unistd::User::from_name(name) {
@@ -363,19 +384,9 @@ fn principals_mapped_to_os_users_run_in_their_own_workers_in_parallel() {
     use conda_mcp_tests::tiers::{Tier, missing};
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     const TEST: &str = "http::principals_mapped_to_os_users_run_in_their_own_workers_in_parallel";
-    if !nix::unistd::Uid::effective().is_root() {
-        missing(
-            Tier::Root,
-            TEST,
-            "not root: workers under other users need it",
-        );
+    let Some(python) = root_python(TEST) else {
         return;
-    }
-    let python = std::path::Path::new("/usr/bin/python3");
-    if !python.exists() {
-        missing(Tier::Root, TEST, "no /usr/bin/python3 other users can run");
-        return;
-    }
+    };
     let users = ["cmcp-http-a", "cmcp-http-b", "cmcp-http-c"];
     let uids: Vec<u32> = match users.iter().map(|u| os_user(u)).collect::<Option<Vec<_>>>() {
         Some(u) => u,
@@ -482,16 +493,7 @@ fn principals_mapped_to_os_users_run_in_their_own_workers_in_parallel() {
     let envs = tempdir();
     std::fs::set_permissions(envs.path(), std::fs::Permissions::from_mode(0o777)).expect("chmod");
     let post = |token: &str, method: &str, name: &str, params: Value| -> Value {
-        let bearer = format!("Bearer {token}");
-        let headers = [
-            ("Authorization", bearer.as_str()),
-            ("MCP-Protocol-Version", "2026-07-28"),
-            ("Mcp-Method", method),
-            ("Mcp-Name", name),
-        ];
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-        let r = post_mcp(addr, &headers, &body).expect("request");
-        serde_json::from_str(&r.body).unwrap_or_else(|_| panic!("{r:?}"))
+        post_stateless(addr, token, method, Some(name), params)
     };
     let get = |token: &str, id: &str| -> Value {
         let params = json!({"taskId": id, "_meta": stateless_meta(tasks_capabilities())});
@@ -737,18 +739,7 @@ fn a_task_belongs_to_the_principal_whose_token_created_it() {
         &["--auth-tokens", file.to_str().expect("utf-8")],
     );
     let post = |token: &str, method: &str, name: Option<&str>, params: Value| -> Value {
-        let bearer = format!("Bearer {token}");
-        let mut headers = vec![
-            ("Authorization", bearer.as_str()),
-            ("MCP-Protocol-Version", "2026-07-28"),
-            ("Mcp-Method", method),
-        ];
-        if let Some(n) = name {
-            headers.push(("Mcp-Name", n));
-        }
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-        let r = post_mcp(server.addr, &headers, &body).expect("request");
-        serde_json::from_str(&r.body).unwrap_or_else(|_| panic!("{r:?}"))
+        post_stateless(server.addr, token, method, name, params)
     };
     let handle = post(
         "cmcp_alice",
@@ -954,18 +945,7 @@ fn another_principals_answer_to_an_approval_question_is_unknown() {
     }));
     let post = |token: &str, method: &str, name: Option<&str>, mut params: Value| -> Value {
         params["_meta"] = meta.clone();
-        let bearer = format!("Bearer {token}");
-        let mut headers = vec![
-            ("Authorization", bearer.as_str()),
-            ("MCP-Protocol-Version", "2026-07-28"),
-            ("Mcp-Method", method),
-        ];
-        if let Some(n) = name {
-            headers.push(("Mcp-Name", n));
-        }
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-        let r = post_mcp(server.addr, &headers, &body).expect("request");
-        serde_json::from_str(&r.body).unwrap_or_else(|_| panic!("{r:?}"))
+        post_stateless(server.addr, token, method, name, params)
     };
     let handle = post(
         "cmcp_alice",

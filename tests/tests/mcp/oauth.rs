@@ -450,19 +450,9 @@ fn the_python_sdk_lists_and_calls_with_a_jwt_bearer() {
 fn a_mapped_user_claim_runs_the_principal_in_its_users_worker() {
     use conda_mcp_tests::tiers::{Tier, missing};
     const TEST: &str = "oauth::a_mapped_user_claim_runs_the_principal_in_its_users_worker";
-    if !nix::unistd::Uid::effective().is_root() {
-        missing(
-            Tier::Root,
-            TEST,
-            "not root: workers under other users need it",
-        );
+    let Some(python) = super::http::root_python(TEST) else {
         return;
-    }
-    let python = std::path::Path::new("/usr/bin/python3");
-    if !python.exists() {
-        missing(Tier::Root, TEST, "no /usr/bin/python3 other users can run");
-        return;
-    }
+    };
     let Some(uid) = super::http::os_user("cmcp-oauth-a") else {
         missing(Tier::Root, TEST, "useradd could not make the test user");
         return;
