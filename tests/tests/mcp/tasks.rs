@@ -59,26 +59,21 @@ async fn call_expecting_task(
 
 /// `tasks/get` of `task_id`: the result, or the JSON-RPC error.
 async fn get(c: &mut RawClient, task_id: &str) -> Result<Value, Value> {
-    let (response, _) = c
-        .request(
-            &format!("get-{}", uuid_suffix()),
-            "tasks/get",
-            json!({"taskId": task_id}),
-            Duration::from_secs(30),
-        )
-        .await;
-    match response.get("result") {
-        Some(r) => Ok(r.clone()),
-        None => Err(response["error"].clone()),
-    }
+    on_task(c, "tasks/get", task_id).await
 }
 
 /// `tasks/cancel` of `task_id`: the result, or the JSON-RPC error.
 async fn cancel(c: &mut RawClient, task_id: &str) -> Result<Value, Value> {
+    on_task(c, "tasks/cancel", task_id).await
+}
+
+/// Request `method` (`tasks/get`, `tasks/cancel`) of `task_id`: the result,
+/// or the JSON-RPC error.
+async fn on_task(c: &mut RawClient, method: &str, task_id: &str) -> Result<Value, Value> {
     let (response, _) = c
         .request(
-            &format!("cancel-{}", uuid_suffix()),
-            "tasks/cancel",
+            &format!("{method}-{}", uuid_suffix()),
+            method,
             json!({"taskId": task_id}),
             Duration::from_secs(30),
         )
