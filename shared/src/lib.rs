@@ -12,7 +12,7 @@
 //!   the MCP `outputSchema` of every tool (via schemars);
 //! * [`mask`]: credential masking of every output and log line;
 //! * [`log_format`]: `--log-format text|json` of both binaries;
-//! * [`env`]: the environment and working directory conda gets (the
+//! * [`env`](mod@env): the environment and working directory conda gets (the
 //!   allowlist the worker applies);
 //! * [`home`]: the home directory conda runs with (checked at startup);
 //! * [`limits`]: the limits of a call ([`limits::Limits`]: time, output

@@ -128,7 +128,7 @@ impl Programs {
     }
 
     /// Starts `req`: forked from the warm conda for a conda job when it is
-    /// ready, else spawned fresh ([`Programs::spawn`]).
+    /// ready, else spawned fresh ([`Programs::spawn_fresh`]).
     pub async fn launch(&self, req: &RunRequest) -> Result<Launched, JobRefusal> {
         self.path_of(req.program)?;
         let setup = self.child_setup(req)?;
