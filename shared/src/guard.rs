@@ -230,7 +230,7 @@ pub struct GuardReport {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum GuardOutcome {
     /// The guard's report.
-    Report(GuardReport),
+    Report(Box<GuardReport>),
     /// The process ended without a report: conda never reached the point
     /// where its command starts (a usage error, `--help`, `--version`,
     /// `conda shell.*`) or died before it.
@@ -258,7 +258,7 @@ mod tests {
             unmanaged: UnmanagedRule::Refuse,
         };
         assert_eq!(
-            serde_json::to_value(&checks).unwrap(),
+            serde_json::to_value(&checks).expect("JSON"),
             serde_json::json!({
                 "require_dry_run": true,
                 "target": {"arguments_or_file": {"name": "x", "prefix": null}},
@@ -268,7 +268,7 @@ mod tests {
             })
         );
         assert_eq!(
-            serde_json::to_value(TargetRule::RenameDestination).unwrap(),
+            serde_json::to_value(TargetRule::RenameDestination).expect("JSON"),
             serde_json::json!("rename_destination")
         );
         let report: GuardReport = serde_json::from_value(serde_json::json!({
@@ -280,7 +280,7 @@ mod tests {
             "refusal": {"dry_run_not_honoured": {"setting": {
                 "key": "dry_run", "source": {"file": "/h/.condarc"}, "final": true}}}
         }))
-        .unwrap();
+        .expect("a report");
         assert_eq!(
             report.refusal,
             Some(GuardRefusal::DryRunNotHonoured {

@@ -55,14 +55,14 @@ fn arb_result() -> impl Strategy<Value = ExecutionResult> {
                 guard: match g {
                     0 => None,
                     1 => Some(GuardOutcome::NoReport),
-                    _ => Some(GuardOutcome::Report(GuardReport {
+                    _ => Some(GuardOutcome::Report(Box::new(GuardReport {
                         prefix: Some("/p".into()),
                         refusal: Some(GuardRefusal::EnvironmentExists {
                             prefix: "/p".into(),
                             packages: 3,
                         }),
                         ..GuardReport::default()
-                    })),
+                    }))),
                 },
             },
         )

@@ -71,7 +71,7 @@ async fn run_job(
 
 fn report(r: &ExecutionResult) -> GuardReport {
     match &r.guard {
-        Some(GuardOutcome::Report(rep)) => rep.clone(),
+        Some(GuardOutcome::Report(rep)) => (**rep).clone(),
         other => panic!("a guard report, not {other:?}: {r:?}"),
     }
 }
@@ -147,7 +147,7 @@ async fn a_dry_run_conda_would_not_honour_is_stopped_before_it_acts() {
         assert!(rep.dry_run && rep.refusal.is_none(), "{what}: {rep:?}");
         assert_eq!(
             rep.prefix.as_deref(),
-            Some(root.join("envs/fresh").to_str().unwrap()),
+            Some(root.join("envs/fresh").to_str().expect("UTF-8 path")),
             "{what}: conda's own resolution of -n"
         );
 
@@ -369,7 +369,7 @@ async fn a_program_conda_runs_cannot_write_a_report() {
             "import os\ntry:\n    os.write(3, {forged:?}.encode())\n    print('wrote')\nexcept OSError:\n    print('EBADF')\n"
         );
         let python = p.prefix.join("bin/python");
-        let argv = args(&["run", "-n", "base", python.to_str().unwrap(), "-c", &script]);
+        let argv = args(&["run", "-n", "base", python.to_str().expect("UTF-8 path"), "-c", &script]);
         let r = run_job(ex, &argv, Some(InProcessChecks::default()))
             .await
             .expect("ran");

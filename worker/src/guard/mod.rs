@@ -78,7 +78,7 @@ pub fn parse_report(bytes: &[u8]) -> GuardOutcome {
         return GuardOutcome::Malformed;
     }
     match serde_json::from_slice::<GuardReport>(bytes) {
-        Ok(report) => GuardOutcome::Report(report),
+        Ok(report) => GuardOutcome::Report(Box::new(report)),
         Err(_) => GuardOutcome::Malformed,
     }
 }
