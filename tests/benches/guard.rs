@@ -61,7 +61,9 @@ fn main() {
         expect: Some(Expectation::Present),
         ..InProcessChecks::default()
     };
-    println!("guard: {runs} runs per side, interleaved, `conda list -n base --json` on the stand-in");
+    println!(
+        "guard: {runs} runs per side, interleaved, `conda list -n base --json` on the stand-in"
+    );
     rt.block_on(async {
         for warm in [true, false] {
             let mut cfg = WorkerConfig::new(&prefix.conda_exe);

@@ -53,7 +53,9 @@ pub async fn serve(settings: &Settings, http: &HttpSettings) -> Result<(), Start
                             tracing::warn!(os_user = %user, "conda would not honour --dry-run for this OS user (`{}` is marked final in {}): that user's previews and dry runs are refused with dry_run_not_honoured", k.key, k.place());
                         }
                     }
-                    Err(e) => tracing::warn!(os_user = %user, "could not read conda's forced keys for this OS user: {e}"),
+                    Err(e) => {
+                        tracing::warn!(os_user = %user, "could not read conda's forced keys for this OS user: {e}")
+                    }
                 }
             }
         });

@@ -33,7 +33,7 @@ use crate::target::{self, TargetSpec};
 use super::guard::Replacement;
 
 /// The server options of a call that change its checks.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Allowances<'a> {
     /// The call replaces this environment (`replace_existing: true` and
     /// the server found one there).

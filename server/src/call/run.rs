@@ -224,7 +224,10 @@ impl Runner {
             Reader::Execution => {
                 let (result, masked) = result;
                 if let Some(stopped) = super::verdict::stopped(&plan, &result) {
-                    tracing::info!("{}: conda was stopped before it acted, or its checks could not run", plan.what);
+                    tracing::info!(
+                        "{}: conda was stopped before it acted, or its checks could not run",
+                        plan.what
+                    );
                     return stopped;
                 }
                 let report = super::verdict::report(&result);

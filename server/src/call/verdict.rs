@@ -37,7 +37,12 @@ pub fn place(setting: &Setting) -> String {
 pub fn stopped(plan: &Plan, result: &ExecutionResult) -> Option<Outcome> {
     let checks = plan.checks.as_ref()?;
     let what = plan.what.clone();
-    let stop = |error: ToolError| Some(Outcome::Stopped { what: what.clone(), error });
+    let stop = |error: ToolError| {
+        Some(Outcome::Stopped {
+            what: what.clone(),
+            error,
+        })
+    };
     let cannot = |reason: String| {
         let text = format!(
             "{what} was stopped: the checks this call rests on could not run inside conda's process ({reason}); nothing was verified, so it is not reported as done"

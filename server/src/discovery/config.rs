@@ -237,7 +237,8 @@ pub async fn forced_for_user(
             r.exit_code
         ));
     }
-    let dump = super::helper::parse_output(&r.stdout, r.stdout_truncated).map_err(|e| e.to_string())?;
+    let dump =
+        super::helper::parse_output(&r.stdout, r.stdout_truncated).map_err(|e| e.to_string())?;
     Ok(ForcedConfig::from_dump(&dump))
 }
 

@@ -50,8 +50,8 @@ use crate::call::approval::{self, APPROVE_FIELD, Answer, Approval, Question};
 use crate::call::error::ErrorCode;
 use crate::call::install_lock::WriterGuard;
 use crate::call::{CallOutput, NotRun, Outcome, Plan, Ran};
-use conda_mcp_shared::guard::UnmanagedRule;
 use crate::worker_client::{ExecError, JobUpdate};
+use conda_mcp_shared::guard::UnmanagedRule;
 
 /// The key of the approval form in an input-required result's
 /// `inputRequests` (and of its answer in the retry's `inputResponses`).
@@ -349,7 +349,10 @@ impl Loaded {
         if let Some(u) = &unmanaged
             && plan.checks.as_ref().map(|c| c.unmanaged) == Some(UnmanagedRule::Refuse)
         {
-            return Err(crate::call::verdict::unmanaged_refusal(plan.what.clone(), u));
+            return Err(crate::call::verdict::unmanaged_refusal(
+                plan.what.clone(),
+                u,
+            ));
         }
         Ok(approval::question_with(
             tool,

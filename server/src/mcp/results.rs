@@ -360,7 +360,11 @@ pub fn summary(what: &str, output: &CallOutput, live_tools: bool) -> String {
     }
     if let Some(u) = &output.unmanaged_files {
         s = if u.removed {
-            format!("The environment at {} also held {}; they were removed with it. {s}", u.prefix, u.phrase())
+            format!(
+                "The environment at {} also held {}; they were removed with it. {s}",
+                u.prefix,
+                u.phrase()
+            )
         } else {
             format!(
                 "The environment at {} holds {}: removing it deletes them too, so applying this is refused (unmanaged_files_present) unless the call sets remove_unmanaged_files: true. {s}",

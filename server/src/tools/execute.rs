@@ -42,7 +42,7 @@ pub struct ExecuteArgs {
     /// Server option: true lets a create (`create`, `env create`) replace an existing environment at its target, removing its whole prefix; else refused. Preview it with the typed tool.
     #[serde(default)]
     pub replace_existing: Option<bool>,
-    /// Server option: true lets removing a whole environment delete files no package installed; else refused when there are any.
+    /// Server option: true lets removing a whole environment delete files no package installed; else refused.
     #[serde(default)]
     pub remove_unmanaged_files: Option<bool>,
 }

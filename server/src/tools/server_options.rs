@@ -24,7 +24,8 @@ pub const REPLACE_EXISTING_DESCRIPTION: &str = "Server option: true replaces an 
 pub const REMOVE_UNMANAGED: &str = "remove_unmanaged_files";
 
 /// Its description in the input schemas (one sentence).
-pub const REMOVE_UNMANAGED_DESCRIPTION: &str = "Server option: true lets removing a whole environment delete files no package installed; else refused when there are any.";
+pub const REMOVE_UNMANAGED_DESCRIPTION: &str =
+    "Server option: true also deletes files no package installed; else refused.";
 
 /// The command path (without `conda`) of `conda run`, whose tool carries
 /// the server options [`STDIN_PROPERTY`] and [`TIMEOUT_PROPERTY`].

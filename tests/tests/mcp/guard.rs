@@ -74,7 +74,7 @@ async fn the_check_inside_conda_decides_when_the_prediction_is_wrong() {
             ..ControlRule::for_commands(&["create"])
         }])
         .expect("control");
-        let mut args = vec!["--allow-write"];
+        let mut args = vec!["--allow-write", "--allow-exec"];
         args.extend_from_slice(mode);
         let server = Server::start(&p.conda_exe, &args, Era::Initialize).await;
         let what = format!("create {mode:?}");
@@ -110,7 +110,10 @@ async fn the_check_inside_conda_decides_when_the_prediction_is_wrong() {
             )
             .await;
         assert_eq!(r.is_error, Some(false), "{what}: {}", result_text(&r));
-        assert!(other.path().join("bar/conda-meta/history").is_file(), "{what}");
+        assert!(
+            other.path().join("bar/conda-meta/history").is_file(),
+            "{what}"
+        );
         server.close().await;
     }
 }
@@ -121,7 +124,7 @@ async fn removing_an_environment_never_deletes_files_no_package_installed_unaske
         let p = standin();
         let env = p.prefix.join("envs/data");
         environment(&env, "notes/mine.txt");
-        let mut args = vec!["--allow-write"];
+        let mut args = vec!["--allow-write", "--allow-exec"];
         args.extend_from_slice(mode);
         let server = Server::start(&p.conda_exe, &args, Era::Initialize).await;
         let what = format!("remove --all {mode:?}");
@@ -152,7 +155,11 @@ async fn removing_an_environment_never_deletes_files_no_package_installed_unaske
         let e = error(&r, &what);
         assert_eq!(e["code"], json!("unmanaged_files_present"), "{what}: {e}");
         assert_eq!(e["details"]["count"], json!(1), "{what}: {e}");
-        assert_eq!(e["details"]["first"], json!(["notes/mine.txt"]), "{what}: {e}");
+        assert_eq!(
+            e["details"]["first"],
+            json!(["notes/mine.txt"]),
+            "{what}: {e}"
+        );
         assert!(env.join("notes/mine.txt").is_file(), "{what}: it survives");
         // conda_execute is held to the same rule.
         let r = server
@@ -206,22 +213,12 @@ async fn a_startup_cache_made_under_one_home_is_not_used_under_another() {
         tempfile::tempdir().expect("home"),
     );
     std::fs::write(home_b.path().join(".condarc"), "dry_run: false  #!final\n").expect("condarc");
-    let first = Server::start_with_cache(
-        &p.conda_exe,
-        &[],
-        cache.path(),
-        &[("HOME", home_a.path())],
-    )
-    .await;
+    let first =
+        Server::start_with_cache(&p.conda_exe, &[], cache.path(), &[("HOME", home_a.path())]).await;
     first.close().await;
     // Under the same HOME the cache is used.
-    let again = Server::start_with_cache(
-        &p.conda_exe,
-        &[],
-        cache.path(),
-        &[("HOME", home_a.path())],
-    )
-    .await;
+    let again =
+        Server::start_with_cache(&p.conda_exe, &[], cache.path(), &[("HOME", home_a.path())]).await;
     let hit = "discovery: startup cache hit";
     let wait = |s: &Server| {
         let end = std::time::Instant::now() + Duration::from_secs(60);
@@ -232,17 +229,15 @@ async fn a_startup_cache_made_under_one_home_is_not_used_under_another() {
     wait(&again);
     assert!(again.stderr_text().contains(hit), "{}", again.stderr_text());
     again.close().await;
-    let other = Server::start_with_cache(
-        &p.conda_exe,
-        &[],
-        cache.path(),
-        &[("HOME", home_b.path())],
-    )
-    .await;
+    let other =
+        Server::start_with_cache(&p.conda_exe, &[], cache.path(), &[("HOME", home_b.path())]).await;
     wait(&other);
     let log = other.stderr_text();
     assert!(!log.contains(hit), "{log}");
-    assert!(log.contains("the variables that decide conda's configuration changed"), "{log}");
+    assert!(
+        log.contains("the variables that decide conda's configuration changed"),
+        "{log}"
+    );
     // And that HOME's forced dry_run: false refuses the preview.
     let r = other
         .call_ok(
@@ -331,12 +326,16 @@ fn each_person_keeps_their_environment_and_their_configuration_holds() {
         homes[0].join(".condarc").display()
     );
     assert!(
-        report.lines().any(|l| l.contains(users[0]) && l.contains(&a_line)),
+        report
+            .lines()
+            .any(|l| l.contains(users[0]) && l.contains(&a_line)),
         "{report}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        report.lines().any(|l| l.contains(users[1]) && l.contains("forced keys none")),
+        report
+            .lines()
+            .any(|l| l.contains(users[1]) && l.contains("forced keys none")),
         "{report}"
     );
     for mode in MODES {
@@ -347,22 +346,40 @@ fn each_person_keeps_their_environment_and_their_configuration_holds() {
             file_line("bob", "cmcp_guard_bob", Some(users[1])),
         ];
         std::fs::write(&file, lines.join("\n")).expect("token file");
-        let mut args = vec!["--auth-tokens", file.to_str().expect("utf-8"), "--allow-write"];
+        let mut args = vec![
+            "--auth-tokens",
+            file.to_str().expect("utf-8"),
+            "--allow-write",
+        ];
         args.extend_from_slice(mode);
         let server = HttpServer::start_in(dir, &prefix.conda_exe, &args);
         let call = |token: &str, arguments: Value| -> Value {
             let params = json!({"name": "conda_create", "arguments": arguments,
                                 "_meta": stateless_meta(json!({}))});
-            post_stateless(server.addr, token, "tools/call", Some("conda_create"), params)
+            post_stateless(
+                server.addr,
+                token,
+                "tools/call",
+                Some("conda_create"),
+                params,
+            )
         };
-        for (token, home) in [("cmcp_guard_alice", &homes[0]), ("cmcp_guard_bob", &homes[1])] {
+        for (token, home) in [
+            ("cmcp_guard_alice", &homes[0]),
+            ("cmcp_guard_bob", &homes[1]),
+        ] {
             let what = format!("{token} {mode:?}");
             let r = call(
                 token,
                 json!({"name": "foo", "packages": ["numpy"], "yes": true, "json": true}),
             );
             let s = &r["result"]["structuredContent"];
-            assert_eq!(s["error"]["code"], json!("environment_exists"), "{what}: {r}\n{}", server.stderr_text());
+            assert_eq!(
+                s["error"]["code"],
+                json!("environment_exists"),
+                "{what}: {r}\n{}",
+                server.stderr_text()
+            );
             assert_eq!(
                 s["error"]["details"]["prefix"],
                 json!(home.join(".conda/envs/foo")),
@@ -380,7 +397,11 @@ fn each_person_keeps_their_environment_and_their_configuration_holds() {
         let preview = json!({"name": "lab", "packages": ["numpy"], "json": true});
         let r = call("cmcp_guard_alice", preview.clone());
         let s = &r["result"]["structuredContent"];
-        assert_eq!(s["error"]["code"], json!("dry_run_not_honoured"), "{mode:?}: {r}");
+        assert_eq!(
+            s["error"]["code"],
+            json!("dry_run_not_honoured"),
+            "{mode:?}: {r}"
+        );
         assert_eq!(
             s["error"]["details"]["file"],
             json!(homes[0].join(".condarc")),
@@ -391,7 +412,10 @@ fn each_person_keeps_their_environment_and_their_configuration_holds() {
         assert_eq!(r["result"]["isError"], json!(false), "{mode:?}: {r}");
         assert_eq!(s["confirmation_required"], json!(true), "{r}");
         for home in &homes {
-            assert!(!home.join(".conda/envs/lab").exists(), "{mode:?}: nothing created");
+            assert!(
+                !home.join(".conda/envs/lab").exists(),
+                "{mode:?}: nothing created"
+            );
         }
         assert!(!prefix.prefix.join("envs/lab").exists(), "{mode:?}");
     }
