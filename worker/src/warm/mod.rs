@@ -51,7 +51,7 @@ use tokio::sync::OwnedMutexGuard;
 
 use conda_mcp_shared::guard::InProcessChecks;
 
-use self::zygote::{ChildFds, Recipe, Zygote};
+use self::zygote::{ChildFds, Recipe, Zygote, ZygoteError};
 
 pub(crate) use self::shebang::python_of;
 
@@ -76,7 +76,7 @@ pub struct Warm {
 #[derive(Debug, Default)]
 struct Slot {
     zygote: Option<Zygote>,
-    starting: Option<tokio::task::JoinHandle<Result<Zygote, String>>>,
+    starting: Option<tokio::task::JoinHandle<Result<Zygote, ZygoteError>>>,
     failures: u32,
 }
 
@@ -355,7 +355,7 @@ impl WarmJob {
         }
         let answer = match self.slot.zygote.as_ref() {
             Some(z) => z.status().await,
-            None => Err("gone".to_string()),
+            None => Err(ZygoteError::Missing("gone")),
         };
         let status = match answer {
             Ok(s) => Some(s),
