@@ -21,7 +21,6 @@
 mod capture;
 mod cli;
 mod connection;
-mod guard;
 mod job;
 mod limit;
 mod log;

@@ -74,7 +74,6 @@ pub fn plan(
         apply_requires: Vec::new(),
         replacement: None,
         postcondition: None,
-        checks: None,
     })
 }
 

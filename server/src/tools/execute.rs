@@ -42,9 +42,6 @@ pub struct ExecuteArgs {
     /// Server option: true lets a create (`create`, `env create`) replace an existing environment at its target, removing its whole prefix; else refused. Preview it with the typed tool.
     #[serde(default)]
     pub replace_existing: Option<bool>,
-    /// Server option: true lets removing a whole environment delete files no package installed; else refused.
-    #[serde(default)]
-    pub remove_unmanaged_files: Option<bool>,
 }
 
 /// The input schema (schemars, JSON Schema 2020-12). Options are plain
@@ -100,8 +97,6 @@ pub struct ExecuteCall {
     pub timeout: Duration,
     /// `replace_existing: true`.
     pub replace_existing: bool,
-    /// `remove_unmanaged_files: true`.
-    pub remove_unmanaged_files: bool,
 }
 
 /// Checks what the schema cannot: NUL in argv, an argument or the whole
@@ -174,7 +169,6 @@ pub fn check(
         stdin,
         timeout,
         replace_existing: parsed.replace_existing == Some(true),
-        remove_unmanaged_files: parsed.remove_unmanaged_files == Some(true),
     })
 }
 

@@ -14,7 +14,6 @@ mod cli_command;
 mod conda_plugin;
 mod condarc;
 mod docs;
-mod guard;
 mod http;
 mod installed;
 mod long_calls;

@@ -10,7 +10,6 @@
 
 mod deploy;
 mod discovery;
-mod guard;
 mod install_lock;
 mod lifecycle;
 mod limits;
