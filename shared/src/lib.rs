@@ -8,6 +8,8 @@
 //!
 //! * [`protocol`]: the handshake, requests and events (the message shapes);
 //! * [`framing`]: how a message travels (u32 length prefix + bincode, bounded);
+//! * [`guard`]: the checks enforced inside conda's process and their
+//!   report;
 //! * [`result`]: the one execution result every call returns, which is also
 //!   the MCP `outputSchema` of every tool (via schemars);
 //! * [`mask`]: credential masking of every output and log line;
@@ -24,6 +26,7 @@
 pub mod env;
 pub mod fingerprint;
 pub mod framing;
+pub mod guard;
 pub mod home;
 pub mod limits;
 pub mod log_format;

@@ -17,6 +17,7 @@
 use std::os::unix::process::ExitStatusExt;
 use std::time::{Duration, Instant};
 
+use conda_mcp_shared::guard::GuardOutcome;
 use conda_mcp_shared::limits::{KILL_GRACE, Limits};
 use conda_mcp_shared::protocol::{JobEvent, JobRefusal, RunRequest};
 use conda_mcp_shared::{ExecutionResult, StopSignal};
@@ -126,8 +127,10 @@ pub async fn run(
         stdin,
         stdout,
         stderr,
+        report,
         process: mut child,
     } = launched;
+    let report = report.map(|r| tokio::spawn(crate::guard::read_report(r)));
     // The argv is the caller's submitted values (specs, paths, channel URLs
     // that may carry credentials): the log shows only how many there are.
     // The label is the command path, chosen by the server.
@@ -206,6 +209,18 @@ pub async fn run(
     for r in &readers {
         r.abort();
     }
+    // Every process of the job is gone, so the report pipe is at end of
+    // file (the bound only guards against a descriptor leaked elsewhere).
+    let guard = match report {
+        Some(task) => Some(
+            tokio::time::timeout(DRAIN_GRACE, task)
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .unwrap_or(GuardOutcome::NoReport),
+        ),
+        None => None,
+    };
     if let Some(t) = stdin_task {
         t.abort();
     }
@@ -237,6 +252,7 @@ pub async fn run(
         stdout_lossy,
         stderr_lossy,
         stopped_by,
+        guard,
     };
     tracing::info!(
         job = req.job,

@@ -21,6 +21,7 @@
 mod capture;
 mod cli;
 mod connection;
+mod guard;
 mod job;
 mod limit;
 mod log;

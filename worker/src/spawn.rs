@@ -12,7 +12,9 @@
 //! A conda job runs in a child forked from the warm conda ([`crate::warm`])
 //! when one is ready, else as a fresh process (command-group). Both paths
 //! take their environment and directory from [`Programs::child_setup`], so
-//! they cannot differ.
+//! they cannot differ. A job with in-process checks runs under the guard on
+//! either path ([`crate::guard`]): fresh, conda is started through its own
+//! interpreter with the guard in front of its script.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -22,6 +24,8 @@ use std::sync::Arc;
 
 use command_group::{AsyncCommandGroup, AsyncGroupChild};
 use conda_mcp_shared::env::{EnvRules, FIXED_CWD, child_environment};
+#[cfg(doc)]
+use conda_mcp_shared::guard::InProcessChecks;
 use conda_mcp_shared::protocol::{JobRefusal, Program, RunRequest};
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -55,6 +59,8 @@ pub struct Launched {
     pub stdout: Pin<Box<dyn AsyncRead + Send>>,
     /// Its stderr.
     pub stderr: Pin<Box<dyn AsyncRead + Send>>,
+    /// The read end of the guard's report pipe (jobs with checks).
+    pub report: Option<tokio::net::unix::pipe::Receiver>,
     /// The process.
     pub process: Process,
 }
@@ -129,9 +135,20 @@ impl Programs {
 
     /// Starts `req`: forked from the warm conda for a conda job when it is
     /// ready, else spawned fresh ([`Programs::spawn`]).
+    ///
+    /// Errors: [`JobRefusal::ChecksUnsupported`] for a job with checks that
+    /// is not a conda job, or with checks that enforce something
+    /// ([`InProcessChecks::enforces`]) whose conda is not a Python
+    /// entry-point script (nothing is started); checks that only report
+    /// run such a conda unguarded (the result has no report).
     pub async fn launch(&self, req: &RunRequest) -> Result<Launched, JobRefusal> {
         self.path_of(req.program)?;
         let setup = self.child_setup(req)?;
+        if req.checks.is_some() && req.program != Program::Conda {
+            return Err(JobRefusal::ChecksUnsupported {
+                reason: "only conda jobs run under the guard".into(),
+            });
+        }
         if req.program == Program::Conda
             && let Some(warm) = &self.warm
             && let Ok(l) = warm
@@ -140,6 +157,7 @@ impl Programs {
                     Some(setup.cwd.as_path()),
                     req.stdin.is_some(),
                     &setup.env,
+                    req.checks.as_ref(),
                 )
                 .await
         {
@@ -151,10 +169,11 @@ impl Programs {
                     .map(|s| Box::pin(s) as Pin<Box<dyn AsyncWrite + Send>>),
                 stdout: Box::pin(l.stdout),
                 stderr: Box::pin(l.stderr),
+                report: l.report,
                 process: Process::Warm(l.job),
             });
         }
-        let mut child = self.spawn_fresh(req, setup)?;
+        let (mut child, report) = self.spawn_fresh(req, setup)?;
         let inner = child.inner();
         let pid = inner.id().unwrap_or(0);
         let stdin = inner
@@ -170,6 +189,7 @@ impl Programs {
             stdin,
             stdout: Box::pin(stdout),
             stderr: Box::pin(stderr),
+            report,
             process: Process::Fresh(child),
         })
     }
@@ -191,18 +211,41 @@ impl Programs {
 
     /// Spawns `req` as a fresh process in a new process group with stdout
     /// and stderr piped and stdin piped (when the request has bytes) or
-    /// `/dev/null`, in the environment and directory of `setup`.
+    /// `/dev/null`, in the environment and directory of `setup`; a job with
+    /// checks through conda's interpreter under the guard, with the read
+    /// end of its report pipe.
     fn spawn_fresh(
         &self,
         req: &RunRequest,
         setup: ChildSetup,
-    ) -> Result<AsyncGroupChild, JobRefusal> {
+    ) -> Result<(AsyncGroupChild, Option<tokio::net::unix::pipe::Receiver>), JobRefusal> {
         let program = self.path_of(req.program)?;
-        let mut cmd = tokio::process::Command::new(program);
-        cmd.args(&req.argv)
-            .current_dir(&setup.cwd)
-            .env_clear()
-            .envs(setup.env);
+        let mut report = None;
+        // Checks that enforce nothing (they only report) run without the
+        // guard where it cannot run; enforcing ones are refused there.
+        let guarded = match &req.checks {
+            Some(checks) => match crate::guard::interpreter(program) {
+                Ok(python) => Some((checks, python)),
+                Err(refusal) if checks.enforces() => return Err(refusal),
+                Err(_) => None,
+            },
+            None => None,
+        };
+        let mut cmd = match guarded {
+            Some((checks, python)) => {
+                let pipe = crate::guard::report_pipe().map_err(|e| JobRefusal::spawn(&e))?;
+                let cmd =
+                    crate::guard::fresh_command(&python, program, checks, &req.argv, pipe.writer)?;
+                report = Some(pipe.reader);
+                cmd
+            }
+            None => {
+                let mut cmd = tokio::process::Command::new(program);
+                cmd.args(&req.argv);
+                cmd
+            }
+        };
+        cmd.current_dir(&setup.cwd).env_clear().envs(setup.env);
         cmd.stdin(if req.stdin.is_some() {
             Stdio::piped()
         } else {
@@ -210,6 +253,11 @@ impl Programs {
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-        cmd.group_spawn().map_err(|e| JobRefusal::spawn(&e))
+        let child = cmd.group_spawn().map_err(|e| JobRefusal::spawn(&e))?;
+        // The child has its copy of the report writer; ours closes with the
+        // command, so the reader sees end of file once the guard (or the
+        // process) is done.
+        drop(cmd);
+        Ok((child, report))
     }
 }

@@ -42,6 +42,14 @@ pub enum Outcome {
         /// The key and where it is forced (never its value).
         forced: crate::discovery::config::ForcedKey,
     },
+    /// The checks inside conda's process stopped conda before its command
+    /// acted ([`super::checks`]), or could not run: nothing was changed.
+    Stopped {
+        /// What was to run.
+        what: String,
+        /// Why, typed (boxed: the other variants are small).
+        error: Box<super::error::ToolError>,
+    },
     /// The server answered from what it knows, without running anything
     /// (`conda_commands`, `conda_describe`): a JSON document.
     Answered {

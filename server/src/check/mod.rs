@@ -131,6 +131,22 @@ impl Builder {
     }
 }
 
+/// The names the cache key covers (set here, and the fixed ones), for
+/// `check`: names only, never values.
+fn covered_variables() -> String {
+    let mut names: Vec<String> = crate::discovery::stamp::config_environment()
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    for fixed in crate::discovery::stamp::CONFIG_VARIABLES {
+        if !names.iter().any(|n| n == fixed) {
+            names.push(format!("{fixed} (unset)"));
+        }
+    }
+    names.push("any CONDA_* set later".into());
+    names.join(", ")
+}
+
 /// conda's configuration: the files it loaded and each key the server
 /// relies on that a source forces (never a value), with what it defeats
 /// as a warning.
@@ -182,12 +198,16 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
     let spawn = worker_step(s, r)?;
     // 2b. the HTTP settings, loaded as the server loads them (not bound:
     // the server may be running)
-    let http_url = match &s.http {
-        None => None,
-        Some(h) => Some(http_section(h, r).await?),
+    let (http_url, users) = match &s.http {
+        None => (None, Vec::new()),
+        Some(h) => {
+            let (url, users) = http_section(h, r).await?;
+            (Some(url), users)
+        }
     };
     let found = discovery_step(s, &target, r).await?;
     worker_runs_step(s, &found, spawn, r).await?;
+    users_step(s, &found, &users, r).await;
     let tools = tools_step(s, &found.catalog, r)?;
     host_step(s, args, &found, http_url.as_deref(), r);
     Ok(format!(
@@ -271,6 +291,13 @@ async fn discovery_step(
                 .python
                 .as_deref()
                 .map(|p| std::path::absolute(p).unwrap_or(p.to_path_buf()));
+            r.item(
+                "cache key",
+                format!(
+                    "the target, its interpreter, its package folders, every place of conda's .condarc search path, and the variables {} (sha256 of each value)",
+                    covered_variables()
+                ),
+            );
             match cache::load(&dir, &target.path, python_flag.as_deref()) {
                 Ok(_) => r.item("cache", "hit (startup runs no Python)"),
                 Err(miss) => r.item("cache", format!("miss: {miss} (discovery runs now)")),
@@ -540,7 +567,7 @@ fn host_step(
 async fn http_section(
     h: &crate::transport::http::HttpSettings,
     r: &mut Builder,
-) -> Result<String, String> {
+) -> Result<(String, Vec<String>), String> {
     r.section("http (--listen)");
     let loaded = crate::transport::http::serve::load(h)
         .await
@@ -578,7 +605,40 @@ async fn http_section(
     } else {
         r.item("os users", format!("{} (a worker each)", users.join(", ")));
     }
-    Ok(url)
+    Ok((url, users))
+}
+
+/// Step 5b (`--listen` with principals mapped to OS users): conda's
+/// forced keys as each of those users reads its configuration (the
+/// discovery helper run in a worker of that user), with what a forced
+/// `dry_run` defeats as a warning.
+async fn users_step(s: &Settings, found: &discovery::Discovery, users: &[String], r: &mut Builder) {
+    if users.is_empty() {
+        return;
+    }
+    r.section("conda's configuration per OS user");
+    let mut base = quiet(s.worker_config(found.target.path.clone()));
+    base.python = Some(found.python.clone());
+    for user in users {
+        match crate::discovery::config::forced_for_user(&base, user, s.limits.timeout).await {
+            Ok(forced) => {
+                r.item(user, format!("forced keys {}", forced.describe()));
+                if let Some(k) = forced.dry_run_defeated() {
+                    r.warnings.push(format!(
+                        "for OS user {user}, conda would not honour --dry-run (`{}` is marked final in {}): that user's previews and dry runs are refused with dry_run_not_honoured",
+                        k.key,
+                        k.place()
+                    ));
+                }
+            }
+            Err(e) => {
+                r.item(user, "forced keys unknown (see the warning)");
+                r.warnings.push(format!(
+                    "conda's configuration of OS user {user} could not be read: {e}"
+                ));
+            }
+        }
+    }
 }
 
 /// Steps 4 and 5: the interpreter imports conda, and `conda info --json`

@@ -88,7 +88,9 @@ impl std::fmt::Display for Miss {
             Miss::Absent => f.write_str("no cache entry"),
             Miss::Corrupt(why) => write!(f, "unusable cache entry ({why})"),
             Miss::Mismatch(why) => write!(f, "cache entry for {why}"),
-            Miss::Stale => f.write_str("the target or its packages changed"),
+            Miss::Stale => f.write_str(
+                "the target, its packages, its configuration files or the variables that decide conda's configuration changed",
+            ),
         }
     }
 }

@@ -52,6 +52,7 @@ use crate::call::error::ErrorCode;
 use crate::call::install_lock::WriterGuard;
 use crate::call::{CallOutput, NotRun, Outcome, Plan, Ran, Runner};
 use crate::worker_client::{ExecError, JobUpdate};
+use conda_mcp_shared::guard::UnmanagedRule;
 
 /// The key of the approval form in an input-required result's
 /// `inputRequests` (and of its answer in the retry's `inputResponses`).
@@ -317,12 +318,14 @@ async fn question(
     args: &Value,
     call: &CallContext,
 ) -> Result<Question, Outcome> {
+    let mut unmanaged = None;
     let document = match &approval.preview {
         None => None,
         Some(preview) => {
             let mut dry = plan.clone();
             dry.argv = preview.argv.clone();
             dry.classification = Some(preview.classification.clone());
+            dry.checks = Some(preview.checks.clone());
             dry.approval = None;
             // The apply's checks are not the dry run's.
             dry.postcondition = None;
@@ -331,17 +334,31 @@ async fn question(
                 Outcome::Ran {
                     ran: Ran::Execution(out),
                     ..
-                } if previewed(&out) => out.parsed_json,
+                } if previewed(&out) => {
+                    unmanaged = out.unmanaged_files.clone();
+                    out.parsed_json
+                }
                 other => return Err(other),
             }
         }
     };
-    Ok(approval::question(
+    // An apply that its own checks would refuse is not put to the person:
+    // the answer is the refusal, at once.
+    if let Some(u) = &unmanaged
+        && plan.checks.as_ref().map(|c| c.unmanaged) == Some(UnmanagedRule::Refuse)
+    {
+        return Err(crate::call::verdict::unmanaged_refusal(
+            plan.what.clone(),
+            u,
+        ));
+    }
+    Ok(approval::question_with(
         tool,
         args,
         &plan.argv,
         document.as_ref(),
         plan.replacement.as_ref(),
+        unmanaged.as_ref(),
     ))
 }
 

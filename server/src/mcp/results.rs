@@ -176,6 +176,10 @@ impl Results {
                 };
                 self.nothing_ran(&what, &text, error, restart_required)
             }
+            Outcome::Stopped { what, error } => {
+                let text = error.message.clone();
+                self.nothing_ran(&what, &text, *error, restart_required)
+            }
             Outcome::Answered { value, .. } => CallToolResult::structured(value),
             Outcome::Ran {
                 what,
@@ -370,6 +374,21 @@ pub fn summary(what: &str, output: &CallOutput, live_tools: bool) -> String {
         } else {
             "; restart the server to see the change in conda or its plugins"
         });
+    }
+    if let Some(u) = &output.unmanaged_files {
+        s = if u.removed {
+            format!(
+                "The environment at {} also held {}; they were removed with it. {s}",
+                u.prefix,
+                u.phrase()
+            )
+        } else {
+            format!(
+                "The environment at {} holds {}: removing it deletes them too, so applying this is refused (unmanaged_files_present) unless the call sets remove_unmanaged_files: true. {s}",
+                u.prefix,
+                u.phrase()
+            )
+        };
     }
     if let Some(r) = &output.replaced_environment {
         s = format!("{} {s}", r.sentence(output.is_error()));

@@ -218,6 +218,9 @@ pub fn describe(catalog: &Catalog, tools: &ToolSet, i: usize, profile: Profile) 
     if super::server_options::creates_environment(&catalog.commands[t.cmd]) {
         super::add_replace_existing(&mut schema);
     }
+    if super::server_options::removes_environment(&catalog.commands[t.cmd]) {
+        super::add_remove_unmanaged(&mut schema);
+    }
     json!({
         "command": paths[0],
         "aliases": &paths[1..],

@@ -172,6 +172,10 @@ impl ToolSet {
                 add_replace_existing(&mut advertised);
                 add_replace_existing(&mut full);
             }
+            if server_options::removes_environment(command) {
+                add_remove_unmanaged(&mut advertised);
+                add_remove_unmanaged(&mut full);
+            }
             check_schema_document(&name, &advertised)?;
             let validator = ArgumentValidator::new(&name, &full)?;
             let runnable = crate::policy::runnable(catalog, cmd, &options.policy);
@@ -379,6 +383,21 @@ pub(crate) fn add_replace_existing(schema: &mut Value) {
             .or_insert(serde_json::json!({
                 "type": "boolean",
                 "description": server_options::REPLACE_EXISTING_DESCRIPTION,
+            }));
+    }
+}
+
+/// Adds the server option `remove_unmanaged_files`
+/// ([`server_options::REMOVE_UNMANAGED`]) to the input schema of a tool
+/// that can remove a whole environment, unless conda has a property of
+/// that name.
+pub(crate) fn add_remove_unmanaged(schema: &mut Value) {
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        props
+            .entry(server_options::REMOVE_UNMANAGED.to_owned())
+            .or_insert(serde_json::json!({
+                "type": "boolean",
+                "description": server_options::REMOVE_UNMANAGED_DESCRIPTION,
             }));
     }
 }

@@ -215,6 +215,7 @@ impl Executor {
             stdin: job.stdin,
             limits: job.limits,
             label: job.label,
+            checks: job.checks,
         };
         if let Err(e) = conn.send(&ClientMessage::Run(req)).await {
             let reason = format!("{e}; {}", conn.death_reason().await);

@@ -14,6 +14,7 @@ mod cli_command;
 mod conda_plugin;
 mod condarc;
 mod docs;
+mod guard;
 mod http;
 mod installed;
 mod long_calls;

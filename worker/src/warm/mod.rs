@@ -49,7 +49,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::net::unix::pipe;
 use tokio::sync::OwnedMutexGuard;
 
+use conda_mcp_shared::guard::InProcessChecks;
+
 use self::zygote::{ChildFds, Recipe, Zygote, ZygoteError};
+
+pub(crate) use self::shebang::python_of;
 
 /// Longest a conda job waits for a warm conda that is already starting
 /// before it runs as a fresh process.
@@ -87,6 +91,8 @@ pub struct Launched {
     pub stdout: pipe::Receiver,
     /// The read end of the child's stderr.
     pub stderr: pipe::Receiver,
+    /// The read end of the guard's report pipe (when the job has checks).
+    pub report: Option<pipe::Receiver>,
     /// Waits for the child's status.
     pub job: WarmJob,
 }
@@ -231,7 +237,8 @@ impl Warm {
     }
 
     /// Runs a conda job in a child of the zygote, with environment `env`
-    /// (a zygote started with another environment is replaced first).
+    /// (a zygote started with another environment is replaced first), under
+    /// the guard when it has `checks` (crate::guard).
     /// `Err` means it did not run (nothing of conda started) and must run
     /// fresh; the reason was logged when it is worth logging.
     pub async fn launch(
@@ -240,6 +247,7 @@ impl Warm {
         cwd: Option<&Path>,
         has_stdin: bool,
         env: &[(OsString, OsString)],
+        checks: Option<&InProcessChecks>,
     ) -> Result<Launched, ()> {
         let Ok(mut slot) = self.slot.clone().try_lock_owned() else {
             return Err(()); // another connection's job holds the zygote
@@ -264,21 +272,21 @@ impl Warm {
         let Some(z) = slot.zygote.as_ref() else {
             return Err(()); // starting (the first call) or off (logged)
         };
-        if !zygote::fits(argv, cwd) {
+        if !zygote::fits(argv, cwd, checks) {
             self.log_once(&format!(
                 "a call's arguments exceed {} bytes",
                 zygote::MAX_REQUEST
             ));
             return Err(());
         }
-        let (fds, mine) = match job_pipes(has_stdin) {
+        let (fds, mine) = match job_pipes(has_stdin, checks.is_some()) {
             Ok(p) => p,
             Err(e) => {
                 self.log_once(&format!("creating the job's pipes failed: {e}"));
                 return Err(());
             }
         };
-        let pid = match z.fork(argv, cwd, fds).await {
+        let pid = match z.fork(argv, cwd, checks, fds).await {
             Ok(pid) => pid,
             Err(reason) => {
                 // The go pipe closes with `mine`: a child, if any, exits
@@ -307,6 +315,7 @@ impl Warm {
             stdout,
             stderr,
             go,
+            report,
         } = mine;
         if nix::unistd::write(go.as_fd(), b"1") != Ok(1) {
             // The child exits without running conda; its status would be
@@ -323,6 +332,7 @@ impl Warm {
             stdin,
             stdout,
             stderr,
+            report,
             job: WarmJob {
                 slot,
                 pid,
@@ -404,11 +414,14 @@ struct JobPipes {
     stdout: pipe::Receiver,
     stderr: pipe::Receiver,
     go: OwnedFd,
+    report: Option<pipe::Receiver>,
 }
 
 /// Creates the job's pipes (close-on-exec on both ends: the child's copies
-/// are `dup2`ed onto 0, 1 and 2, which clears the flag there).
-fn job_pipes(has_stdin: bool) -> std::io::Result<(ChildFds, JobPipes)> {
+/// are `dup2`ed onto 0, 1 and 2, which clears the flag there; the guard
+/// keeps its report descriptor non-inheritable), with a report pipe when
+/// the job has checks.
+fn job_pipes(has_stdin: bool, checks: bool) -> std::io::Result<(ChildFds, JobPipes)> {
     use nix::fcntl::OFlag;
     let pipe = || nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(std::io::Error::from);
     let (stdin, stdin_tx) = if has_stdin {
@@ -421,18 +434,25 @@ fn job_pipes(has_stdin: bool) -> std::io::Result<(ChildFds, JobPipes)> {
     let (out_r, out_w) = pipe()?;
     let (err_r, err_w) = pipe()?;
     let (go_r, go_w) = pipe()?;
+    let report = checks.then(crate::guard::report_pipe).transpose()?;
+    let (report_w, report_r) = match report {
+        Some(p) => (Some(p.writer), Some(p.reader)),
+        None => (None, None),
+    };
     Ok((
         ChildFds {
             stdin,
             stdout: out_w,
             stderr: err_w,
             go: go_r,
+            report: report_w,
         },
         JobPipes {
             stdin: stdin_tx,
             stdout: pipe::Receiver::from_owned_fd(out_r)?,
             stderr: pipe::Receiver::from_owned_fd(err_r)?,
             go: go_w,
+            report: report_r,
         },
     ))
 }

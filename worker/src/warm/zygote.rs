@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
+use conda_mcp_shared::guard::InProcessChecks;
 use nix::sys::socket::{
     AddressFamily, ControlMessage, MsgFlags, SockFlag, SockType, sendmsg, socketpair,
 };
@@ -24,8 +25,10 @@ use tokio::net::UnixDatagram;
 
 use super::stamp::Stamp;
 
-/// The zygote's Python source, run with `python -c`.
-pub const SOURCE: &str = include_str!("zygote.py");
+/// The zygote's Python source, run with `python -c`: the guard
+/// (`crate::guard`, whose functions a job's child calls) and then
+/// `zygote.py`.
+pub const SOURCE: &str = concat!(include_str!("../guard/guard.py"), include_str!("zygote.py"));
 
 /// Largest datagram accepted from a zygote (its messages are a few hundred
 /// bytes; `hello` lists `sys.path`).
@@ -305,18 +308,19 @@ async fn next_message(ctl: &UnixDatagram) -> Result<Value, ZygoteError> {
 }
 
 /// The request datagram of a job.
-fn request(argv: &[String], cwd: Option<&Path>) -> Vec<u8> {
+fn request(argv: &[String], cwd: Option<&Path>, checks: Option<&InProcessChecks>) -> Vec<u8> {
     let request = serde_json::json!({
         "argv": argv,
         "cwd": cwd.map(|c| c.to_string_lossy().into_owned()),
+        "checks": checks,
     });
     serde_json::to_vec(&request).unwrap_or_default()
 }
 
 /// Whether a job's request fits in one datagram the zygote accepts (the
 /// socket's buffer bounds it too; a larger job runs fresh).
-pub fn fits(argv: &[String], cwd: Option<&Path>) -> bool {
-    let n = request(argv, cwd).len();
+pub fn fits(argv: &[String], cwd: Option<&Path>, checks: Option<&InProcessChecks>) -> bool {
+    let n = request(argv, cwd, checks).len();
     n > 0 && n <= MAX_REQUEST
 }
 
@@ -331,6 +335,9 @@ pub struct ChildFds {
     pub stderr: OwnedFd,
     /// The read end of the go pipe.
     pub go: OwnedFd,
+    /// The write end of the guard's report pipe (exactly when the job has
+    /// checks).
+    pub report: Option<OwnedFd>,
 }
 
 impl Zygote {
@@ -348,15 +355,17 @@ impl Zygote {
         &self,
         argv: &[String],
         cwd: Option<&Path>,
+        checks: Option<&InProcessChecks>,
         fds: ChildFds,
     ) -> Result<i32, ZygoteError> {
-        let bytes = request(argv, cwd);
-        let raw = [
+        let bytes = request(argv, cwd, checks);
+        let mut raw = vec![
             fds.stdin.as_raw_fd(),
             fds.stdout.as_raw_fd(),
             fds.stderr.as_raw_fd(),
             fds.go.as_raw_fd(),
         ];
+        raw.extend(fds.report.as_ref().map(AsRawFd::as_raw_fd));
         let ctl = &self.ctl;
         ctl.async_io(Interest::WRITABLE, || {
             sendmsg::<()>(
