@@ -19,7 +19,9 @@
 //!   and stdin bytes), their defaults and the kill grace (ARCHITECTURE.md
 //!   "Limits");
 //! * [`fingerprint`]: sha256 helpers used for discovery fingerprints and
-//!   deterministic names.
+//!   deterministic names;
+//! * `private_pipe` (Windows): the server's named pipe for its worker,
+//!   open to the server's own user only.
 
 pub mod env;
 pub mod fingerprint;
@@ -28,6 +30,8 @@ pub mod home;
 pub mod limits;
 pub mod log_format;
 pub mod mask;
+#[cfg(windows)]
+pub mod private_pipe;
 pub mod protocol;
 pub mod result;
 

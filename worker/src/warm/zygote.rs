@@ -6,6 +6,13 @@
 //! socket as stdin (one datagram per message, descriptors passed with
 //! `SCM_RIGHTS` as multiprocessing's forkserver does) and pipes as stdout and
 //! stderr. `zygote.py` documents the messages.
+//!
+//! macOS has no `SOCK_SEQPACKET` for `AF_UNIX` (`socketpair` fails with
+//! `EPROTONOSUPPORT`): there the socket is `SOCK_DGRAM`, which keeps the
+//! message boundaries and passes descriptors the same way but reports no
+//! end of file when the other side exits. So on macOS the worker's reads
+//! also watch the zygote's liveness ([`next_message`]) and the zygote
+//! watches its parent (`zygote.py`).
 
 use std::ffi::OsString;
 use std::io::IoSlice;
@@ -17,11 +24,11 @@ use std::time::Duration;
 use nix::sys::socket::{
     AddressFamily, ControlMessage, MsgFlags, SockFlag, SockType, sendmsg, socketpair,
 };
-use rustix::process::{PidfdFlags, Signal as RSignal, pidfd_open, pidfd_send_signal};
 use serde_json::Value;
 use tokio::io::Interest;
 use tokio::net::UnixDatagram;
 
+use super::proc_handle::{ProcHandle, parent_of};
 use super::stamp::Stamp;
 
 /// The zygote's Python source, run with `python -c`.
@@ -42,12 +49,17 @@ pub const READY_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long a zygote may take to fork a job's child and report its pid.
 pub const FORK_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How often a read on macOS's datagram socket checks that the zygote is
+/// still there (module docs).
+#[cfg(target_os = "macos")]
+pub const LIVENESS_INTERVAL: Duration = Duration::from_millis(100);
+
 /// A ready zygote.
 #[derive(Debug)]
 pub struct Zygote {
     /// Its pid (spared by the post-job sweep while it lives).
     pub pid: i32,
-    pidfd: OwnedFd,
+    handle: ProcHandle,
     ctl: UnixDatagram,
     /// Its stdout and stderr: nothing may appear there after warming.
     output: [OwnedFd; 2],
@@ -73,13 +85,16 @@ pub struct Recipe {
 pub struct Starting {
     /// Its pid.
     pub pid: i32,
-    pidfd: OwnedFd,
+    handle: ProcHandle,
     ctl: UnixDatagram,
     output: [OwnedFd; 2],
 }
 
-/// Starts a zygote (returns at once; [`Starting::ready`] waits for it).
-pub fn start(recipe: &Recipe) -> Result<Starting, String> {
+/// The control socket pair: `SOCK_SEQPACKET` where `AF_UNIX` has it,
+/// `SOCK_DGRAM` on macOS (module docs); close-on-exec, the worker's end
+/// non-blocking.
+fn control_pair() -> Result<(OwnedFd, OwnedFd), String> {
+    #[cfg(target_os = "linux")]
     let (mine, theirs) = socketpair(
         AddressFamily::Unix,
         SockType::SeqPacket,
@@ -87,6 +102,28 @@ pub fn start(recipe: &Recipe) -> Result<Starting, String> {
         SockFlag::SOCK_CLOEXEC | SockFlag::SOCK_NONBLOCK,
     )
     .map_err(|e| format!("socketpair: {e}"))?;
+    #[cfg(target_os = "macos")]
+    let (mine, theirs) = {
+        let (a, b) = socketpair(
+            AddressFamily::Unix,
+            SockType::Datagram,
+            None,
+            SockFlag::empty(),
+        )
+        .map_err(|e| format!("socketpair: {e}"))?;
+        for fd in [&a, &b] {
+            use nix::fcntl::{FcntlArg, FdFlag, fcntl};
+            fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)).map_err(|e| format!("fcntl: {e}"))?;
+        }
+        set_nonblocking(a.as_fd())?;
+        (a, b)
+    };
+    Ok((mine, theirs))
+}
+
+/// Starts a zygote (returns at once; [`Starting::ready`] waits for it).
+pub fn start(recipe: &Recipe) -> Result<Starting, String> {
+    let (mine, theirs) = control_pair()?;
     // The zygote's end must block.
     let theirs = set_blocking(theirs)?;
     let mut cmd = std::process::Command::new(&recipe.python);
@@ -100,9 +137,7 @@ pub fn start(recipe: &Recipe) -> Result<Starting, String> {
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", recipe.python.display()))?;
     let pid = child.id() as i32;
-    let pidfd = rustix::process::Pid::from_raw(pid)
-        .ok_or_else(|| "bad pid".to_string())
-        .and_then(|p| pidfd_open(p, PidfdFlags::empty()).map_err(|e| format!("pidfd_open: {e}")))?;
+    let handle = ProcHandle::of_child(pid)?;
     let out: OwnedFd = child
         .stdout
         .take()
@@ -116,8 +151,8 @@ pub fn start(recipe: &Recipe) -> Result<Starting, String> {
     for fd in [&out, &err] {
         set_nonblocking(fd.as_fd())?;
     }
-    // Reaped through its pidfd ([`kill`]) or by the post-job sweep; the
-    // std handle is not needed.
+    // Reaped through its handle ([`ProcHandle::kill`]) or by the post-job
+    // sweep; the std handle is not needed.
     drop(child);
     // SOCK_SEQPACKET keeps message boundaries as a datagram socket does;
     // tokio's UnixDatagram only issues send/recv/sendmsg on it.
@@ -125,7 +160,7 @@ pub fn start(recipe: &Recipe) -> Result<Starting, String> {
         .map_err(|e| format!("registering the socket: {e}"))?;
     Ok(Starting {
         pid,
-        pidfd,
+        handle,
         ctl,
         output: [out, err],
     })
@@ -139,7 +174,7 @@ impl Starting {
             Ok(Ok(stamp)) => stamp,
             Ok(Err(e)) => {
                 let detail = drain_text(&self.output);
-                kill(&self.pidfd).await;
+                self.handle.kill().await;
                 return Err(if detail.is_empty() {
                     e
                 } else {
@@ -147,7 +182,7 @@ impl Starting {
                 });
             }
             Err(_) => {
-                kill(&self.pidfd).await;
+                self.handle.kill().await;
                 return Err(format!("not ready within {READY_TIMEOUT:?}"));
             }
         };
@@ -155,14 +190,14 @@ impl Starting {
         // it on every call, a fork would not.
         let printed = drain_text(&self.output);
         if !printed.is_empty() {
-            kill(&self.pidfd).await;
+            self.handle.kill().await;
             return Err(format!(
                 "conda writes output when imported ({printed}); every call must see it"
             ));
         }
         Ok(Zygote {
             pid: self.pid,
-            pidfd: self.pidfd,
+            handle: self.handle,
             ctl: self.ctl,
             output: self.output,
             stamp,
@@ -171,7 +206,7 @@ impl Starting {
     }
 
     async fn handshake(&self, recipe: &Recipe) -> Result<Stamp, String> {
-        let hello = next_message(&self.ctl).await?;
+        let hello = next_message(&self.ctl, &self.handle).await?;
         let Some(Value::Array(path)) = hello.get("hello") else {
             return Err(failure_or(&hello, "the first message was not hello"));
         };
@@ -183,7 +218,7 @@ impl Starting {
         paths.push(recipe.conda.clone());
         paths.push(recipe.python.clone());
         let stamp = Stamp::take(paths);
-        let ready = next_message(&self.ctl).await?;
+        let ready = next_message(&self.ctl, &self.handle).await?;
         if ready.get("ready") != Some(&Value::Bool(true)) {
             return Err(failure_or(&ready, "it did not report ready"));
         }
@@ -216,14 +251,31 @@ fn drain_text(output: &[OwnedFd; 2]) -> String {
     line.chars().take(300).collect()
 }
 
-/// Receives one datagram and parses it as a JSON object. End of file or
-/// anything else is an error.
-async fn next_message(ctl: &UnixDatagram) -> Result<Value, String> {
+/// Receives one datagram from the zygote of `handle` and parses it as a
+/// JSON object. End of file, the zygote's exit (macOS: checked every
+/// [`LIVENESS_INTERVAL`]) or anything else is an error.
+async fn next_message(ctl: &UnixDatagram, handle: &ProcHandle) -> Result<Value, String> {
     let mut buf = vec![0u8; MAX_MESSAGE];
-    let n = ctl
-        .recv(&mut buf)
-        .await
-        .map_err(|e| format!("socket: {e}"))?;
+    #[cfg(target_os = "linux")]
+    let n = {
+        let _ = handle;
+        ctl.recv(&mut buf).await.map_err(|e| format!("socket: {e}"))?
+    };
+    #[cfg(target_os = "macos")]
+    let n = loop {
+        tokio::select! {
+            r = ctl.recv(&mut buf) => break r.map_err(|e| format!("socket: {e}"))?,
+            _ = tokio::time::sleep(LIVENESS_INTERVAL) => {
+                if !handle.alive() {
+                    // A last message may have been sent just before the exit.
+                    match ctl.try_recv(&mut buf) {
+                        Ok(n) => break n,
+                        Err(_) => return Err("the zygote exited".into()),
+                    }
+                }
+            }
+        }
+    };
     if n == 0 {
         return Err("the zygote closed its socket (it exited)".into());
     }
@@ -263,11 +315,9 @@ pub struct ChildFds {
 }
 
 impl Zygote {
-    /// Whether the process is still there (its pidfd is not readable).
+    /// Whether the process is still there.
     pub fn alive(&self) -> bool {
-        use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-        let mut fds = [PollFd::new(self.pidfd.as_fd(), PollFlags::POLLIN)];
-        matches!(poll(&mut fds, PollTimeout::ZERO), Ok(0))
+        self.handle.alive()
     }
 
     /// Sends one job and waits (up to [`FORK_TIMEOUT`]) for the pid of its
@@ -300,7 +350,7 @@ impl Zygote {
         .await
         .map_err(|e| format!("sending the job: {e}"))?;
         drop(fds);
-        let msg = tokio::time::timeout(FORK_TIMEOUT, next_message(&self.ctl))
+        let msg = tokio::time::timeout(FORK_TIMEOUT, next_message(&self.ctl, &self.handle))
             .await
             .map_err(|_| format!("no pid within {FORK_TIMEOUT:?}"))??;
         let pid = msg
@@ -319,7 +369,7 @@ impl Zygote {
     /// or answered something else; the zygote must not be used again then.
     pub async fn status(&self) -> Result<ExitStatus, String> {
         use std::os::unix::process::ExitStatusExt;
-        let msg = next_message(&self.ctl).await?;
+        let msg = next_message(&self.ctl, &self.handle).await?;
         msg.get("status")
             .and_then(Value::as_i64)
             .and_then(|s| i32::try_from(s).ok())
@@ -331,30 +381,8 @@ impl Zygote {
     pub async fn kill(self) {
         drop(self.ctl);
         drop(self.output);
-        kill(&self.pidfd).await;
+        self.handle.kill().await;
     }
-}
-
-/// SIGKILL through the pidfd (never another process that reused the pid),
-/// then reap it (it is the worker's child) off the async threads.
-async fn kill(pidfd: &OwnedFd) {
-    let _ = pidfd_send_signal(pidfd, RSignal::KILL);
-    if let Ok(dup) = pidfd.try_clone() {
-        let _ = tokio::task::spawn_blocking(move || {
-            let _ = rustix::process::waitid(
-                rustix::process::WaitId::PidFd(dup.as_fd()),
-                rustix::process::WaitIdOptions::EXITED,
-            );
-        })
-        .await;
-    }
-}
-
-/// The parent pid of `pid` (from `/proc/<pid>/stat`).
-pub fn parent_of(pid: i32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_ascii_whitespace().nth(1)?.parse().ok()
 }
 
 fn set_nonblocking(fd: std::os::fd::BorrowedFd<'_>) -> Result<(), String> {
