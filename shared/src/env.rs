@@ -262,7 +262,8 @@ pub fn child_environment(
         .iter()
         .filter(|(k, _)| {
             k.to_str().map(canonical_name).is_some_and(|k| {
-                k == "CONDA_PREFIX" || (k.starts_with("CONDA_PREFIX_") && is_activation_variable(&k))
+                k == "CONDA_PREFIX"
+                    || (k.starts_with("CONDA_PREFIX_") && is_activation_variable(&k))
             })
         })
         .filter(|(_, v)| !v.is_empty())
@@ -522,10 +523,17 @@ mod tests {
         assert!(names.contains(&"PATH".to_string()), "{names:?}");
         assert!(names.contains(&"SystemRoot".to_string()), "{names:?}");
         assert!(names.contains(&"UserProfile".to_string()), "{names:?}");
-        assert!(!names.iter().any(|n| n == "SECRET_TOKEN" || n == "CONDA_PREFIX"));
+        assert!(
+            !names
+                .iter()
+                .any(|n| n == "SECRET_TOKEN" || n == "CONDA_PREFIX")
+        );
         let path = &out.iter().find(|(k, _)| k == "PATH").expect("PATH").1;
         assert_eq!(path, r"C:\Windows\System32;D:\Tools");
         let bare = child_environment(vars(&[("PATH", ".;x")]), &EnvRules::default());
-        assert_eq!(bare.iter().find(|(k, _)| k == "PATH").expect("PATH").1, DEFAULT_PATH);
+        assert_eq!(
+            bare.iter().find(|(k, _)| k == "PATH").expect("PATH").1,
+            DEFAULT_PATH
+        );
     }
 }

@@ -91,8 +91,9 @@ mod sid {
         // u64 elements: aligned for TOKEN_USER.
         let mut buf = vec![0u64; (len as usize).div_ceil(8)];
         // SAFETY: `buf` holds at least `len` bytes.
-        if unsafe { GetTokenInformation(token.0, TokenUser, buf.as_mut_ptr().cast(), len, &mut len) }
-            == 0
+        if unsafe {
+            GetTokenInformation(token.0, TokenUser, buf.as_mut_ptr().cast(), len, &mut len)
+        } == 0
         {
             return Err(io::Error::last_os_error());
         }

@@ -116,11 +116,7 @@ mod tests {
         std::fs::create_dir_all(root.join("Lib").join("site-packages").join("conda"))
             .expect("mkdir");
         std::fs::write(root.join("python.exe"), b"MZ").expect("python.exe");
-        std::fs::write(
-            root.join("Lib/site-packages/conda/__main__.py"),
-            b"",
-        )
-        .expect("__main__");
+        std::fs::write(root.join("Lib/site-packages/conda/__main__.py"), b"").expect("__main__");
         for d in ["Scripts", "condabin", "Library/bin"] {
             std::fs::create_dir_all(root.join(d)).expect("mkdir");
         }
@@ -139,7 +135,12 @@ mod tests {
             root.join("conda.exe"),
         ] {
             let how = resolve(&launcher).expect("resolved");
-            assert_eq!(how.program, root.join("python.exe"), "{}", launcher.display());
+            assert_eq!(
+                how.program,
+                root.join("python.exe"),
+                "{}",
+                launcher.display()
+            );
             assert_eq!(how.prefix_args, vec![OsString::from("-m"), "conda".into()]);
             assert_eq!(how.root.as_deref(), Some(root.as_path()));
         }

@@ -198,9 +198,11 @@ pub async fn run(
     child.signal_tree(pid, Signal::Kill);
     let descendants_killed = reap::kill_all_descendants(&programs.spared()).await;
     if !drained {
+        // Only the readers still running: a finished one already gave its
+        // output to the first wait, and polling it again panics.
         let _ = tokio::time::timeout(
             Duration::from_secs(1),
-            futures::future::join_all(&mut readers),
+            futures::future::join_all(readers.iter_mut().filter(|r| !r.is_finished())),
         )
         .await;
     }

@@ -177,22 +177,22 @@ fn own_home(
     }
     #[cfg(unix)]
     {
-    let uid = nix::unistd::Uid::effective();
-    let entry = nix::unistd::User::from_uid(uid).ok().flatten();
-    let who = HomeUser {
-        name: entry
-            .as_ref()
-            .map_or_else(|| uid.to_string(), |u| u.name.clone()),
-        uid: uid.as_raw(),
-        gid: nix::unistd::Gid::effective().as_raw(),
-    };
-    match &common.home {
-        Some(dir) => {
-            let home = prepare_home(&who, dir, "--home").map_err(|e| e.to_string())?;
-            Ok(vec![("HOME".into(), home.into_os_string())])
-        }
-        None => {
-            let home = std::env::var_os("HOME")
+        let uid = nix::unistd::Uid::effective();
+        let entry = nix::unistd::User::from_uid(uid).ok().flatten();
+        let who = HomeUser {
+            name: entry
+                .as_ref()
+                .map_or_else(|| uid.to_string(), |u| u.name.clone()),
+            uid: uid.as_raw(),
+            gid: nix::unistd::Gid::effective().as_raw(),
+        };
+        match &common.home {
+            Some(dir) => {
+                let home = prepare_home(&who, dir, "--home").map_err(|e| e.to_string())?;
+                Ok(vec![("HOME".into(), home.into_os_string())])
+            }
+            None => {
+                let home = std::env::var_os("HOME")
                 .filter(|h| !h.is_empty())
                 .map(std::path::PathBuf::from)
                 .or_else(|| entry.map(|u| u.dir))
@@ -202,10 +202,10 @@ fn own_home(
                         who.name
                     )
                 })?;
-            check_home(&who, &home, "--home").map_err(|e| e.to_string())?;
-            Ok(Vec::new())
+                check_home(&who, &home, "--home").map_err(|e| e.to_string())?;
+                Ok(Vec::new())
+            }
         }
-    }
     }
 }
 
@@ -324,10 +324,7 @@ async fn connect(socket: &std::path::Path) -> Result<LocalSocketStream, String> 
 #[cfg(windows)]
 async fn connect(socket: &std::path::Path) -> Result<LocalSocketStream, String> {
     let text = socket.to_string_lossy();
-    let bare = text
-        .strip_prefix(r"\\.\pipe\")
-        .unwrap_or(&text)
-        .to_string();
+    let bare = text.strip_prefix(r"\\.\pipe\").unwrap_or(&text).to_string();
     let name = bare
         .to_ns_name::<GenericNamespaced>()
         .map_err(|e| format!("pipe name: {e}"))?;

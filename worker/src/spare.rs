@@ -166,7 +166,9 @@ impl Warm {
                 }
             }
             Some(_) => {
-                tracing::info!("the spare conda is stale (it exited, or the environment changed); this call runs fresh");
+                tracing::info!(
+                    "the spare conda is stale (it exited, or the environment changed); this call runs fresh"
+                );
                 None
             }
             None => None,

@@ -27,9 +27,9 @@ use conda_mcp_shared::protocol::{JobRefusal, Program, RunRequest};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::contain::{self, Signal};
+use crate::warm::Warm;
 #[cfg(unix)]
 use crate::warm::WarmJob;
-use crate::warm::Warm;
 
 /// The programs this worker can run, fixed at startup.
 #[derive(Debug, Clone)]
@@ -175,10 +175,12 @@ impl Programs {
         }
         #[cfg(windows)]
         let (child, warm) = match (req.program, &self.warm) {
-            (Program::Conda, Some(spare)) => match spare.take(&req.argv, &setup, req.stdin.is_some()).await {
-                Some(child) => (child, true),
-                None => (self.spawn_fresh(req, setup)?, false),
-            },
+            (Program::Conda, Some(spare)) => {
+                match spare.take(&req.argv, &setup, req.stdin.is_some()).await {
+                    Some(child) => (child, true),
+                    None => (self.spawn_fresh(req, setup)?, false),
+                }
+            }
             _ => (self.spawn_fresh(req, setup)?, false),
         };
         #[cfg(unix)]

@@ -4,17 +4,16 @@
 //! a cancel, and its leader's exit; the byte limit; UTF-8 and UTF-16
 //! (beyond the BMP) names in arguments and the working directory.
 //!
-//! Whether a grandchild still lives is seen through a file it holds open:
-//! `cmd` opens the `>` redirection without FILE_SHARE_DELETE and `ping`
-//! inherits the handle, so the file cannot be deleted while either runs.
+//! Whether a grandchild still lives is seen in `tasklist` (which wine has
+//! too): the tree tests run one at a time and count `ping.exe` processes.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use conda_mcp_shared::ExecutionResult;
 use conda_mcp_shared::env::EnvRules;
 use conda_mcp_shared::limits::Limits;
 use conda_mcp_shared::protocol::{JobEvent, Program, RunRequest};
-use conda_mcp_shared::ExecutionResult;
 use tokio::sync::mpsc;
 
 use crate::job::{self, Stop};
@@ -70,112 +69,106 @@ fn scratch(tag: &str) -> PathBuf {
     d
 }
 
-/// Waits until `held` can be deleted (nothing holds it open any more);
-/// returns how long that took, or `None` after `within`.
-async fn released(held: &Path, within: Duration) -> Option<Duration> {
+/// How many `ping.exe` processes run now (`tasklist`, which wine has too).
+fn pings() -> usize {
+    let out = std::process::Command::new("tasklist")
+        .output()
+        .expect("tasklist runs");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.to_ascii_lowercase().starts_with("ping.exe"))
+        .count()
+}
+
+/// The tree tests count `ping.exe` processes machine-wide: one at a time.
+static TREES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// `cmd /c [start /b] ping -n 60 127.0.0.1`: about a minute unless killed.
+fn ping_tree(orphan: bool) -> Vec<&'static str> {
+    let mut argv = vec!["/c"];
+    if orphan {
+        argv.extend(["start", "/b"]);
+    }
+    argv.extend(["ping", "-n", "60", "127.0.0.1"]);
+    argv
+}
+
+/// Waits until `ping.exe` runs (so the check after the stop can fail).
+async fn wait_running() {
     let t0 = Instant::now();
-    while t0.elapsed() < within {
-        if std::fs::remove_file(held).is_ok() {
-            return Some(t0.elapsed());
+    while pings() == 0 {
+        assert!(t0.elapsed() < Duration::from_secs(20), "ping never started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// No `ping.exe` is left within 2 s of `stopped`.
+async fn assert_tree_gone(stopped: Instant) {
+    loop {
+        let left = pings();
+        if left == 0 {
+            return;
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    None
-}
-
-/// `cmd /c ping -n 60 127.0.0.1 > held`: about a minute unless killed.
-fn ping_tree(held: &Path) -> Vec<String> {
-    ["/c", "ping", "-n", "60", "127.0.0.1", ">"]
-        .iter()
-        .map(|s| s.to_string())
-        .chain([held.display().to_string()])
-        .collect()
-}
-
-/// The grandchild holds the file while the job runs (so the check below
-/// can fail), and lets go of it within 2 s of `stopped`.
-async fn assert_tree_gone(held: &Path, stopped: Instant) {
-    match released(held, Duration::from_secs(2)).await {
-        Some(_) => assert!(
-            stopped.elapsed() < Duration::from_secs(2) + Duration::from_millis(100),
-            "the tree took {:?}",
+        assert!(
+            stopped.elapsed() < Duration::from_secs(2),
+            "{left} ping.exe still running {:?} after the stop",
             stopped.elapsed()
-        ),
-        None => panic!("a process of the tree still holds {}", held.display()),
-    }
-}
-
-async fn wait_held(held: &Path) {
-    let t0 = Instant::now();
-    while !held.exists() && t0.elapsed() < Duration::from_secs(10) {
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert!(held.exists(), "cmd did not create {}", held.display());
-    assert!(
-        std::fs::remove_file(held).is_err(),
-        "the file must be held open while ping runs"
-    );
 }
 
 #[tokio::test]
 async fn a_timeout_ends_the_whole_tree() {
-    let dir = scratch("timeout");
-    let held = dir.join("held.txt");
-    let argv = ping_tree(&held);
-    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let req = request(&argv, Duration::from_secs(3), 4096);
-    let watch = {
-        let held = held.clone();
-        tokio::spawn(async move { wait_held(&held).await })
-    };
+    let _one = TREES.lock().await;
+    assert_eq!(pings(), 0, "no ping.exe may run before the test");
+    let req = request(&ping_tree(false), Duration::from_secs(4), 4096);
+    let watch = tokio::spawn(wait_running());
     let r = run(req, Stop::default()).await;
     let stopped = Instant::now();
     watch.await.expect("the tree ran");
     assert!(r.timed_out, "{r:?}");
     assert!(r.duration_ms < 10_000, "{r:?}");
-    assert_tree_gone(&held, stopped).await;
-    let _ = std::fs::remove_dir_all(&dir);
+    assert_tree_gone(stopped).await;
 }
 
 #[tokio::test]
 async fn a_cancel_ends_the_whole_tree() {
-    let dir = scratch("cancel");
-    let held = dir.join("held.txt");
-    let argv = ping_tree(&held);
-    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let req = request(&argv, Duration::from_secs(120), 4096);
+    let _one = TREES.lock().await;
+    assert_eq!(pings(), 0, "no ping.exe may run before the test");
+    let req = request(&ping_tree(false), Duration::from_secs(120), 4096);
     let stop = Stop::default();
     let cancel = stop.cancel.clone();
-    let watch = {
-        let held = held.clone();
-        tokio::spawn(async move {
-            wait_held(&held).await;
-            cancel.cancel();
-        })
-    };
+    let watch = tokio::spawn(async move {
+        wait_running().await;
+        cancel.cancel();
+    });
     let r = run(req, stop).await;
     let stopped = Instant::now();
     watch.await.expect("the tree ran");
     assert!(r.cancelled && !r.timed_out, "{r:?}");
-    assert_tree_gone(&held, stopped).await;
-    let _ = std::fs::remove_dir_all(&dir);
+    assert_tree_gone(stopped).await;
 }
 
 /// `start /b` leaves ping running after cmd exits: the leader's exit ends
 /// the job, and the job object's termination ends the orphan.
 #[tokio::test]
 async fn an_orphan_dies_with_its_job() {
-    let dir = scratch("orphan");
-    let held = dir.join("held.txt");
-    let mut argv = vec!["/c".to_string(), "start".into(), "/b".into()];
-    argv.extend(ping_tree(&held).into_iter().skip(1));
-    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let r = run(request(&argv, Duration::from_secs(60), 4096), Stop::default()).await;
+    let _one = TREES.lock().await;
+    assert_eq!(pings(), 0, "no ping.exe may run before the test");
+    let r = run(
+        request(&ping_tree(true), Duration::from_secs(60), 4096),
+        Stop::default(),
+    )
+    .await;
     let ended = Instant::now();
     assert!(!r.timed_out && !r.cancelled, "{r:?}");
     assert!(r.duration_ms < 30_000, "cmd returns at once: {r:?}");
-    assert_tree_gone(&held, ended).await;
-    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        r.stdout.to_ascii_lowercase().contains("127.0.0.1"),
+        "the orphan ran and wrote to the job's stdout: {r:?}"
+    );
+    assert_tree_gone(ended).await;
 }
 
 #[tokio::test]
@@ -191,7 +184,11 @@ async fn output_beyond_the_byte_limit_is_counted_not_kept() {
     .await;
     assert_eq!(r.exit_code, Some(0), "{r:?}");
     assert!(r.stdout.len() <= 1000, "{}", r.stdout.len());
-    assert!(r.stdout.starts_with("0123456789abcdef"), "{:?}", &r.stdout[..40]);
+    assert!(
+        r.stdout.starts_with("0123456789abcdef"),
+        "{:?}",
+        &r.stdout[..40]
+    );
     assert!(r.stdout_truncated);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -259,7 +259,9 @@ async fn next_message(ctl: &UnixDatagram, handle: &ProcHandle) -> Result<Value, 
     #[cfg(target_os = "linux")]
     let n = {
         let _ = handle;
-        ctl.recv(&mut buf).await.map_err(|e| format!("socket: {e}"))?
+        ctl.recv(&mut buf)
+            .await
+            .map_err(|e| format!("socket: {e}"))?
     };
     #[cfg(target_os = "macos")]
     let n = loop {
