@@ -41,6 +41,7 @@ pub fn env_rules(pass_env: &[String], worker_user: Option<&str>, home: Option<&P
 ///
 /// Errors: one sentence naming the user, the directory and the fix
 /// (`--worker-home DIR`, creating the home, or `usermod -d`).
+#[cfg(unix)]
 pub fn check_worker_home(user: &str, worker_home: Option<&Path>) -> Result<PathBuf, String> {
     let entry = nix::unistd::User::from_name(user)
         .map_err(|e| format!("looking up the worker user {user}: {e}"))?
@@ -58,6 +59,19 @@ pub fn check_worker_home(user: &str, worker_home: Option<&Path>) -> Result<PathB
         }
     }
 }
+
+/// Windows: conda runs as the server's own user; a worker under another
+/// user is refused ([`NOT_ON_WINDOWS`]).
+///
+/// Errors: always, naming `--worker-user`.
+#[cfg(windows)]
+pub fn check_worker_home(user: &str, _worker_home: Option<&Path>) -> Result<PathBuf, String> {
+    Err(format!("--worker-user {user}: {NOT_ON_WINDOWS}"))
+}
+
+/// Why a worker under another OS user (`--worker-user`, principals mapped
+/// to OS users) is refused on Windows.
+pub const NOT_ON_WINDOWS: &str = "workers under another OS user are not available on Windows (they change user with Unix uids; run conda-mcp itself as the user conda should run as)";
 
 /// Why conda will not load the file `CONDARC` names, as one sentence, or
 /// `None` when it will (or `CONDARC` is unset).

@@ -11,8 +11,8 @@
 //! subreaper, libproc on macOS, nothing left on Windows),
 //! [`privdrop`] (`--user`, `--home`; Unix), [`warm`] (the warm conda: conda
 //! jobs forked from a pre-imported interpreter on Unix, a spare
-//! pre-imported interpreter on Windows), [`conda_cmd`] (conda through its
-//! own interpreter on Windows).
+//! pre-imported interpreter on Windows); conda runs through its own
+//! interpreter on Windows (`conda_mcp_shared::conda_cmd`).
 //!
 //! Platforms: Linux, macOS and Windows. What differs lives in small
 //! modules chosen by `cfg` (README "Platforms", docs/testing.md).
@@ -27,7 +27,6 @@
 
 mod capture;
 mod cli;
-mod conda_cmd;
 mod connection;
 mod contain;
 mod job;

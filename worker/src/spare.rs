@@ -13,7 +13,7 @@
 //! next, as with a fresh process.
 //!
 //! Fallback, never a failure: when conda does not run through an
-//! installation's `python.exe` ([`crate::conda_cmd`]), the spare is not
+//! installation's `python.exe` (`conda_mcp_shared::conda_cmd`), the spare is not
 //! started yet or has exited, the child environment changed, or the job's
 //! request is too large, the job runs as a fresh process. A spare that
 //! failed to start [`MAX_START_FAILURES`] times in a row stays off.
@@ -26,9 +26,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use conda_mcp_shared::env::FIXED_CWD;
 use tokio::io::AsyncWriteExt;
 
-use crate::conda_cmd;
 use crate::contain;
 use crate::spawn::ChildSetup;
+use conda_mcp_shared::conda_cmd;
 
 /// The spare's Python source, run with `python -c`.
 pub const SOURCE: &str = include_str!("spare.py");

@@ -243,12 +243,12 @@ impl Programs {
 
     /// The command that runs `program`, before the request's arguments:
     /// the configured path itself, except for conda on Windows, which runs
-    /// through its own interpreter ([`crate::conda_cmd`]).
+    /// through its own interpreter (`conda_mcp_shared::conda_cmd`).
     fn command_of(&self, program: Program) -> Result<tokio::process::Command, JobRefusal> {
         let path = self.path_of(program)?;
         #[cfg(windows)]
         if program == Program::Conda {
-            let how = crate::conda_cmd::resolve(path)
+            let how = conda_mcp_shared::conda_cmd::resolve(path)
                 .map_err(|e| JobRefusal::spawn(&std::io::Error::from(e)))?;
             let mut cmd = tokio::process::Command::new(&how.program);
             cmd.args(&how.prefix_args);

@@ -13,9 +13,9 @@
 //! run as it is (a standalone conda, the tests' stand-in); a `.bat` or
 //! `.cmd` that is not an installation's launcher is refused.
 //!
-//! Pure path logic, compiled and tested on every platform; used on Windows.
-
-#![cfg_attr(not(windows), allow(dead_code))]
+//! Pure path logic, compiled and tested on every platform; used on Windows
+//! by the worker (what it starts) and the server (which `--conda-exe` it
+//! accepts).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
