@@ -309,6 +309,8 @@ impl Warm {
             }
             return Err(());
         };
+        #[cfg(target_os = "macos")]
+        let () = child;
         let JobPipes {
             stdin,
             stdout,

@@ -49,6 +49,14 @@ pub const READY_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long a zygote may take to fork a job's child and report its pid.
 pub const FORK_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Flags of a job's `sendmsg`: no SIGPIPE when the zygote is gone (macOS
+/// has no MSG_NOSIGNAL; Rust programs ignore SIGPIPE, so EPIPE comes back
+/// there as well).
+#[cfg(target_os = "linux")]
+const SEND_FLAGS: MsgFlags = MsgFlags::MSG_NOSIGNAL;
+#[cfg(target_os = "macos")]
+const SEND_FLAGS: MsgFlags = MsgFlags::empty();
+
 /// How often a read on macOS's datagram socket checks that the zygote is
 /// still there (module docs).
 #[cfg(target_os = "macos")]
@@ -113,7 +121,14 @@ fn control_pair() -> Result<(OwnedFd, OwnedFd), String> {
         .map_err(|e| format!("socketpair: {e}"))?;
         for fd in [&a, &b] {
             use nix::fcntl::{FcntlArg, FdFlag, fcntl};
+            use nix::sys::socket::{setsockopt, sockopt};
             fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)).map_err(|e| format!("fcntl: {e}"))?;
+            // An AF_UNIX datagram on macOS is at most the socket's buffer
+            // size (net.local.dgram.maxdgram, 2 KiB by default): make room
+            // for the largest request and for `hello`'s sys.path.
+            let room = 2 * MAX_REQUEST.max(MAX_MESSAGE);
+            setsockopt(fd, sockopt::SndBuf, &room).map_err(|e| format!("SO_SNDBUF: {e}"))?;
+            setsockopt(fd, sockopt::RcvBuf, &room).map_err(|e| format!("SO_RCVBUF: {e}"))?;
         }
         set_nonblocking(a.as_fd())?;
         (a, b)
@@ -344,7 +359,7 @@ impl Zygote {
                 ctl.as_raw_fd(),
                 &[IoSlice::new(&bytes)],
                 &[ControlMessage::ScmRights(&raw)],
-                MsgFlags::MSG_NOSIGNAL,
+                SEND_FLAGS,
                 None,
             )
             .map_err(std::io::Error::from)
