@@ -6,13 +6,6 @@
 //! socket as stdin (one datagram per message, descriptors passed with
 //! `SCM_RIGHTS` as multiprocessing's forkserver does) and pipes as stdout and
 //! stderr. `zygote.py` documents the messages.
-//!
-//! macOS has no `SOCK_SEQPACKET` for `AF_UNIX` (`socketpair` fails with
-//! `EPROTONOSUPPORT`): there the socket is `SOCK_DGRAM`, which keeps the
-//! message boundaries and passes descriptors the same way but reports no
-//! end of file when the other side exits. So on macOS the worker's reads
-//! also watch the zygote's liveness ([`next_message`]) and the zygote
-//! watches its parent (`zygote.py`).
 
 use std::ffi::OsString;
 use std::io::IoSlice;
@@ -48,19 +41,6 @@ pub const READY_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// How long a zygote may take to fork a job's child and report its pid.
 pub const FORK_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Flags of a job's `sendmsg`: no SIGPIPE when the zygote is gone (macOS
-/// has no MSG_NOSIGNAL; Rust programs ignore SIGPIPE, so EPIPE comes back
-/// there as well).
-#[cfg(target_os = "linux")]
-const SEND_FLAGS: MsgFlags = MsgFlags::MSG_NOSIGNAL;
-#[cfg(target_os = "macos")]
-const SEND_FLAGS: MsgFlags = MsgFlags::empty();
-
-/// How often a read on macOS's datagram socket checks that the zygote is
-/// still there (module docs).
-#[cfg(target_os = "macos")]
-pub const LIVENESS_INTERVAL: Duration = Duration::from_millis(100);
 
 /// A ready zygote.
 #[derive(Debug)]
@@ -98,46 +78,121 @@ pub struct Starting {
     output: [OwnedFd; 2],
 }
 
+/// Why a zygote could not start, or answered wrongly (after which it is
+/// not used again). The text is one sentence for the worker's log.
+#[derive(Debug, thiserror::Error)]
+pub enum ZygoteError {
+    /// A system call failed: which one, and the OS error as it reported it.
+    #[error("{call}: {source}")]
+    Os {
+        /// The call (`socketpair`, `fcntl`, `sending the job`).
+        call: &'static str,
+        /// The OS error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The interpreter could not be started.
+    #[error("cannot start {}: {source}", python.display())]
+    Spawn {
+        /// The interpreter.
+        python: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Something the started process must have was not there (its pid,
+    /// a pipe).
+    #[error("{0}")]
+    Missing(&'static str),
+    /// The zygote reported a failure (its `failed` text), or its message
+    /// was not the one expected there.
+    #[error("{0}")]
+    Reported(String),
+    /// A failure while starting, with what the zygote printed (one line,
+    /// at most 300 characters).
+    #[error("{error}; it printed: {printed}")]
+    Printed {
+        /// The failure.
+        error: Box<ZygoteError>,
+        /// What it printed on stdout and stderr.
+        printed: String,
+    },
+    /// No ready message within the time allowed.
+    #[error("not ready within {0:?}")]
+    NotReady(Duration),
+    /// conda printed something when imported: a fork would hide it from
+    /// every call, so conda runs fresh.
+    #[error("conda writes output when imported ({0}); every call must see it")]
+    ImportOutput(String),
+    /// The zygote's end of the socket closed (it exited).
+    #[error("the zygote closed its socket (it exited)")]
+    Closed,
+    /// A message that is not a JSON object.
+    #[error("the zygote sent a message that is not a JSON object")]
+    NotAnObject,
+    /// No pid for a job within the time allowed.
+    #[error("no pid within {0:?}")]
+    NoPid(Duration),
+    /// The pid reported for a job is not the zygote's child.
+    #[error("the reported pid {0} is not the zygote's child")]
+    NotChild(i32),
+}
+
+/// The [`ZygoteError::Os`] of `call`, keeping the error's own text.
+fn os<E: std::error::Error + Send + Sync + 'static>(
+    call: &'static str,
+) -> impl FnOnce(E) -> ZygoteError {
+    move |e| ZygoteError::Os {
+        call,
+        source: Box::new(e),
+    }
+}
+
 /// The control socket pair: `SOCK_SEQPACKET` where `AF_UNIX` has it,
-/// `SOCK_DGRAM` on macOS (module docs); close-on-exec, the worker's end
-/// non-blocking.
-fn control_pair() -> Result<(OwnedFd, OwnedFd), String> {
+/// `SOCK_DGRAM` on macOS (no `SOCK_SEQPACKET` for `AF_UNIX` there), with
+/// buffers that fit a request in one datagram; close-on-exec, the worker's
+/// end non-blocking.
+fn control_pair() -> Result<(OwnedFd, OwnedFd), ZygoteError> {
     #[cfg(target_os = "linux")]
-    let (mine, theirs) = socketpair(
+    let pair = socketpair(
         AddressFamily::Unix,
         SockType::SeqPacket,
         None,
         SockFlag::SOCK_CLOEXEC | SockFlag::SOCK_NONBLOCK,
     )
-    .map_err(|e| format!("socketpair: {e}"))?;
+    .map_err(os("socketpair"))?;
     #[cfg(target_os = "macos")]
-    let (mine, theirs) = {
-        let (a, b) = socketpair(
-            AddressFamily::Unix,
-            SockType::Datagram,
-            None,
-            SockFlag::empty(),
-        )
-        .map_err(|e| format!("socketpair: {e}"))?;
+    let pair = {
+        let (a, b) = socketpair(AddressFamily::Unix, SockType::Datagram, None, SockFlag::empty())
+            .map_err(os("socketpair"))?;
         for fd in [&a, &b] {
             use nix::fcntl::{FcntlArg, FdFlag, fcntl};
             use nix::sys::socket::{setsockopt, sockopt};
-            fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)).map_err(|e| format!("fcntl: {e}"))?;
-            // An AF_UNIX datagram on macOS is at most the socket's buffer
-            // size (net.local.dgram.maxdgram, 2 KiB by default): make room
-            // for the largest request and for `hello`'s sys.path.
+            fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)).map_err(os("fcntl"))?;
+            // An AF_UNIX datagram on macOS is at most the socket's buffer.
             let room = 2 * MAX_REQUEST.max(MAX_MESSAGE);
-            setsockopt(fd, sockopt::SndBuf, &room).map_err(|e| format!("SO_SNDBUF: {e}"))?;
-            setsockopt(fd, sockopt::RcvBuf, &room).map_err(|e| format!("SO_RCVBUF: {e}"))?;
+            setsockopt(fd, sockopt::SndBuf, &room).map_err(os("SO_SNDBUF"))?;
+            setsockopt(fd, sockopt::RcvBuf, &room).map_err(os("SO_RCVBUF"))?;
         }
         set_nonblocking(a.as_fd())?;
         (a, b)
     };
-    Ok((mine, theirs))
+    Ok(pair)
 }
 
+/// Flags of a job's `sendmsg` (macOS has no MSG_NOSIGNAL; Rust ignores
+/// SIGPIPE, so EPIPE comes back there as well).
+#[cfg(target_os = "linux")]
+const SEND_FLAGS: MsgFlags = MsgFlags::MSG_NOSIGNAL;
+#[cfg(target_os = "macos")]
+const SEND_FLAGS: MsgFlags = MsgFlags::empty();
+
+/// How often a read on macOS's datagram socket checks the zygote lives.
+#[cfg(target_os = "macos")]
+pub const LIVENESS_INTERVAL: Duration = Duration::from_millis(100);
+
 /// Starts a zygote (returns at once; [`Starting::ready`] waits for it).
-pub fn start(recipe: &Recipe) -> Result<Starting, String> {
+pub fn start(recipe: &Recipe) -> Result<Starting, ZygoteError> {
     let (mine, theirs) = control_pair()?;
     // The zygote's end must block.
     let theirs = set_blocking(theirs)?;
@@ -148,31 +203,32 @@ pub fn start(recipe: &Recipe) -> Result<Starting, String> {
     cmd.stdin(Stdio::from(theirs))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", recipe.python.display()))?;
+    let mut child = cmd.spawn().map_err(|source| ZygoteError::Spawn {
+        python: recipe.python.clone(),
+        source,
+    })?;
     let pid = child.id() as i32;
-    let handle = ProcHandle::of_child(pid)?;
+    let handle = ProcHandle::of_child(pid).map_err(ZygoteError::Reported)?;
     let out: OwnedFd = child
         .stdout
         .take()
         .map(Into::into)
-        .ok_or("no stdout pipe")?;
+        .ok_or(ZygoteError::Missing("no stdout pipe"))?;
     let err: OwnedFd = child
         .stderr
         .take()
         .map(Into::into)
-        .ok_or("no stderr pipe")?;
+        .ok_or(ZygoteError::Missing("no stderr pipe"))?;
     for fd in [&out, &err] {
         set_nonblocking(fd.as_fd())?;
     }
-    // Reaped through its handle ([`ProcHandle::kill`]) or by the post-job
-    // sweep; the std handle is not needed.
+    // Reaped through its handle ([`ProcHandle::kill`]) or by the post-job sweep; the
+    // std handle is not needed.
     drop(child);
     // SOCK_SEQPACKET keeps message boundaries as a datagram socket does;
     // tokio's UnixDatagram only issues send/recv/sendmsg on it.
     let ctl = UnixDatagram::from_std(std::os::unix::net::UnixDatagram::from(mine))
-        .map_err(|e| format!("registering the socket: {e}"))?;
+        .map_err(os("registering the socket"))?;
     Ok(Starting {
         pid,
         handle,
@@ -184,7 +240,7 @@ pub fn start(recipe: &Recipe) -> Result<Starting, String> {
 impl Starting {
     /// Waits until the zygote reports ready (or fails, or times out); on any
     /// failure the zygote is killed and reaped.
-    pub async fn ready(self, recipe: &Recipe) -> Result<Zygote, String> {
+    pub async fn ready(self, recipe: &Recipe) -> Result<Zygote, ZygoteError> {
         let stamp = match tokio::time::timeout(READY_TIMEOUT, self.handshake(recipe)).await {
             Ok(Ok(stamp)) => stamp,
             Ok(Err(e)) => {
@@ -193,12 +249,15 @@ impl Starting {
                 return Err(if detail.is_empty() {
                     e
                 } else {
-                    format!("{e}; it printed: {detail}")
+                    ZygoteError::Printed {
+                        error: Box::new(e),
+                        printed: detail,
+                    }
                 });
             }
             Err(_) => {
                 self.handle.kill().await;
-                return Err(format!("not ready within {READY_TIMEOUT:?}"));
+                return Err(ZygoteError::NotReady(READY_TIMEOUT));
             }
         };
         // conda printed something while importing: a fresh process prints
@@ -206,9 +265,7 @@ impl Starting {
         let printed = drain_text(&self.output);
         if !printed.is_empty() {
             self.handle.kill().await;
-            return Err(format!(
-                "conda writes output when imported ({printed}); every call must see it"
-            ));
+            return Err(ZygoteError::ImportOutput(printed));
         }
         Ok(Zygote {
             pid: self.pid,
@@ -220,7 +277,7 @@ impl Starting {
         })
     }
 
-    async fn handshake(&self, recipe: &Recipe) -> Result<Stamp, String> {
+    async fn handshake(&self, recipe: &Recipe) -> Result<Stamp, ZygoteError> {
         let hello = next_message(&self.ctl, &self.handle).await?;
         let Some(Value::Array(path)) = hello.get("hello") else {
             return Err(failure_or(&hello, "the first message was not hello"));
@@ -242,10 +299,12 @@ impl Starting {
 }
 
 /// The `failed` text of a message, else `otherwise`.
-fn failure_or(msg: &Value, otherwise: &str) -> String {
-    msg.get("failed")
-        .and_then(Value::as_str)
-        .map_or_else(|| otherwise.to_string(), str::to_string)
+fn failure_or(msg: &Value, otherwise: &str) -> ZygoteError {
+    ZygoteError::Reported(
+        msg.get("failed")
+            .and_then(Value::as_str)
+            .map_or_else(|| otherwise.to_string(), str::to_string),
+    )
 }
 
 /// What the zygote printed on stdout and stderr so far (at most 300
@@ -266,39 +325,35 @@ fn drain_text(output: &[OwnedFd; 2]) -> String {
     line.chars().take(300).collect()
 }
 
-/// Receives one datagram from the zygote of `handle` and parses it as a
-/// JSON object. End of file, the zygote's exit (macOS: checked every
-/// [`LIVENESS_INTERVAL`]) or anything else is an error.
-async fn next_message(ctl: &UnixDatagram, handle: &ProcHandle) -> Result<Value, String> {
+/// Receives one datagram and parses it as a JSON object. End of file or
+/// anything else is an error.
+async fn next_message(ctl: &UnixDatagram, handle: &ProcHandle) -> Result<Value, ZygoteError> {
     let mut buf = vec![0u8; MAX_MESSAGE];
     #[cfg(target_os = "linux")]
     let n = {
         let _ = handle;
-        ctl.recv(&mut buf)
-            .await
-            .map_err(|e| format!("socket: {e}"))?
+        ctl.recv(&mut buf).await.map_err(os("socket"))?
     };
     #[cfg(target_os = "macos")]
     let n = loop {
         tokio::select! {
-            r = ctl.recv(&mut buf) => break r.map_err(|e| format!("socket: {e}"))?,
+            r = ctl.recv(&mut buf) => break r.map_err(os("socket"))?,
             _ = tokio::time::sleep(LIVENESS_INTERVAL) => {
                 if !handle.alive() {
-                    // A last message may have been sent just before the exit.
                     match ctl.try_recv(&mut buf) {
                         Ok(n) => break n,
-                        Err(_) => return Err("the zygote exited".into()),
+                        Err(_) => return Err(ZygoteError::Closed),
                     }
                 }
             }
         }
     };
     if n == 0 {
-        return Err("the zygote closed its socket (it exited)".into());
+        return Err(ZygoteError::Closed);
     }
     match serde_json::from_slice::<Value>(&buf[..n]) {
         Ok(v @ Value::Object(_)) => Ok(v),
-        _ => Err("the zygote sent a message that is not a JSON object".into()),
+        _ => Err(ZygoteError::NotAnObject),
     }
 }
 
@@ -345,7 +400,7 @@ impl Zygote {
         argv: &[String],
         cwd: Option<&Path>,
         fds: ChildFds,
-    ) -> Result<i32, String> {
+    ) -> Result<i32, ZygoteError> {
         let bytes = request(argv, cwd);
         let raw = [
             fds.stdin.as_raw_fd(),
@@ -365,11 +420,11 @@ impl Zygote {
             .map_err(std::io::Error::from)
         })
         .await
-        .map_err(|e| format!("sending the job: {e}"))?;
+        .map_err(os("sending the job"))?;
         drop(fds);
         let msg = tokio::time::timeout(FORK_TIMEOUT, next_message(&self.ctl, &self.handle))
             .await
-            .map_err(|_| format!("no pid within {FORK_TIMEOUT:?}"))??;
+            .map_err(|_| ZygoteError::NoPid(FORK_TIMEOUT))??;
         let pid = msg
             .get("pid")
             .and_then(Value::as_i64)
@@ -377,14 +432,14 @@ impl Zygote {
             .filter(|p| *p > 1)
             .ok_or_else(|| failure_or(&msg, "the answer to a job was not a pid"))?;
         if parent_of(pid) != Some(self.pid) {
-            return Err(format!("the reported pid {pid} is not the zygote's child"));
+            return Err(ZygoteError::NotChild(pid));
         }
         Ok(pid)
     }
 
     /// Waits for the status of the job's child. `Err` when the zygote died
     /// or answered something else; the zygote must not be used again then.
-    pub async fn status(&self) -> Result<ExitStatus, String> {
+    pub async fn status(&self) -> Result<ExitStatus, ZygoteError> {
         use std::os::unix::process::ExitStatusExt;
         let msg = next_message(&self.ctl, &self.handle).await?;
         msg.get("status")
@@ -402,24 +457,25 @@ impl Zygote {
     }
 }
 
-fn set_nonblocking(fd: std::os::fd::BorrowedFd<'_>) -> Result<(), String> {
+
+fn set_nonblocking(fd: std::os::fd::BorrowedFd<'_>) -> Result<(), ZygoteError> {
     use nix::fcntl::{FcntlArg, OFlag, fcntl};
-    let flags = fcntl(fd, FcntlArg::F_GETFL).map_err(|e| format!("fcntl: {e}"))?;
+    let flags = fcntl(fd, FcntlArg::F_GETFL).map_err(os("fcntl"))?;
     fcntl(
         fd,
         FcntlArg::F_SETFL(OFlag::from_bits_truncate(flags) | OFlag::O_NONBLOCK),
     )
-    .map_err(|e| format!("fcntl: {e}"))?;
+    .map_err(os("fcntl"))?;
     Ok(())
 }
 
-fn set_blocking(fd: OwnedFd) -> Result<OwnedFd, String> {
+fn set_blocking(fd: OwnedFd) -> Result<OwnedFd, ZygoteError> {
     use nix::fcntl::{FcntlArg, OFlag, fcntl};
-    let flags = fcntl(&fd, FcntlArg::F_GETFL).map_err(|e| format!("fcntl: {e}"))?;
+    let flags = fcntl(&fd, FcntlArg::F_GETFL).map_err(os("fcntl"))?;
     fcntl(
         &fd,
         FcntlArg::F_SETFL(OFlag::from_bits_truncate(flags) - OFlag::O_NONBLOCK),
     )
-    .map_err(|e| format!("fcntl: {e}"))?;
+    .map_err(os("fcntl"))?;
     Ok(fd)
 }
