@@ -163,8 +163,13 @@ fn control_pair() -> Result<(OwnedFd, OwnedFd), ZygoteError> {
     .map_err(os("socketpair"))?;
     #[cfg(target_os = "macos")]
     let pair = {
-        let (a, b) = socketpair(AddressFamily::Unix, SockType::Datagram, None, SockFlag::empty())
-            .map_err(os("socketpair"))?;
+        let (a, b) = socketpair(
+            AddressFamily::Unix,
+            SockType::Datagram,
+            None,
+            SockFlag::empty(),
+        )
+        .map_err(os("socketpair"))?;
         for fd in [&a, &b] {
             use nix::fcntl::{FcntlArg, FdFlag, fcntl};
             use nix::sys::socket::{setsockopt, sockopt};
@@ -456,7 +461,6 @@ impl Zygote {
         self.handle.kill().await;
     }
 }
-
 
 fn set_nonblocking(fd: std::os::fd::BorrowedFd<'_>) -> Result<(), ZygoteError> {
     use nix::fcntl::{FcntlArg, OFlag, fcntl};
