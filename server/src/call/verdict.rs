@@ -52,6 +52,9 @@ pub fn stopped(plan: &Plan, result: &ExecutionResult) -> Option<Outcome> {
     match &result.guard {
         Some(GuardOutcome::Report(r)) => r.refusal.as_ref().map(|f| refused(plan, f)),
         Some(GuardOutcome::Malformed) => stop(cannot("its report could not be read".into())),
+        // A worker that runs no guard (Windows): the server's prediction
+        // and postconditions stand alone (docs/writes.md).
+        Some(GuardOutcome::Unavailable) => None,
         _ if checks.enforces()
             && result.exit_code == Some(0)
             && !result.timed_out

@@ -47,11 +47,33 @@ pub struct ReportPipe {
     pub writer: OwnedFd,
 }
 
+/// A pipe with close-on-exec set on both ends: `pipe2(O_CLOEXEC)` on
+/// Linux; macOS has no `pipe2`, so the flag is set right after `pipe()`
+/// (another thread's spawn in between could inherit the ends until it
+/// execs).
+///
+/// Errors: the operating system's (no descriptors left).
+pub fn cloexec_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    #[cfg(target_os = "linux")]
+    {
+        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(std::io::Error::from)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        use nix::fcntl::{FcntlArg, FdFlag, fcntl};
+        let (r, w) = nix::unistd::pipe()?;
+        for fd in [&r, &w] {
+            fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC))?;
+        }
+        Ok((r, w))
+    }
+}
+
 /// Creates a report pipe.
 ///
 /// Errors: the operating system's (no descriptors left).
 pub fn report_pipe() -> std::io::Result<ReportPipe> {
-    let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(std::io::Error::from)?;
+    let (r, w) = cloexec_pipe()?;
     Ok(ReportPipe {
         reader: pipe::Receiver::from_owned_fd(r)?,
         writer: w,

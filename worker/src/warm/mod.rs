@@ -34,6 +34,7 @@
 //! installed, upgraded or removed, by a call or by anyone — is replaced
 //! before the next call; that call runs fresh while the new one starts.
 
+mod proc_handle;
 mod shebang;
 mod stamp;
 mod zygote;
@@ -102,6 +103,8 @@ pub struct Launched {
 pub struct WarmJob {
     slot: OwnedMutexGuard<Slot>,
     pid: i32,
+    /// Linux: a pidfd on the job's child, for [`WarmJob::orphan_status`].
+    #[cfg(target_os = "linux")]
     child: OwnedFd,
     done: Option<Option<ExitStatus>>,
     spared: Arc<Mutex<HashSet<i32>>>,
@@ -299,9 +302,13 @@ impl Warm {
                 return Err(());
             }
         };
+        #[cfg(target_os = "linux")]
         let child = rustix::process::Pid::from_raw(pid).and_then(|p| {
             rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok()
         });
+        // macOS: the pid was checked to be the zygote's child just now.
+        #[cfg(target_os = "macos")]
+        let child = (pid > 1).then_some(());
         let Some(child) = child else {
             drop(mine);
             self.log_once("the warm conda's child vanished before it ran");
@@ -310,6 +317,8 @@ impl Warm {
             }
             return Err(());
         };
+        #[cfg(target_os = "macos")]
+        let () = child;
         let JobPipes {
             stdin,
             stdout,
@@ -336,6 +345,7 @@ impl Warm {
             job: WarmJob {
                 slot,
                 pid,
+                #[cfg(target_os = "linux")]
                 child,
                 done: None,
                 spared: self.spared.clone(),
@@ -376,8 +386,17 @@ impl WarmJob {
         status
     }
 
+    /// macOS: the child of a dead zygote went to launchd, which reaps it;
+    /// its group is killed and its status is unknown.
+    #[cfg(target_os = "macos")]
+    async fn orphan_status(&self) -> Option<ExitStatus> {
+        crate::contain::signal_group(self.pid as u32, crate::contain::Signal::Kill);
+        None
+    }
+
     /// Waits for the child through its pidfd and reaps it once it is the
     /// worker's (reparenting follows the zygote's exit).
+    #[cfg(target_os = "linux")]
     async fn orphan_status(&self) -> Option<ExitStatus> {
         use std::os::unix::process::ExitStatusExt;
         let dup = self.child.try_clone().ok()?;
@@ -422,8 +441,7 @@ struct JobPipes {
 /// keeps its report descriptor non-inheritable), with a report pipe when
 /// the job has checks.
 fn job_pipes(has_stdin: bool, checks: bool) -> std::io::Result<(ChildFds, JobPipes)> {
-    use nix::fcntl::OFlag;
-    let pipe = || nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(std::io::Error::from);
+    let pipe = crate::guard::cloexec_pipe;
     let (stdin, stdin_tx) = if has_stdin {
         let (r, w) = pipe()?;
         (r, Some(pipe::Sender::from_owned_fd(w)?))
