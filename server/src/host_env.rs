@@ -13,6 +13,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use conda_mcp_shared::env::{EnvRules, FIXED_CWD, child_environment};
+#[cfg(unix)]
 use conda_mcp_shared::home::{HomeUser, check_home, prepare_home};
 
 /// The rules the spawned worker applies: `--pass-env` patterns, and whether

@@ -48,6 +48,7 @@ fn request(argv: &[&str], timeout: Duration, output_limit_bytes: u64) -> RunRequ
             stdin_limit_bytes: 1024,
         },
         label: "test".into(),
+        checks: None,
     }
 }
 

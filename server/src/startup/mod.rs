@@ -161,14 +161,12 @@ pub fn check_users(users: &[String]) -> Result<(), StartupError> {
         return Ok(());
     }
     #[cfg(windows)]
-    return Err(StartupError::WorkerHome(format!(
-        "the --auth-tokens file or the --user-map maps principals to OS users: {}",
-        crate::host_env::NOT_ON_WINDOWS
-    )));
+    return Err(StartupError::MappedUsersNotOnWindows);
     #[cfg(unix)]
     if !nix::unistd::Uid::effective().is_root() {
         return Err(StartupError::MappedUsersNeedRoot);
     }
+    #[cfg(unix)]
     for user in users {
         crate::host_env::check_worker_home(user, None).map_err(|source| {
             StartupError::MappedUserHome {
@@ -177,6 +175,7 @@ pub fn check_users(users: &[String]) -> Result<(), StartupError> {
             }
         })?;
     }
+    #[cfg(unix)]
     Ok(())
 }
 
