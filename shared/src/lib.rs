@@ -11,6 +11,8 @@
 //! * [`result`]: the one execution result every call returns, which is also
 //!   the MCP `outputSchema` of every tool (via schemars);
 //! * [`mask`]: credential masking of every output and log line;
+//! * [`log_writer`]: stderr behind a bounded queue and a thread of its own,
+//!   so logging never blocks the protocol;
 //! * [`log_format`]: `--log-format text|json` of both binaries;
 //! * [`env`]: the environment and working directory conda gets (the
 //!   allowlist the worker applies);
@@ -27,6 +29,7 @@ pub mod framing;
 pub mod home;
 pub mod limits;
 pub mod log_format;
+pub mod log_writer;
 pub mod mask;
 pub mod protocol;
 pub mod result;

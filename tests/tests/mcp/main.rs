@@ -16,6 +16,7 @@ mod condarc;
 mod docs;
 mod http;
 mod installed;
+mod log;
 mod long_calls;
 mod oauth;
 mod packaging;
