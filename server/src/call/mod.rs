@@ -45,6 +45,7 @@ pub mod postcondition;
 pub mod raw;
 pub mod run;
 pub mod shape;
+pub mod typed;
 
 pub use outcome::{NotRun, Outcome, Ran};
 pub use output::CallOutput;

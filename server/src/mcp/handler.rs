@@ -42,9 +42,12 @@ use super::principal::Principal;
 use super::progress::{Progress, Tracker};
 use super::results::Results;
 use super::tasks::{End, TaskInput, TaskStore, UpdateError};
-use super::tools::Route;
 use crate::call::{self, NotRun, Outcome, Plan, Runner};
-use crate::settings::Settings;
+use crate::policy::Policy;
+use crate::schema::Profile;
+use crate::tools::Route;
+use crate::tools::ToolMode;
+use conda_mcp_shared::limits::Limits;
 
 /// Everything a call needs.
 #[derive(Debug)]
@@ -55,11 +58,8 @@ pub struct State {
     /// `--live-tools`: how the surface is rebuilt and whom to tell; `None`
     /// keeps the surface for the life of the process.
     pub live: Option<LiveTools>,
-    /// The settings the server started with: the policy, the limits of
-    /// every call, the schema profile (`conda_describe` answers in it),
-    /// what the server decides for typed calls (confirmation by dry run,
-    /// `conda_run`'s server options).
-    pub settings: Settings,
+    /// The part of the startup settings calls read.
+    pub settings: CallSettings,
     /// The executors (exec and discovery lanes) and the restart watch.
     pub runner: Runner,
     /// Outcomes as tool results (output-schema checked).
@@ -69,6 +69,27 @@ pub struct State {
     /// The calls answered as MCP tasks (`--task-retention`,
     /// `--max-finished-tasks`).
     pub tasks: TaskStore,
+}
+
+/// The part of the startup settings (`crate::settings::Settings`) that
+/// calls read, taken out once by startup: the handler sees nothing else of
+/// the command line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallSettings {
+    /// `--allow-write`, `--allow-exec`, `--approve-writes`: the startup
+    /// policy (narrowed per call by the principal's scopes).
+    pub policy: Policy,
+    /// The limits of every call (`--timeout`, `--output-limit-bytes`,
+    /// `--stdin-limit-bytes`).
+    pub limits: Limits,
+    /// `--schema-profile`: `conda_describe` answers in it.
+    pub profile: Profile,
+    /// `--tool-mode`: an unknown tool's error names `conda_call` in the
+    /// compact mode.
+    pub mode: ToolMode,
+    /// What the server decides for typed calls (confirmation by dry run,
+    /// `conda_run`'s server options).
+    pub typed: call::typed::Settings,
 }
 
 /// The MCP server once startup has finished (cheap to clone); served
@@ -103,13 +124,9 @@ impl Loaded {
         let st = &self.state.settings;
         let policy = st.policy.narrowed(principal.scopes);
         match route {
-            Route::Generated(i) => call::generated::plan(
-                &sf.catalog,
-                &policy,
-                st.typed(),
-                &sf.tools.generated[i],
-                args,
-            ),
+            Route::Generated(i) => {
+                call::generated::plan(&sf.catalog, &policy, st.typed, &sf.tools.generated[i], args)
+            }
             Route::Execute => call::raw::plan(
                 &sf.catalog,
                 &policy,
@@ -123,7 +140,7 @@ impl Loaded {
             Route::Compact(tool) => call::compact::plan(
                 &sf.catalog,
                 &policy,
-                st.typed(),
+                st.typed,
                 &sf.tools,
                 st.profile,
                 tool,
@@ -431,10 +448,10 @@ impl ServerHandler for Loaded {
     ) -> Result<CallToolResponse, McpError> {
         let surface = self.state.surface.get();
         let Some(route) = surface.tools.route(&request.name) else {
-            if self.state.settings.mode == super::tools::ToolMode::Compact {
+            if self.state.settings.mode == ToolMode::Compact {
                 return Err(unknown(&format!(
                     "tool; {}",
-                    super::compact::UNKNOWN_TOOL_HINT
+                    crate::tools::compact::UNKNOWN_TOOL_HINT
                 )));
             }
             return Err(unknown("tool"));
