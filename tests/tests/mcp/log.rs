@@ -161,7 +161,7 @@ async fn a_host_that_never_reads_stderr_gets_every_answer() {
     // (the drops also count other lines, hence at least).
     let requests_logged = lines
         .iter()
-        .filter(|l| l.contains("conda_mcp_server::mcp::request_log") && l.contains(" request"))
+        .filter(|l| l.contains("::request_log: request "))
         .count() as u64;
     let dropped_total: u64 = lines
         .iter()
