@@ -62,7 +62,7 @@ pub struct Plan {
     /// (see `crate::call::typed`): the output says nothing was changed.
     pub confirmation_required: bool,
     /// `--approve-writes`: the call runs only after the person approved it
-    /// (`crate::mcp::approval`); the preview shown first.
+    /// (asked by the MCP layer, `server/src/mcp/consent.rs`); the preview shown first.
     pub approval: Option<super::approval::Approval>,
     /// With `confirmation_required`: the startup options needed to apply
     /// the change (empty when this server can apply it).
