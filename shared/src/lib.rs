@@ -14,6 +14,8 @@
 //! * [`log_writer`]: stderr behind a bounded queue and a thread of its own,
 //!   so logging never blocks the protocol;
 //! * [`log_format`]: `--log-format text|json` of both binaries;
+//! * [`conda_cmd`]: how conda is run on Windows (its `python.exe -m
+//!   conda`, never a batch file);
 //! * [`env`]: the environment and working directory conda gets (the
 //!   allowlist the worker applies);
 //! * [`home`]: the home directory conda runs with (checked at startup);
@@ -21,8 +23,11 @@
 //!   and stdin bytes), their defaults and the kill grace (ARCHITECTURE.md
 //!   "Limits");
 //! * [`fingerprint`]: sha256 helpers used for discovery fingerprints and
-//!   deterministic names.
+//!   deterministic names;
+//! * `private_pipe` (Windows): the server's named pipe for its worker,
+//!   open to the server's own user only.
 
+pub mod conda_cmd;
 pub mod env;
 pub mod fingerprint;
 pub mod framing;
@@ -31,6 +36,8 @@ pub mod limits;
 pub mod log_format;
 pub mod log_writer;
 pub mod mask;
+#[cfg(windows)]
+pub mod private_pipe;
 pub mod protocol;
 pub mod result;
 

@@ -7,25 +7,25 @@
 //!    a second;
 //! 3. the child exits, or the time limit / a cancel ends it: SIGTERM to the
 //!    group, [`KILL_GRACE`] later SIGKILL (an abort after a connection drop
-//!    skips the grace: nobody is waiting for a tidy exit);
+//!    skips the grace: nobody is waiting for a tidy exit; so does Windows,
+//!    which has no SIGTERM: its job object is terminated at once);
 //! 4. the readers get [`DRAIN_GRACE`] to reach EOF; a grandchild still
 //!    holding a pipe is not waited for;
 //! 5. the group and every remaining descendant are killed and reaped
-//!    ([`crate::reap`]);
+//!    ([`crate::reap`]; on Windows the job object ends them all);
 //! 6. `Finished` with the result.
 
-use std::os::unix::process::ExitStatusExt;
 use std::time::{Duration, Instant};
 
 use conda_mcp_shared::limits::{KILL_GRACE, Limits};
 use conda_mcp_shared::protocol::{JobEvent, JobRefusal, RunRequest};
 use conda_mcp_shared::{ExecutionResult, StopSignal};
-use nix::sys::signal::Signal;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::capture::{self, SharedCapture};
+use crate::contain::{self, Signal};
 use crate::limit;
 use crate::reap;
 use crate::spawn::Programs;
@@ -165,6 +165,7 @@ pub async fn run(
             _ = stop.cancel.cancelled() => break Ended::Cancelled,
             _ = stop.abort.cancelled() => break Ended::Aborted,
             _ = ticker.tick() => {
+                reap::observe(&programs.spared());
                 let (o, e) = (capture::lock(&out), capture::lock(&err));
                 let ev = JobEvent::Output {
                     stdout_bytes: o.total,
@@ -178,7 +179,7 @@ pub async fn run(
         }
     };
     if ended != Ended::Exited {
-        let grace = if ended == Ended::Aborted {
+        let grace = if ended == Ended::Aborted || !contain::HAS_TERM {
             Duration::ZERO
         } else {
             KILL_GRACE
@@ -194,12 +195,14 @@ pub async fn run(
     let drained = tokio::time::timeout(DRAIN_GRACE, futures::future::join_all(&mut readers))
         .await
         .is_ok();
-    reap::signal_group(pid, Signal::SIGKILL);
+    child.signal_tree(pid, Signal::Kill);
     let descendants_killed = reap::kill_all_descendants(&programs.spared()).await;
     if !drained {
+        // Only the readers still running: a finished one already gave its
+        // output to the first wait, and polling it again panics.
         let _ = tokio::time::timeout(
             Duration::from_secs(1),
-            futures::future::join_all(&mut readers),
+            futures::future::join_all(readers.iter_mut().filter(|r| !r.is_finished())),
         )
         .await;
     }
@@ -222,7 +225,7 @@ pub async fn run(
     let (stderr, stderr_truncated, stderr_lossy) =
         limit::to_text(&e.kept, limit, e.total > e.kept.len() as u64);
     let exit_code = match ended {
-        Ended::Exited => status.and_then(|s| s.code().or_else(|| s.signal().map(|n| -n))),
+        Ended::Exited => status.and_then(contain::exit_code),
         _ => None,
     };
     let result = ExecutionResult {
@@ -268,14 +271,14 @@ async fn terminate(
     abort: &CancellationToken,
 ) -> (Option<std::process::ExitStatus>, StopSignal) {
     if !grace.is_zero() {
-        reap::signal_group(pgid, Signal::SIGTERM);
+        child.signal_tree(pgid, Signal::Term);
         tokio::select! {
             s = child.wait() => return (s, StopSignal::Term),
             _ = tokio::time::sleep(grace) => {}
             _ = abort.cancelled() => {}
         }
     }
-    reap::signal_group(pgid, Signal::SIGKILL);
+    child.signal_tree(pgid, Signal::Kill);
     // SIGKILL cannot be ignored; the cap only guards against a process
     // stuck in uninterruptible sleep.
     let status = tokio::time::timeout(Duration::from_secs(10), child.wait())

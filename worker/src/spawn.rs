@@ -9,10 +9,12 @@
 //! (nothing else of the worker's environment) and
 //! [`conda_mcp_shared::env::FIXED_CWD`] unless the request names a directory.
 //!
-//! A conda job runs in a child forked from the warm conda ([`crate::warm`])
-//! when one is ready, else as a fresh process (command-group). Both paths
-//! take their environment and directory from [`Programs::child_setup`], so
-//! they cannot differ.
+//! A conda job runs in a child forked from the warm conda ([`crate::warm`];
+//! on Windows a spare interpreter that already imported conda) when one is
+//! ready, else as a fresh process, contained by [`crate::contain`] (a
+//! process group on Unix, a job object on Windows). Both paths take their
+//! environment and directory from [`Programs::child_setup`], so they cannot
+//! differ.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -20,12 +22,14 @@ use std::pin::Pin;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 
-use command_group::{AsyncCommandGroup, AsyncGroupChild};
 use conda_mcp_shared::env::{EnvRules, FIXED_CWD, child_environment};
 use conda_mcp_shared::protocol::{JobRefusal, Program, RunRequest};
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use crate::warm::{Warm, WarmJob};
+use crate::contain::{self, Signal};
+use crate::warm::Warm;
+#[cfg(unix)]
+use crate::warm::WarmJob;
 
 /// The programs this worker can run, fixed at startup.
 #[derive(Debug, Clone)]
@@ -62,9 +66,12 @@ pub struct Launched {
 /// A job's process, fresh or forked from the warm conda.
 #[derive(Debug)]
 pub enum Process {
-    /// Spawned by the worker (tokio reaps it).
-    Fresh(AsyncGroupChild),
+    /// Spawned by the worker, contained by [`crate::contain`] (tokio reaps
+    /// it). On Windows also a job run by the spare interpreter, which was
+    /// spawned the same way.
+    Fresh(contain::Child),
     /// A child of the zygote (the zygote reaps it and reports the status).
+    #[cfg(unix)]
     Warm(WarmJob),
 }
 
@@ -73,8 +80,19 @@ impl Process {
     /// cannot be known.
     pub async fn wait(&mut self) -> Option<ExitStatus> {
         match self {
-            Process::Fresh(child) => child.inner().wait().await.ok(),
+            Process::Fresh(child) => child.wait().await,
+            #[cfg(unix)]
             Process::Warm(job) => job.wait().await,
+        }
+    }
+
+    /// Sends `sig` to the job's whole tree; `pid` is the job's pid (its
+    /// process group id on Unix).
+    pub fn signal_tree(&mut self, pid: u32, sig: Signal) {
+        match self {
+            Process::Fresh(child) => child.signal_tree(pid, sig),
+            #[cfg(unix)]
+            Process::Warm(_) => contain::signal_group(pid, sig),
         }
     }
 }
@@ -132,6 +150,7 @@ impl Programs {
     pub async fn launch(&self, req: &RunRequest) -> Result<Launched, JobRefusal> {
         self.path_of(req.program)?;
         let setup = self.child_setup(req)?;
+        #[cfg(unix)]
         if req.program == Program::Conda
             && let Some(warm) = &self.warm
             && let Ok(l) = warm
@@ -154,19 +173,29 @@ impl Programs {
                 process: Process::Warm(l.job),
             });
         }
-        let mut child = self.spawn_fresh(req, setup)?;
-        let inner = child.inner();
-        let pid = inner.id().unwrap_or(0);
-        let stdin = inner
-            .stdin
-            .take()
+        #[cfg(windows)]
+        let (child, warm) = match (req.program, &self.warm) {
+            (Program::Conda, Some(spare)) => {
+                match spare.take(&req.argv, &setup, req.stdin.is_some()).await {
+                    Some(child) => (child, true),
+                    None => (self.spawn_fresh(req, setup)?, false),
+                }
+            }
+            _ => (self.spawn_fresh(req, setup)?, false),
+        };
+        #[cfg(unix)]
+        let (child, warm) = (self.spawn_fresh(req, setup)?, false);
+        let mut child = child;
+        let pid = child.id();
+        let stdin = child
+            .take_stdin()
             .map(|s| Box::pin(s) as Pin<Box<dyn AsyncWrite + Send>>);
-        let (Some(stdout), Some(stderr)) = (inner.stdout.take(), inner.stderr.take()) else {
+        let Some((stdout, stderr)) = child.take_output() else {
             return Err(JobRefusal::spawn(&std::io::Error::other("no output pipes")));
         };
         Ok(Launched {
             pid,
-            warm: false,
+            warm,
             stdin,
             stdout: Box::pin(stdout),
             stderr: Box::pin(stderr),
@@ -189,16 +218,15 @@ impl Programs {
         self.warm.as_ref().map(|w| w.spared()).unwrap_or_default()
     }
 
-    /// Spawns `req` as a fresh process in a new process group with stdout
-    /// and stderr piped and stdin piped (when the request has bytes) or
-    /// `/dev/null`, in the environment and directory of `setup`.
+    /// Spawns `req` as a fresh, contained process ([`crate::contain`]) with
+    /// stdout and stderr piped and stdin piped (when the request has bytes)
+    /// or the null device, in the environment and directory of `setup`.
     fn spawn_fresh(
         &self,
         req: &RunRequest,
         setup: ChildSetup,
-    ) -> Result<AsyncGroupChild, JobRefusal> {
-        let program = self.path_of(req.program)?;
-        let mut cmd = tokio::process::Command::new(program);
+    ) -> Result<contain::Child, JobRefusal> {
+        let mut cmd = self.command_of(req.program)?;
         cmd.args(&req.argv)
             .current_dir(&setup.cwd)
             .env_clear()
@@ -210,6 +238,22 @@ impl Programs {
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-        cmd.group_spawn().map_err(|e| JobRefusal::spawn(&e))
+        contain::spawn(cmd).map_err(|e| JobRefusal::spawn(&e))
+    }
+
+    /// The command that runs `program`, before the request's arguments:
+    /// the configured path itself, except for conda on Windows, which runs
+    /// through its own interpreter (`conda_mcp_shared::conda_cmd`).
+    fn command_of(&self, program: Program) -> Result<tokio::process::Command, JobRefusal> {
+        let path = self.path_of(program)?;
+        #[cfg(windows)]
+        if program == Program::Conda {
+            let how = conda_mcp_shared::conda_cmd::resolve(path)
+                .map_err(|e| JobRefusal::spawn(&std::io::Error::from(e)))?;
+            let mut cmd = tokio::process::Command::new(&how.program);
+            cmd.args(&how.prefix_args);
+            return Ok(cmd);
+        }
+        Ok(tokio::process::Command::new(path))
     }
 }

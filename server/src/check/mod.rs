@@ -212,6 +212,7 @@ fn conda_step(s: &Settings, r: &mut Builder) -> Result<discovery::Target, String
             TargetSource::Flag => "--conda-exe",
             TargetSource::Env => "the CONDA_EXE environment variable",
             TargetSource::Path => "searching PATH for `conda`",
+            TargetSource::UserInstall => "the user's Miniforge install (%USERPROFILE%\\miniforge3)",
         },
     );
     Ok(target)

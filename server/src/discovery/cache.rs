@@ -135,11 +135,11 @@ pub fn load(dir: &Path, target: &Path, python: Option<&Path>) -> Result<CacheEnt
 ///
 /// Errors: the folder or file could not be written.
 pub fn store(dir: &Path, entry: &CacheEntry) -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)?;
     let path = entry_path(dir, &entry.target);
     let mut tmp = tempfile::Builder::new()
         .prefix(".discovery-")

@@ -74,13 +74,18 @@ impl ConfigPath {
 }
 
 fn file_state(name: String, m: &std::fs::Metadata) -> (String, u64, u128, u64) {
-    use std::os::unix::fs::MetadataExt;
+    // The inode on Unix (a replaced file with the same size and time);
+    // Windows has no stable file id through std, so 0 there.
+    #[cfg(unix)]
+    let ino = std::os::unix::fs::MetadataExt::ino(m);
+    #[cfg(not(unix))]
+    let ino = 0;
     let mtime = m
         .modified()
         .ok()
         .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_nanos());
-    (name, m.len(), mtime, m.ino())
+    (name, m.len(), mtime, ino)
 }
 
 /// The stamps of `paths`, in order.

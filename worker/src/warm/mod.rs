@@ -34,6 +34,7 @@
 //! installed, upgraded or removed, by a call or by anyone — is replaced
 //! before the next call; that call runs fresh while the new one starts.
 
+mod proc_handle;
 mod shebang;
 mod stamp;
 mod zygote;
@@ -96,6 +97,8 @@ pub struct Launched {
 pub struct WarmJob {
     slot: OwnedMutexGuard<Slot>,
     pid: i32,
+    /// Linux: a pidfd on the job's child, for [`WarmJob::orphan_status`].
+    #[cfg(target_os = "linux")]
     child: OwnedFd,
     done: Option<Option<ExitStatus>>,
     spared: Arc<Mutex<HashSet<i32>>>,
@@ -291,9 +294,13 @@ impl Warm {
                 return Err(());
             }
         };
+        #[cfg(target_os = "linux")]
         let child = rustix::process::Pid::from_raw(pid).and_then(|p| {
             rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok()
         });
+        // macOS: the pid was checked to be the zygote's child just now.
+        #[cfg(target_os = "macos")]
+        let child = (pid > 1).then_some(());
         let Some(child) = child else {
             drop(mine);
             self.log_once("the warm conda's child vanished before it ran");
@@ -302,6 +309,8 @@ impl Warm {
             }
             return Err(());
         };
+        #[cfg(target_os = "macos")]
+        let () = child;
         let JobPipes {
             stdin,
             stdout,
@@ -326,6 +335,7 @@ impl Warm {
             job: WarmJob {
                 slot,
                 pid,
+                #[cfg(target_os = "linux")]
                 child,
                 done: None,
                 spared: self.spared.clone(),
@@ -366,8 +376,17 @@ impl WarmJob {
         status
     }
 
+    /// macOS: the child of a dead zygote went to launchd, which reaps it;
+    /// its group is killed and its status is unknown.
+    #[cfg(target_os = "macos")]
+    async fn orphan_status(&self) -> Option<ExitStatus> {
+        crate::contain::signal_group(self.pid as u32, crate::contain::Signal::Kill);
+        None
+    }
+
     /// Waits for the child through its pidfd and reaps it once it is the
     /// worker's (reparenting follows the zygote's exit).
+    #[cfg(target_os = "linux")]
     async fn orphan_status(&self) -> Option<ExitStatus> {
         use std::os::unix::process::ExitStatusExt;
         let dup = self.child.try_clone().ok()?;
@@ -409,8 +428,19 @@ struct JobPipes {
 /// Creates the job's pipes (close-on-exec on both ends: the child's copies
 /// are `dup2`ed onto 0, 1 and 2, which clears the flag there).
 fn job_pipes(has_stdin: bool) -> std::io::Result<(ChildFds, JobPipes)> {
-    use nix::fcntl::OFlag;
-    let pipe = || nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(std::io::Error::from);
+    #[cfg(target_os = "linux")]
+    let pipe = || nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(std::io::Error::from);
+    // macOS has no pipe2: close-on-exec is set right after pipe() (another
+    // thread's spawn in between could inherit the ends until it execs).
+    #[cfg(target_os = "macos")]
+    let pipe = || -> std::io::Result<(OwnedFd, OwnedFd)> {
+        use nix::fcntl::{FcntlArg, FdFlag, fcntl};
+        let (r, w) = nix::unistd::pipe()?;
+        for fd in [&r, &w] {
+            fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC))?;
+        }
+        Ok((r, w))
+    };
     let (stdin, stdin_tx) = if has_stdin {
         let (r, w) = pipe()?;
         (r, Some(pipe::Sender::from_owned_fd(w)?))

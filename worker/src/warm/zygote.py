@@ -3,8 +3,8 @@
     <interpreter from conda's #! line> -c <this file> <conda executable>
 
 with the environment and working directory a fresh conda would get, fd 0 the
-control socket (SOCK_SEQPACKET: one datagram per message), fd 1 and fd 2
-pipes read by the worker. It imports conda and loads its plugins, never runs
+control socket (SOCK_SEQPACKET, SOCK_DGRAM on macOS: one datagram per
+message), fd 1 and fd 2 pipes read by the worker. It imports conda and loads its plugins, never runs
 a command, then forks one child per job. See worker/src/warm/mod.rs for the
 protocol and docs/operating.md "Warm conda" for what is and is not shared.
 
@@ -66,6 +66,15 @@ def _receive(ctl):
     import array
     import socket
 
+    if ctl.type != socket.SOCK_SEQPACKET:
+        # A datagram socket (macOS has no SOCK_SEQPACKET for AF_UNIX) shows
+        # no end of file once the worker is gone: its exit shows as a new
+        # parent.
+        import select
+
+        while not select.select([ctl], [], [], 1.0)[0]:
+            if os.getppid() != _PARENT:
+                return b"", [], 0
     fds = array.array("i")
     msg, ancdata, flags, _ = ctl.recvmsg(1 << 20, socket.CMSG_SPACE(4 * fds.itemsize))
     for level, kind, data in ancdata:
@@ -221,6 +230,9 @@ def _serve(ctl, conda_exe):
                 status = 0xFF00  # cannot happen: nobody else reaps it
                 break
         _send(ctl, status=status)
+
+
+_PARENT = os.getppid()
 
 
 def _main():
