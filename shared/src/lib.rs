@@ -13,6 +13,8 @@
 //! * [`result`]: the one execution result every call returns, which is also
 //!   the MCP `outputSchema` of every tool (via schemars);
 //! * [`mask`]: credential masking of every output and log line;
+//! * [`log_writer`]: stderr behind a bounded queue and a thread of its own,
+//!   so logging never blocks the protocol;
 //! * [`log_format`]: `--log-format text|json` of both binaries;
 //! * [`conda_cmd`]: how conda is run on Windows (its `python.exe -m
 //!   conda`, never a batch file);
@@ -35,6 +37,7 @@ pub mod guard;
 pub mod home;
 pub mod limits;
 pub mod log_format;
+pub mod log_writer;
 pub mod mask;
 #[cfg(windows)]
 pub mod private_pipe;

@@ -81,7 +81,8 @@ pub fn main() -> ExitCode {
         Some(Command::Serve(s)) => s.common.log_format,
         None => cli.common.log_format,
     };
-    log::init(format);
+    // Held to the end: dropping it writes the last queued lines.
+    let _log = log::init(format);
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -30,7 +30,9 @@
 //!    `--exclude-tools` entry that matches nothing fails);
 //!    The last line of the section says which policy flag a task needs
 //!    ([`policy_line`]);
-//! 7. **warnings**, then a ready-to-paste host configuration per host
+//! 7. **log**: how stderr is written (the bounded queue of
+//!    [`conda_mcp_shared::log_writer`]) and the lines this check dropped;
+//! 8. **warnings**, then a ready-to-paste host configuration per host
 //!    (Claude Desktop, Claude Code, VS Code, Cursor) with absolute paths
 //!    ([`host_config`]); with `--listen`, the HTTP ones (URL and bearer
 //!    header) for Claude Code, VS Code and Cursor.
@@ -209,6 +211,7 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
     worker_runs_step(s, &found, spawn, r).await?;
     users_step(s, &found, &users, r).await;
     let tools = tools_step(s, &found.catalog, r)?;
+    log_step(r);
     host_step(s, args, &found, http_url.as_deref(), r);
     Ok(format!(
         "conda-mcp can serve conda {} with {} tools",
@@ -514,6 +517,26 @@ fn listing(
         );
     }
     r.item("policy", policy_line(&s.policy));
+}
+
+/// The log: how stderr is written, and what this check lost of it.
+fn log_step(r: &mut Builder) {
+    r.section("log");
+    r.item(
+        "stderr",
+        format!(
+            "written by a thread of its own behind a {} KiB queue; lines that do not fit are \
+             dropped and counted, never waited for",
+            conda_mcp_shared::log_writer::QUEUE_BYTES / 1024
+        ),
+    );
+    let dropped = conda_mcp_shared::log_writer::dropped_lines();
+    r.item("dropped", format!("{dropped} lines so far"));
+    if dropped > 0 {
+        r.warnings.push(format!(
+            "{dropped} log lines were dropped during this check: stderr was not read fast enough"
+        ));
+    }
 }
 
 /// Step 7: the warnings, then the host configuration (stdio, or HTTP with

@@ -108,6 +108,17 @@ fn check_reports_a_working_setup_and_exits_0() {
     }
     assert!(verdict(&o).starts_with("result: OK: "), "{}", verdict(&o));
 
+    // The log section: how stderr is written, and nothing dropped (the
+    // test reads stderr), hence no warning about it.
+    let log = &report[report.find("\nlog:\n").expect("a log section")..];
+    let log = &log[..log[1..].find("\n\n").map_or(log.len(), |n| n + 1)];
+    assert!(
+        log.contains("  stderr        written by a thread of its own behind a 64 KiB queue"),
+        "{log}"
+    );
+    assert!(log.contains("  dropped       0 lines so far"), "{log}");
+    assert!(!report.contains("log lines were dropped"), "{report}");
+
     // The VS Code snippet: absolute paths, the checked conda, the flags.
     let start = report.find("VS Code").expect("VS Code section");
     let json_start = start + report[start..].find('{').expect("json");

@@ -17,6 +17,7 @@ mod docs;
 mod guard;
 mod http;
 mod installed;
+mod log;
 mod long_calls;
 mod oauth;
 mod packaging;
