@@ -14,6 +14,7 @@ mod cli_command;
 mod conda_plugin;
 mod condarc;
 mod docs;
+mod host_compat;
 mod http;
 mod installed;
 mod log;
