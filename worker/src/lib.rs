@@ -122,7 +122,9 @@ fn context(
         warm: None,
     };
     if common.no_warm_conda {
-        tracing::info!("warm conda off (--no-warm-conda): conda calls run as fresh processes");
+        // At debug: the server starts its discovery worker this way at
+        // every start, whatever the person chose.
+        tracing::debug!("warm conda off (--no-warm-conda): conda calls run as fresh processes");
     } else {
         // Runs as the worker's user (after --user took effect); starts at
         // the first conda job.

@@ -1,7 +1,8 @@
 //! The call pipeline, free of the MCP protocol: every tool call goes
 //! through the same steps, in this order.
 //!
-//! 1. **Plan.** The tool kind turns its arguments into one [`Plan`] (the
+//! 1. **Plan.** The arguments hosts add to every tool on their own are
+//!    dropped first ([`host_args`]). The tool kind turns its arguments into one [`Plan`] (the
 //!    program and argv, the lane, the limits, the policy classification and
 //!    a label) or an early [`Outcome`] (invalid arguments, refused, not
 //!    available). One module per kind: [`generated`] (one tool per conda
@@ -41,6 +42,7 @@ pub mod document;
 pub mod error;
 pub mod generated;
 pub mod guard;
+pub mod host_args;
 pub mod install_lock;
 pub mod outcome;
 pub mod output;

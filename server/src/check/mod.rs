@@ -462,6 +462,14 @@ fn listing(
             writes.push(name.as_str());
         }
     }
+    // The server's own tools belong to a group too, so the groups add up
+    // to every listed tool.
+    if tools.cli_command.is_some() {
+        read_only.push(crate::tools::CLI_COMMAND_TOOL);
+    }
+    if tools.route(crate::tools::EXECUTE_TOOL).is_some() {
+        runs.push(crate::tools::EXECUTE_TOOL);
+    }
     r.item("listed", format!("{} tools", tools.listed.len()));
     if compact {
         let listed: Vec<String> = tools.listed.iter().map(|t| t.name.to_string()).collect();
@@ -554,6 +562,16 @@ fn host_step(
                 .into(),
         );
     }
+    if s.policy.approve_writes {
+        r.warnings.push(
+            "--approve-writes needs a host that asks the person (MCP elicitation): Claude Desktop \
+             and Gemini CLI cannot ask (every change ends approval_unavailable), Codex CLI \
+             declines every question, and Claude Code's -p mode answers them itself unless an \
+             Elicitation hook does (both end declined); use --allow-write there \
+             (docs/approval.md \"Hosts\")"
+                .into(),
+        );
+    }
     r.section("warnings");
     if r.warnings.is_empty() {
         r.line("  none".into());
@@ -573,7 +591,7 @@ fn host_step(
         None => {
             r.section("host configuration (one per host; paste into the host's MCP settings)");
             let launch = host_config::Launch::for_this_process(&found.target.path, s, args);
-            host_config::snippets(&launch)
+            host_config::snippets(&launch, s.policy.allow_write || s.policy.approve_writes)
         }
     };
     for snippet in snippets {

@@ -15,6 +15,7 @@ mod conda_plugin;
 mod condarc;
 mod docs;
 mod guard;
+mod host_compat;
 mod http;
 mod installed;
 mod log;
