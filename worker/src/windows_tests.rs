@@ -152,22 +152,43 @@ async fn a_cancel_ends_the_whole_tree() {
 }
 
 /// `start /b` leaves ping running after cmd exits: the leader's exit ends
-/// the job, and the job object's termination ends the orphan.
+/// the job, and the job object's termination ends the orphan. cmd waits
+/// about two seconds (a second ping, silent) before it exits, so both
+/// pings are seen running together in `tasklist` first: the orphan ran.
+/// (Its output is no proof: a ping writing to a pipe under wine keeps its
+/// lines in its C runtime's buffer until it exits, and this one is
+/// killed.)
 #[tokio::test]
 async fn an_orphan_dies_with_its_job() {
     let _one = TREES.lock().await;
     assert_eq!(pings(), 0, "no ping.exe may run before the test");
+    let mut argv = ping_tree(true);
+    argv.extend(["&", "ping", "-n", "3", "127.0.0.1", ">nul"]);
+    let both = tokio::spawn(async {
+        let t0 = Instant::now();
+        while pings() < 2 {
+            if t0.elapsed() > Duration::from_secs(20) {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        true
+    });
     let r = run(
-        request(&ping_tree(true), Duration::from_secs(60), 4096),
+        request(&argv, Duration::from_secs(60), 4096),
         Stop::default(),
     )
     .await;
     let ended = Instant::now();
     assert!(!r.timed_out && !r.cancelled, "{r:?}");
-    assert!(r.duration_ms < 30_000, "cmd returns at once: {r:?}");
+    assert_eq!(r.exit_code, Some(0), "{r:?}");
     assert!(
-        r.stdout.to_ascii_lowercase().contains("127.0.0.1"),
-        "the orphan ran and wrote to the job's stdout: {r:?}"
+        r.duration_ms < 30_000,
+        "cmd returns after its second ping: {r:?}"
+    );
+    assert!(
+        both.await.expect("the watch"),
+        "the orphan and cmd's second ping were never seen running together: {r:?}"
     );
     assert_tree_gone(ended).await;
 }
