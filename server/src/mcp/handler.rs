@@ -169,6 +169,12 @@ impl Handler {
         call: CallContext,
         planned: oneshot::Sender<Planned>,
     ) -> Reply {
+        // What hosts add to every tool on their own goes before anything
+        // reads the arguments (the schema would refuse it, and the
+        // approval's digest binds the arguments).
+        let args = call::host_args::without_host_added(&tool, args, |name| {
+            call.surface.tools.accepts(route, name)
+        });
         let mut plan = match self.plan(&call.surface, route, &args, &call.principal) {
             Ok(plan) => plan,
             Err(early) => return Reply::Done(early),
