@@ -32,6 +32,7 @@ use conda_mcp_server::discovery::{DiscoveryOptions, discover, helper::HELPER_SOU
 use conda_mcp_server::worker_client::WorkerConfig;
 use conda_mcp_tests::bins;
 use conda_mcp_tests::standin::StandinPrefix;
+use conda_mcp_tests::stats::{median, ms};
 
 const PROBE: &str = "CONDA_MCP_BENCH_PROBE";
 
@@ -75,15 +76,6 @@ fn time(mut cmd: Command, stdin: Option<&[u8]>) -> (Duration, Option<i32>) {
     }
     let status = child.wait().expect("wait");
     (t.elapsed(), status.code())
-}
-
-fn median(v: &mut [Duration]) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
 }
 
 fn main() {

@@ -21,20 +21,7 @@ use std::time::{Duration, Instant};
 use conda_mcp_server::worker_client::{Executor, Job, Program, WorkerConfig};
 use conda_mcp_shared::guard::{Expectation, GuardOutcome, InProcessChecks, TargetRule};
 use conda_mcp_tests::standin::StandinPrefix;
-
-fn median(v: &mut [Duration]) -> Duration {
-    v.sort();
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2
-    }
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
+use conda_mcp_tests::stats::{median, ms};
 
 fn job(checks: Option<InProcessChecks>) -> Job {
     let argv = ["list", "-n", "base", "--json"];

@@ -21,6 +21,7 @@ use conda_mcp_tests::http::{HttpServer, post_mcp, tempdir};
 use conda_mcp_tests::procfs::figures;
 use conda_mcp_tests::rawrpc::RawClient;
 use conda_mcp_tests::standin::StandinPrefix;
+use conda_mcp_tests::stats::percentile;
 use serde_json::{Value, json};
 
 const CLIENTS: usize = 50;
@@ -34,11 +35,6 @@ fn call(id: String) -> Value {
 
 fn ok(v: &Value) -> bool {
     v["result"]["structuredContent"]["exit_code"] == json!(0)
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i.min(sorted.len() - 1)]
 }
 
 struct Run {

@@ -22,17 +22,13 @@ use conda_mcp_server::transport::http::oauth::{Jwks, Source, Validator};
 use conda_mcp_tests::http::{HttpServer, post_mcp, tempdir};
 use conda_mcp_tests::oauth::{SigningKey, claims, jwks, now};
 use conda_mcp_tests::standin::StandinPrefix;
+use conda_mcp_tests::stats::percentile;
 use serde_json::json;
 
 const ISSUER: &str = "https://idp.bench.invalid";
 const AUDIENCE: &str = "https://conda.bench.invalid/mcp";
 const VALIDATIONS: usize = 2000;
 const REQUESTS: usize = 300;
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i.min(sorted.len() - 1)]
-}
 
 fn report(name: &str, mut d: Vec<Duration>) {
     d.sort();

@@ -14,20 +14,7 @@
 use std::time::{Duration, Instant};
 
 use conda_mcp_server::worker_client::{Executor, Job, Program, WorkerConfig};
-
-fn median(v: &mut [Duration]) -> Duration {
-    v.sort();
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2
-    }
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
+use conda_mcp_tests::stats::{median, ms};
 
 fn main() {
     let runs: usize = std::env::var("CONDA_MCP_BENCH_RUNS")

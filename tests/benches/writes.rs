@@ -26,6 +26,7 @@ use conda_mcp_server::call::install_lock::InstallLock;
 use conda_mcp_server::discovery::stamp::{config_changed, config_paths};
 use conda_mcp_tests::bins;
 use conda_mcp_tests::standin::StandinPrefix;
+use conda_mcp_tests::stats::{median, ms, us};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
@@ -115,19 +116,6 @@ impl Raw {
         drop(self.stdin);
         let _ = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
     }
-}
-
-fn median(v: &mut [Duration]) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn us(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e6
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
 }
 
 /// Real conda 26's `SEARCH_PATH` (conda/base/constants.py, POSIX) as this

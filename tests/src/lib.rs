@@ -22,5 +22,6 @@ pub mod results;
 pub mod roundtrip;
 pub mod soak;
 pub mod standin;
+pub mod stats;
 pub mod tiers;
 pub mod warm;

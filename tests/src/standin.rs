@@ -545,3 +545,28 @@ fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// A conda environment at `prefix` as the guard's tests need it: one
+/// package record (`alpha 0.0 0`, which lists `share/alpha.txt` and
+/// `lib/alpha.py`; the interpreter's `lib/__pycache__/alpha.*.pyc` cache
+/// of the latter counts as listed too), those files, and `marker` (a path
+/// relative to `prefix`, holding `keep me`), a file no package installed.
+///
+/// Panics when a file cannot be written (a test setup failure).
+pub fn environment_with_marker(prefix: &Path, marker: &str) {
+    std::fs::create_dir_all(prefix.join("conda-meta")).expect("conda-meta");
+    std::fs::write(prefix.join("conda-meta/history"), "").expect("history");
+    std::fs::write(
+        prefix.join("conda-meta/alpha-0.0-0.json"),
+        r#"{"name": "alpha", "version": "0.0", "build": "0", "files": ["share/alpha.txt", "lib/alpha.py"]}"#,
+    )
+    .expect("record");
+    std::fs::create_dir_all(prefix.join("share")).expect("share");
+    std::fs::create_dir_all(prefix.join("lib/__pycache__")).expect("lib");
+    std::fs::write(prefix.join("share/alpha.txt"), "alpha\n").expect("file");
+    std::fs::write(prefix.join("lib/alpha.py"), "").expect("file");
+    std::fs::write(prefix.join("lib/__pycache__/alpha.cpython-312.pyc"), "c").expect("cache");
+    let marker = prefix.join(marker);
+    std::fs::create_dir_all(marker.parent().expect("parent")).expect("marker's folder");
+    std::fs::write(marker, "keep me").expect("marker");
+}

@@ -617,9 +617,9 @@ impl ServerHandler for Handler {
         if let Some(live) = &self.state.live {
             live.listed(&self.state.runner.restart);
         }
-        Ok(ListToolsResult::with_all_items(
-            surface.tools.listed.as_ref().clone(),
-        ))
+        Ok(ListToolsResult::with_all_items(super::listing::render_all(
+            &surface.tools.listed,
+        )))
     }
 
     /// `tools/call`. Runs the call in its own task (a panic becomes an

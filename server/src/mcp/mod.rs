@@ -18,7 +18,9 @@
 //!   request (who is calling; where the HTTP gate wants to hear whether a
 //!   tool call failed), read here so the handler imports no transport;
 //! * [`results`]: call outcomes as tool results (output-schema checked);
-//! * [`capabilities`]: the `conda://capabilities` resource.
+//! * [`capabilities`]: the `conda://capabilities` resource;
+//! * [`listing`]: `tools/list`, the tool surface rendered into the
+//!   protocol's `Tool` (the only place the two types meet).
 //!
 //! The tools themselves (names, schemas, routes, modes and filters) are the
 //! protocol-free [`crate::tools`]; calls are planned and run by
@@ -31,6 +33,7 @@ pub mod capabilities;
 pub mod consent;
 pub mod context;
 pub mod handler;
+pub mod listing;
 pub mod live;
 pub mod principal;
 pub mod progress;
@@ -243,7 +246,7 @@ mod tests {
                     .expect("builds");
                     let mut longest = 0;
                     for t in set.listed.iter() {
-                        let n = t.description.as_deref().unwrap_or("").chars().count();
+                        let n = t.description.chars().count();
                         longest = longest.max(n);
                         assert!(
                             n <= MAX_HOST_TEXT_CHARS,

@@ -6,8 +6,7 @@
 //! ([`crate::catalog::Command::summary`], examples already dropped) plus what
 //! the tool may do.
 
-use rmcp::model::{MetaObject, ToolAnnotations};
-use serde_json::json;
+use serde_json::{Map, Value, json};
 
 use std::collections::BTreeSet;
 
@@ -164,24 +163,50 @@ pub fn sibling_sentences(catalog: &Catalog, cmd: CommandIdx, tools: &[CommandIdx
     out.join(" ")
 }
 
+/// A tool's behaviour hints, free of the protocol library: the fields of
+/// MCP's `ToolAnnotations` (MCP spec, "Tool annotations": `title`,
+/// `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`),
+/// each `None` when left out. `crate::mcp` renders them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolHints {
+    /// `title`.
+    pub title: Option<String>,
+    /// `readOnlyHint`.
+    pub read_only: Option<bool>,
+    /// `destructiveHint`.
+    pub destructive: Option<bool>,
+    /// `idempotentHint`.
+    pub idempotent: Option<bool>,
+    /// `openWorldHint`.
+    pub open_world: Option<bool>,
+}
+
+impl ToolHints {
+    /// Whether every hint is left out (the tool is listed without
+    /// `annotations`).
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
 /// MCP annotations from the effects. Hints equal to the MCP defaults
 /// (readOnlyHint false, destructiveHint true, idempotentHint false,
 /// openWorldHint true) are left out: they are repeated in every tool of
 /// `tools/list`.
-pub fn annotations(effects: ToolEffects) -> ToolAnnotations {
-    let mut a = ToolAnnotations::new();
+pub fn annotations(effects: ToolEffects) -> ToolHints {
+    let mut a = ToolHints::default();
     if effects.read_only {
-        a = a.read_only(true);
+        a.read_only = Some(true);
     } else {
         if !effects.destructive {
-            a = a.destructive(false);
+            a.destructive = Some(false);
         }
         if effects.idempotent {
-            a = a.idempotent(true);
+            a.idempotent = Some(true);
         }
     }
     if !effects.open_world {
-        a = a.open_world(false);
+        a.open_world = Some(false);
     }
     a
 }
@@ -216,16 +241,16 @@ pub const ALWAYS_LOADED: &[&[&str]] = &[
 /// front is never searched for, and `tools/list` stays within its byte
 /// target (docs/benchmarks.md). The canonical path is the title without
 /// `conda ` (and is in `conda://capabilities`).
-pub fn meta(command: &Command) -> MetaObject {
-    let mut m = MetaObject::new();
+pub fn meta(command: &Command) -> Map<String, Value> {
+    let mut m = Map::new();
     if !command.aliases.is_empty() {
-        m.0.insert("conda-mcp/aliases".into(), json!(command.aliases));
+        m.insert("conda-mcp/aliases".into(), json!(command.aliases));
     }
     let sub: Vec<&str> = command.subpath().iter().map(String::as_str).collect();
     if ALWAYS_LOADED.contains(&sub.as_slice()) {
-        m.0.insert(ALWAYS_LOAD_KEY.into(), json!(true));
+        m.insert(ALWAYS_LOAD_KEY.into(), json!(true));
     } else {
-        m.0.insert(SEARCH_HINT_KEY.into(), json!(search_hint(command)));
+        m.insert(SEARCH_HINT_KEY.into(), json!(search_hint(command)));
     }
     m
 }
@@ -241,12 +266,12 @@ pub fn search_hint(command: &Command) -> String {
 
 /// `_meta` of one of the server's own tools: [`ALWAYS_LOAD_KEY`] when
 /// `always_load`, else [`SEARCH_HINT_KEY`] `hint` (as [`meta`] does).
-pub fn own_meta(hint: &str, always_load: bool) -> MetaObject {
-    let mut m = MetaObject::new();
+pub fn own_meta(hint: &str, always_load: bool) -> Map<String, Value> {
+    let mut m = Map::new();
     if always_load {
-        m.0.insert(ALWAYS_LOAD_KEY.into(), json!(true));
+        m.insert(ALWAYS_LOAD_KEY.into(), json!(true));
     } else {
-        m.0.insert(SEARCH_HINT_KEY.into(), json!(hint));
+        m.insert(SEARCH_HINT_KEY.into(), json!(hint));
     }
     m
 }

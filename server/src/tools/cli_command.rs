@@ -7,17 +7,18 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::Value;
 
 use crate::catalog::Catalog;
 use crate::completion;
 
+use super::spec::{JsonObject, ToolHints, ToolSpec};
+
 /// The tool's definition.
 #[derive(Debug)]
 pub struct CliCommandTool {
     /// What `tools/list` shows.
-    pub tool: Tool,
+    pub tool: ToolSpec,
 }
 
 fn as_object(v: Value) -> JsonObject {
@@ -40,20 +41,20 @@ impl CliCommandTool {
             .with_draft(jsonschema::Draft::Draft202012)
             .build(&completion::output_schema())
             .map_err(|e| format!("conda_cli_command's output schema does not compile: {e}"))?;
-        let tool = Tool::new_with_raw(
+        let tool = ToolSpec::new(
             completion::TOOL_NAME,
-            Some(completion::DESCRIPTION.into()),
+            completion::DESCRIPTION,
             Arc::new(as_object(completion::input_schema())),
         )
         .with_title("conda command reference")
-        .with_annotations(
-            ToolAnnotations::new()
-                .read_only(true)
-                .destructive(false)
-                .idempotent(true)
-                .open_world(false),
-        )
-        .with_raw_output_schema(Arc::new(as_object(completion::advertised_output_schema())))
+        .with_hints(ToolHints {
+            title: None,
+            read_only: Some(true),
+            destructive: Some(false),
+            idempotent: Some(true),
+            open_world: Some(false),
+        })
+        .with_output_schema(Arc::new(as_object(completion::advertised_output_schema())))
         .with_meta(crate::schema::describe::own_meta(
             "conda options completion",
             false,

@@ -20,7 +20,6 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -28,6 +27,7 @@ use crate::catalog::Catalog;
 use crate::schema::describe::own_meta;
 use crate::schema::{ArgumentError, Profile, input_schema};
 
+use super::spec::{JsonObject, ToolHints, ToolSpec};
 use super::{ToolSet, command_paths, output_schema};
 
 /// Name of the listing tool.
@@ -59,7 +59,7 @@ pub enum CompactTool {
 }
 
 /// The three tools as `tools/list` shows them.
-pub fn tools(_profile: Profile) -> Vec<(CompactTool, Tool)> {
+pub fn tools(_profile: Profile) -> Vec<(CompactTool, ToolSpec)> {
     let command = json!({"type": "string", "description": COMMAND_PROPERTY});
     let schema = |props: Value, required: &[&str]| -> Arc<JsonObject> {
         let mut m = JsonObject::new();
@@ -71,42 +71,42 @@ pub fn tools(_profile: Profile) -> Vec<(CompactTool, Tool)> {
         m.insert("additionalProperties".into(), json!(false));
         Arc::new(m)
     };
-    let read_only = ToolAnnotations::new().read_only(true).open_world(false);
+    let read_only = ToolHints {
+        read_only: Some(true),
+        open_world: Some(false),
+        ..ToolHints::default()
+    };
     vec![
         (
             CompactTool::Commands,
-            Tool::new_with_raw(
-                COMMANDS_TOOL,
-                Some(COMMANDS_DESCRIPTION.into()),
-                schema(json!({}), &[]),
-            )
-            .with_title("conda commands")
-            .with_annotations(read_only.clone())
-            .with_meta(own_meta("", true)),
+            ToolSpec::new(COMMANDS_TOOL, COMMANDS_DESCRIPTION, schema(json!({}), &[]))
+                .with_title("conda commands")
+                .with_hints(read_only.clone())
+                .with_meta(own_meta("", true)),
         ),
         (
             CompactTool::Describe,
-            Tool::new_with_raw(
+            ToolSpec::new(
                 DESCRIBE_TOOL,
-                Some(DESCRIBE_DESCRIPTION.into()),
+                DESCRIBE_DESCRIPTION,
                 schema(json!({"command": command}), &["command"]),
             )
             .with_title("conda command schema")
-            .with_annotations(read_only)
+            .with_hints(read_only)
             .with_meta(own_meta("", true)),
         ),
         (
             CompactTool::Call,
-            Tool::new_with_raw(
+            ToolSpec::new(
                 CALL_TOOL,
-                Some(CALL_DESCRIPTION.into()),
+                CALL_DESCRIPTION,
                 schema(
                     json!({"command": command, "arguments": {"type": "object"}}),
                     &["command"],
                 ),
             )
             .with_title("conda (any command)")
-            .with_raw_output_schema(output_schema())
+            .with_output_schema(output_schema())
             .with_meta(own_meta("", true)),
         ),
     ]

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::JsonObject;
+use super::spec::JsonObject;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;

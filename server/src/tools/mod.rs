@@ -28,11 +28,11 @@ pub mod compact;
 pub mod execute;
 pub mod filter;
 pub mod server_options;
+pub mod spec;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::Value;
 
 use crate::catalog::{Catalog, CommandIdx, Passthrough};
@@ -44,6 +44,7 @@ use crate::schema::{
 };
 
 use filter::{Candidate, ToolFilter};
+use spec::{JsonObject, ToolHints, ToolSpec};
 
 /// A property help text shared by at least this many tools is stated once
 /// in the server instructions instead of in every schema.
@@ -93,7 +94,7 @@ pub struct ToolSet {
     pub generated: Vec<GeneratedTool>,
     /// What `tools/list` returns, in order: generated tools, then the
     /// server's own.
-    pub listed: Arc<Vec<Tool>>,
+    pub listed: Arc<Vec<ToolSpec>>,
     /// Validator of `conda_execute`'s input schema (present with
     /// `--allow-exec`).
     pub execute_validator: Option<ArgumentValidator>,
@@ -197,18 +198,15 @@ impl ToolSet {
                 Some(first) => format!("{first} {description}"),
                 None => description,
             };
-            let mut tool = Tool::new_with_raw(
+            let tool = ToolSpec::new(
                 name.clone(),
-                Some(description.clone().into()),
+                description.clone(),
                 Arc::new(as_object(advertised)),
             )
             .with_title(describe::title(command))
-            .with_raw_output_schema(output_schema.clone());
-            let annotations = describe::annotations(effects(catalog, cmd));
-            if annotations != ToolAnnotations::new() {
-                tool = tool.with_annotations(annotations);
-            }
-            tool = tool.with_meta(describe::meta(command));
+            .with_output_schema(output_schema.clone())
+            .with_hints(describe::annotations(effects(catalog, cmd)))
+            .with_meta(describe::meta(command));
             if !compact {
                 routes.insert(name.clone(), Route::Generated(generated.len()));
                 listed.push(tool);
@@ -235,16 +233,16 @@ impl ToolSet {
                 &Value::Object(schema.as_ref().clone()),
             )?);
             listed.push(
-                Tool::new_with_raw(EXECUTE_TOOL, Some(execute::DESCRIPTION.into()), schema)
+                ToolSpec::new(EXECUTE_TOOL, execute::DESCRIPTION, schema)
                     .with_title("conda (raw command line)")
-                    .with_annotations(
-                        ToolAnnotations::with_title("conda (raw command line)")
-                            .read_only(false)
-                            .destructive(true)
-                            .idempotent(false)
-                            .open_world(true),
-                    )
-                    .with_raw_output_schema(output_schema.clone())
+                    .with_hints(ToolHints {
+                        title: Some("conda (raw command line)".to_owned()),
+                        read_only: Some(false),
+                        destructive: Some(true),
+                        idempotent: Some(false),
+                        open_world: Some(true),
+                    })
+                    .with_output_schema(output_schema.clone())
                     .with_meta(describe::own_meta("conda command line", false)),
             );
             routes.insert(EXECUTE_TOOL.to_owned(), Route::Execute);
@@ -488,38 +486,7 @@ mod tests {
                     set.route("conda_activate").is_none(),
                     "shell-only commands are not tools"
                 );
-                let bytes = serde_json::to_vec(&*set.listed).expect("json").len();
-                eprintln!(
-                    "{profile:?} allow_exec={allow_exec}: {} tools, {bytes} bytes",
-                    listed.len()
-                );
-                if profile == Profile::Portable {
-                    // The 45,000-byte target covers conda's own commands and
-                    // the conda-completion and rattler-solver plugins; this
-                    // recording also has the menuinst plugin's `conda
-                    // menuinst`, which the target does not include (the
-                    // total is printed above). Raised by 500 bytes for the
-                    // server option `replace_existing` of `conda_create` and
-                    // `conda_env_create` (about 2 × 186 bytes): the guard of
-                    // existing environments needs the argument listed.
-                    // Raised again by 2,000 bytes for the `_meta` keys
-                    // Claude Code reads (`anthropic/searchHint` on every
-                    // tool, `anthropic/alwaysLoad` on six; about 1,730
-                    // bytes measured): hosts do not pass `_meta` to the
-                    // model.
-                    let without_menuinst = serde_json::to_vec(
-                        &set.listed
-                            .iter()
-                            .filter(|t| t.name != "conda_menuinst")
-                            .collect::<Vec<_>>(),
-                    )
-                    .expect("json")
-                    .len();
-                    assert!(
-                        without_menuinst <= 47_500,
-                        "tools/list without conda_menuinst is {without_menuinst} bytes"
-                    );
-                }
+                // Its size on the wire: `mcp::listing`'s tests.
             }
         }
     }

@@ -465,3 +465,42 @@ fn each_public_type_name_of_the_server_has_one_meaning() {
         twice.join("\n")
     );
 }
+
+#[test]
+fn only_the_protocol_layers_name_the_mcp_library() {
+    // The tool surface, the call pipeline and everything below them are
+    // free of the MCP library's types (ARCHITECTURE.md "Code map"): only the
+    // handler (`mcp/`), the transports and the composition root name it.
+    let src = server_src();
+    let allowed = ["mcp", "transport", "app"];
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut named = Vec::new();
+    let mut checked = 0;
+    for file in files {
+        let module = module_of(&src, &file);
+        if module
+            .first()
+            .is_some_and(|m| allowed.contains(&m.as_str()))
+        {
+            continue;
+        }
+        checked += 1;
+        let text = std::fs::read_to_string(&file).expect("read source");
+        for (tok, line) in tokens(&text) {
+            if tok == Tok::Ident("rmcp".into()) {
+                let rel = file.strip_prefix(&src).expect("below src").display();
+                named.push(format!("{rel}:{line}"));
+            }
+        }
+    }
+    assert!(
+        checked > 50,
+        "the reader finds the server's files: {checked}"
+    );
+    assert!(
+        named.is_empty(),
+        "the MCP library is named outside {allowed:?}: {}",
+        named.join(", ")
+    );
+}

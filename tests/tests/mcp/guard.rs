@@ -18,12 +18,11 @@
 //!   user's `~/.condarc` forces `dry_run: false` and only that user's
 //!   previews are refused.
 
-use std::path::Path;
 use std::time::Duration;
 
 use conda_mcp_tests::mcp::{Era, Server, result_text};
 use conda_mcp_tests::paths;
-use conda_mcp_tests::standin::{ControlRule, StandinPrefix};
+use conda_mcp_tests::standin::{ControlRule, StandinPrefix, environment_with_marker};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 
@@ -42,30 +41,13 @@ fn error(r: &CallToolResult, what: &str) -> Value {
     structured(r)["error"].clone()
 }
 
-/// An environment at `prefix` with one package (its record lists its one
-/// file) and `marker`, a file no package installed.
-fn environment(prefix: &Path, marker: &str) {
-    std::fs::create_dir_all(prefix.join("conda-meta")).expect("conda-meta");
-    std::fs::write(prefix.join("conda-meta/history"), "").expect("history");
-    std::fs::write(
-        prefix.join("conda-meta/alpha-0.0-0.json"),
-        r#"{"name": "alpha", "version": "0.0", "build": "0", "files": ["share/alpha.txt"]}"#,
-    )
-    .expect("record");
-    std::fs::create_dir_all(prefix.join("share")).expect("share");
-    std::fs::write(prefix.join("share/alpha.txt"), "alpha\n").expect("file");
-    let marker = prefix.join(marker);
-    std::fs::create_dir_all(marker.parent().expect("parent")).expect("marker's folder");
-    std::fs::write(marker, "keep me").expect("marker");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_check_inside_conda_decides_when_the_prediction_is_wrong() {
     for mode in MODES {
         let p = standin();
         let other = tempfile::tempdir().expect("dir");
         let env = other.path().join("foo");
-        environment(&env, "marker.txt");
+        environment_with_marker(&env, "marker.txt");
         // conda looks in `other` first for `create` only: the server, which
         // resolves `foo` through the envs directories of its discovery,
         // finds nothing and lets the call run.
@@ -123,7 +105,7 @@ async fn removing_an_environment_never_deletes_files_no_package_installed_unaske
     for mode in MODES {
         let p = standin();
         let env = p.prefix.join("envs/data");
-        environment(&env, "notes/mine.txt");
+        environment_with_marker(&env, "notes/mine.txt");
         let mut args = vec!["--allow-write", "--allow-exec"];
         args.extend_from_slice(mode);
         let server = Server::start(&p.conda_exe, &args, Era::Initialize).await;
@@ -282,7 +264,7 @@ fn each_person_keeps_their_environment_and_their_configuration_holds() {
         let env = user.dir.join(".conda/envs/foo");
         let _ = std::fs::remove_dir_all(user.dir.join(".conda"));
         let _ = std::fs::remove_file(user.dir.join(".condarc"));
-        environment(&env, "marker.txt");
+        environment_with_marker(&env, "marker.txt");
         let status = std::process::Command::new("chown")
             .arg("-R")
             .arg(format!("{u}:"))
@@ -418,5 +400,89 @@ fn each_person_keeps_their_environment_and_their_configuration_holds() {
             );
         }
         assert!(!prefix.prefix.join("envs/lab").exists(), "{mode:?}");
+    }
+}
+
+/// The real tier (`CONDA_MCP_TEST_CONDA`): the check inside a real conda
+/// decides after the configuration changed under a running server, warm
+/// and fresh. `CONDARC` names a file that is empty at startup (so the
+/// server's prediction knows of neither key); then it gains `envs_dirs`
+/// (conda now resolves `-n foo` to an environment the startup discovery
+/// never saw) and `dry_run: false  #!final` (a preview that conda would
+/// run for real). conda's own `determine_target_prefix` and its
+/// `context.raw_data` decide both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_conda_the_check_inside_conda_holds_after_the_configuration_changed() {
+    let Some(conda) = conda_mcp_tests::tiers::real_conda(module_path!()) else {
+        return;
+    };
+    for mode in MODES {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let rc = dir.path().join(".condarc");
+        std::fs::write(&rc, "").expect("condarc");
+        let rc_text = rc.display().to_string();
+        let other = dir.path().join("envs");
+        let env = other.join("foo");
+        environment_with_marker(&env, "marker.txt");
+        let what = format!("real conda {mode:?}");
+
+        // A create by name, where only conda knows the name is taken.
+        let mut args = vec!["--allow-write", "--timeout", "600"];
+        args.extend_from_slice(mode);
+        let server = Server::start_with_env(
+            &conda,
+            &args,
+            Era::Initialize,
+            &[("CONDARC", rc_text.as_str())],
+        )
+        .await;
+        std::fs::write(&rc, format!("envs_dirs:\n  - {}\n", other.display())).expect("condarc");
+        let missing_channel = dir.path().join("no-such-channel");
+        let r = server
+            .call_ok(
+                "conda_create",
+                json!({"name": "foo", "packages": ["python"], "yes": true, "json": true,
+                       "override_channels": true,
+                       "channel": [missing_channel.display().to_string()]}),
+            )
+            .await;
+        let e = error(&r, &what);
+        assert_eq!(e["code"], json!("environment_exists"), "{what}: {e}");
+        assert_eq!(e["details"]["prefix"], json!(env), "{what}: {e}");
+        assert_eq!(structured(&r)["exit_code"], Value::Null, "{what}");
+        assert_eq!(
+            std::fs::read_to_string(env.join("marker.txt")).expect("the marker survives"),
+            "keep me",
+            "{what}"
+        );
+        server.close().await;
+
+        // A preview on a read-only server, once conda's configuration
+        // forces `dry_run: false`.
+        std::fs::write(&rc, "").expect("condarc");
+        let mut args = vec!["--timeout", "600"];
+        args.extend_from_slice(mode);
+        let server = Server::start_with_env(
+            &conda,
+            &args,
+            Era::Initialize,
+            &[("CONDARC", rc_text.as_str())],
+        )
+        .await;
+        std::fs::write(&rc, "dry_run: false  #!final\n").expect("condarc");
+        let target = dir.path().join("new-env");
+        let r = server
+            .call_ok(
+                "conda_create",
+                json!({"prefix": target.display().to_string(), "packages": ["python"],
+                       "override_channels": true,
+                       "channel": [missing_channel.display().to_string()]}),
+            )
+            .await;
+        let e = error(&r, &what);
+        assert_eq!(e["code"], json!("dry_run_not_honoured"), "{what}: {e}");
+        assert_eq!(e["details"]["file"], json!(rc_text), "{what}: {e}");
+        assert!(!target.exists(), "{what}: nothing was created");
+        server.close().await;
     }
 }

@@ -6,7 +6,6 @@
 //! conda runs cannot forge a report; a conda that is not a Python script
 //! cannot run checks and is refused.
 
-use std::path::Path;
 use std::time::Duration;
 
 use conda_mcp_server::worker_client::{
@@ -17,7 +16,7 @@ use conda_mcp_shared::guard::{
     SettingSource, TargetRule, UnmanagedRule,
 };
 use conda_mcp_tests::paths;
-use conda_mcp_tests::standin::{ControlRule, StandinPrefix};
+use conda_mcp_tests::standin::{ControlRule, StandinPrefix, environment_with_marker};
 use conda_mcp_tests::warm::{executor, was_warm};
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -99,24 +98,6 @@ async fn ready(p: &StandinPrefix, warm: bool) -> Executor {
     ex
 }
 
-fn environment(prefix: &Path, marker: &str) {
-    std::fs::create_dir_all(prefix.join("conda-meta")).expect("conda-meta");
-    std::fs::write(prefix.join("conda-meta/history"), "").expect("history");
-    std::fs::write(
-        prefix.join("conda-meta/alpha-0.0-0.json"),
-        r#"{"name": "alpha", "files": ["share/alpha.txt", "lib/alpha.py"]}"#,
-    )
-    .expect("record");
-    std::fs::create_dir_all(prefix.join("share")).expect("share");
-    std::fs::create_dir_all(prefix.join("lib/__pycache__")).expect("lib");
-    std::fs::write(prefix.join("share/alpha.txt"), "a").expect("file");
-    std::fs::write(prefix.join("lib/alpha.py"), "").expect("file");
-    std::fs::write(prefix.join("lib/__pycache__/alpha.cpython-312.pyc"), "c").expect("cache");
-    let marker = prefix.join(marker);
-    std::fs::create_dir_all(marker.parent().expect("parent")).expect("marker's folder");
-    std::fs::write(marker, "keep me").expect("marker");
-}
-
 async fn each_path(case: impl AsyncFn(&StandinPrefix, &Under, &str)) {
     for warm in [true, false] {
         let p = standin();
@@ -187,7 +168,7 @@ async fn a_create_is_checked_where_conda_resolves_it_not_where_it_was_predicted(
         // <root>/envs/foo, which does not exist.
         let other = tempfile::tempdir().expect("dir");
         let env = other.path().join("foo");
-        environment(&env, "marker.txt");
+        environment_with_marker(&env, "marker.txt");
         p.set_control(&[ControlRule {
             envs_dirs_first: Some(vec![other.path().to_path_buf()]),
             ..ControlRule::for_commands(&["create"])
@@ -275,7 +256,7 @@ async fn an_export_of_a_missing_environment_is_not_found_and_json_forced_off_is_
 async fn files_no_package_installed_are_listed_and_refuse_a_removal() {
     each_path(async |p, ex, what| {
         let env = p.prefix.join("envs/data");
-        environment(&env, "notes/mine.txt");
+        environment_with_marker(&env, "notes/mine.txt");
         let checks = |rule| InProcessChecks {
             target: Some(TargetRule::Arguments),
             expect: Some(Expectation::Present),
