@@ -37,7 +37,14 @@ pub fn is_mcp_library(target: &str) -> bool {
 /// be started: the server then runs without a log rather than with one that
 /// can block it.
 pub fn init(format: LogFormat, default_filter: &str) -> Option<LogGuard> {
-    let (writer, guard) = log_writer::install_stderr_warning().ok()?;
+    let (writer, guard) = log_writer::install_stderr(|dropped, total| {
+        tracing::warn!(
+            dropped,
+            total,
+            "log lines dropped: stderr was not read while they were written"
+        );
+    })
+    .ok()?;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter));
     let not_mcp_library =

@@ -208,22 +208,6 @@ where
     Ok((writer, guard))
 }
 
-/// [`install_stderr`] whose `drained` callback logs the one warning both
-/// binaries give when stderr drains again (`log lines dropped`, with the
-/// lines dropped since the last warning and the total), through the
-/// subscriber the caller installs next.
-///
-/// Errors: the writing thread could not be started.
-pub fn install_stderr_warning() -> std::io::Result<(LogWriter, LogGuard)> {
-    install_stderr(|dropped, total| {
-        tracing::warn!(
-            dropped,
-            total,
-            "log lines dropped: stderr was not read while they were written"
-        );
-    })
-}
-
 /// Lines the process's stderr writer ([`install_stderr`]) dropped so far;
 /// 0 when none was installed.
 pub fn dropped_lines() -> u64 {

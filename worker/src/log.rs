@@ -19,7 +19,14 @@ use tracing_subscriber::EnvFilter;
 /// the writing thread could not be started: the worker then runs without a
 /// log rather than with one that can block it.
 pub fn init(format: LogFormat) -> Option<LogGuard> {
-    let (writer, guard) = log_writer::install_stderr_warning().ok()?;
+    let (writer, guard) = log_writer::install_stderr(|dropped, total| {
+        tracing::warn!(
+            dropped,
+            total,
+            "log lines dropped: stderr was not read while they were written"
+        );
+    })
+    .ok()?;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)

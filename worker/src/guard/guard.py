@@ -275,8 +275,13 @@ def install(checks, fd):
     the report says so and the process ends (the checks cannot be enforced)."""
     os.set_inheritable(fd, False)
     try:
-        import conda.cli.conda_argparse as conda_argparse
-        import conda.cli.main as conda_main
+        import importlib
+
+        # By module, not by attribute: conda's ``conda/cli/__init__.py``
+        # binds the name ``main`` to the function ``conda.cli.main.main``,
+        # so ``import conda.cli.main as m`` gives that function.
+        conda_argparse = importlib.import_module("conda.cli.conda_argparse")
+        conda_main = importlib.import_module("conda.cli.main")
     except Exception as exc:  # noqa: BLE001
         _end(fd, {"refusal": {"unsupported": {
             "reason": f"importing conda failed: {type(exc).__name__}: {exc}"}}})
