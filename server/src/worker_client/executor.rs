@@ -74,6 +74,20 @@ impl Executor {
         self.ensure(&mut conn).await.map(|_| ())
     }
 
+    /// Whether a worker answers now (the readiness probe, `crate::health`):
+    /// a worker busy with a job answers by definition; otherwise the live
+    /// connection is kept, or a dead one replaced by a fresh worker.
+    /// Errors: as [`Executor::connect`] (no worker can be had).
+    pub async fn probe(&self) -> Result<(), ExecError> {
+        if self.inner.shutdown.is_cancelled() {
+            return Err(ExecError::ShutDown);
+        }
+        let Ok(mut conn) = self.inner.conn.try_lock() else {
+            return Ok(());
+        };
+        self.ensure(&mut conn).await.map(|_| ())
+    }
+
     /// Asks the worker (started now unless one is live) to start its warm
     /// conda in the background, so that a later call forks from it instead
     /// of paying a fresh start. Does nothing while a call holds the worker

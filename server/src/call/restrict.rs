@@ -1,0 +1,481 @@
+//! Protected environments and allowed channels (docs/safety.md
+//! "Protected environments and allowed channels"): what a call may not
+//! touch or pull from, whatever the policy allows.
+//!
+//! * **Protected environments.** conda's root prefix (`base`) is protected
+//!   unless `--allow-base-writes`; `--protect-env NAME|PREFIX` adds more. A
+//!   mutation whose target is a protected environment is refused with
+//!   `protected_environment` before anything runs. Reads, dry runs and
+//!   `conda run` in it are not changes and pass.
+//! * **Allowed channels.** With `--allowed-channel NAME|URL` (repeatable),
+//!   a solve (`create`, `install`, `update`, `remove`, `env create`, `env
+//!   update`, their dry runs included) whose channels go beyond the list is
+//!   refused with `channel_not_allowed`, naming the first such channel.
+//!   The channels of a call are those it gives (`--channel`, a spec's
+//!   `channel::package`, `--use-local`, an environment file's
+//!   `channels:`), and, unless `--override-channels`, those of conda's
+//!   configuration (`channels` as conda resolved it: its `.condarc` files
+//!   and variables, reported by the discovery helper and re-read when a
+//!   `.condarc` changes).
+//!
+//! Both are decided here from outside conda, by the server's prediction:
+//! the target the way [`crate::target`] determines it (conda's rules; a
+//! call that names no environment targets the root prefix, since the
+//! worker never passes an activation), the channels by their canonical
+//! name (a URL under `https://conda.anaconda.org/` is the name after it;
+//! any other URL is compared without its trailing `/`). What it cannot
+//! cover: a package given as a URL or a file path (conda fetches it
+//! directly, no channel), a `.condarc` conda reads that the server cannot
+//! see (another user's home with `--worker-user`), and channels an
+//! explicit `--file` of specs names (`channel::package` lines).
+
+use std::path::{Path, PathBuf};
+
+use crate::argparse::{Resolved, resolve};
+use crate::catalog::Catalog;
+use crate::target::{self, EnvironmentDirs, TargetSpec};
+
+/// conda's default `channel_alias`: a channel URL under it is the channel
+/// of the name that follows.
+pub const CHANNEL_ALIAS: &str = "https://conda.anaconda.org/";
+
+/// The command paths (after `conda`) that solve against channels.
+pub const SOLVES: &[&[&str]] = &[
+    &["create"],
+    &["install"],
+    &["update"],
+    &["remove"],
+    &["env", "create"],
+    &["env", "update"],
+];
+
+/// An environment `--protect-env` names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProtectedEnv {
+    /// By name, looked up in conda's envs directories when a call comes.
+    Name(String),
+    /// By prefix (absolute).
+    Prefix(PathBuf),
+}
+
+impl ProtectedEnv {
+    /// `--protect-env`'s value: a path (it holds a `/`) or a name.
+    pub fn parse(value: &str) -> Self {
+        if value.contains('/') {
+            ProtectedEnv::Prefix(PathBuf::from(value))
+        } else {
+            ProtectedEnv::Name(value.to_owned())
+        }
+    }
+}
+
+/// `--allow-base-writes`, `--protect-env`, `--allowed-channel`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Restrictions {
+    /// `--allow-base-writes`: the root prefix is not protected.
+    pub allow_base_writes: bool,
+    /// `--protect-env`, in order.
+    pub protected: Vec<ProtectedEnv>,
+    /// `--allowed-channel`, canonical ([`canonical_channel`]); empty: every
+    /// channel is allowed.
+    pub allowed_channels: Vec<String>,
+}
+
+/// Where a channel of a call comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChannelSource {
+    /// The call's own arguments (or its environment file).
+    Call,
+    /// conda's configuration (`channels`).
+    Configuration,
+}
+
+impl ChannelSource {
+    /// `the call` or `conda's configuration`, for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ChannelSource::Call => "given in the call",
+            ChannelSource::Configuration => "from conda's configuration (channels)",
+        }
+    }
+}
+
+/// What a conda argv asks of environments and channels, read before it
+/// runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Facts {
+    /// How the call names its target, when it names one.
+    pub target: Option<TargetSpec>,
+    /// The command works on a prefix (it has `--name`/`--prefix`): with no
+    /// target named, conda's default, the root prefix.
+    pub has_target: bool,
+    /// The command solves against channels ([`SOLVES`]).
+    pub solves: bool,
+    /// `--override-channels`: conda's configured channels are not used.
+    pub override_channels: bool,
+    /// The channels the call itself gives (canonical), in order.
+    pub channels: Vec<String>,
+}
+
+/// The facts of `argv` (what follows `conda`) run in `cwd`.
+pub fn facts(catalog: &Catalog, argv: &[String], cwd: &Path) -> Facts {
+    let resolved = resolve(catalog, argv);
+    facts_of(catalog, &resolved, cwd)
+}
+
+fn facts_of(catalog: &Catalog, resolved: &Resolved, cwd: &Path) -> Facts {
+    let path = target::subpath(catalog, resolved);
+    let Some(command) = catalog.commands.get(resolved.command()) else {
+        return Facts::default();
+    };
+    let has_target = command
+        .arguments
+        .iter()
+        .any(|a| a.dest == "prefix" || a.dest == "name");
+    let target = target::create_target(catalog, resolved, cwd)
+        .or_else(|| target::given(catalog, resolved, cwd));
+    let solves = SOLVES.iter().any(|p| path == *p);
+    let mut channels = Vec::new();
+    for occurrence in resolved.occurrences(catalog, "channel") {
+        channels.extend(occurrence.iter().map(|c| canonical_channel(c)));
+    }
+    if resolved.has(catalog, "use_local") {
+        channels.push("local".to_owned());
+    }
+    for specs in resolved.occurrences(catalog, "packages") {
+        for spec in specs {
+            if let Some((channel, _)) = spec.split_once("::") {
+                // `conda-forge/linux-64::numpy`: the subdir is not part of
+                // the channel.
+                let channel = match channel.rsplit_once('/') {
+                    Some((c, subdir)) if is_subdir(subdir) => c,
+                    _ => channel,
+                };
+                channels.push(canonical_channel(channel));
+            }
+        }
+    }
+    if solves && path.first().is_some_and(|p| p == "env") {
+        for files in resolved.occurrences(catalog, "file") {
+            for f in files {
+                channels.extend(
+                    file_channels(&cwd.join(f))
+                        .iter()
+                        .map(|c| canonical_channel(c)),
+                );
+            }
+        }
+    }
+    channels.dedup();
+    Facts {
+        target,
+        has_target,
+        solves,
+        override_channels: resolved.has(catalog, "override_channels"),
+        channels,
+    }
+}
+
+/// conda's platform subdirectories (`conda/base/constants.py`
+/// `KNOWN_SUBDIRS`, by shape): `noarch` and `OS-ARCH`.
+fn is_subdir(s: &str) -> bool {
+    s == "noarch"
+        || ["linux-", "osx-", "win-", "freebsd-", "zos-", "emscripten-", "wasi-"]
+            .iter()
+            .any(|p| s.starts_with(p))
+}
+
+/// The `channels:` list of an environment file (`None`/empty for a file
+/// that cannot be read or has none).
+fn file_channels(path: &Path) -> Vec<String> {
+    use yaml_rust2::{Yaml, YamlLoader};
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    let Ok(docs) = YamlLoader::load_from_str(&text) else {
+        return Vec::new();
+    };
+    let Some(Yaml::Hash(map)) = docs.into_iter().next() else {
+        return Vec::new();
+    };
+    match map.get(&Yaml::String("channels".to_owned())) {
+        Some(Yaml::Array(items)) => items
+            .iter()
+            .filter_map(|i| i.as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A channel as the list compares it: credentials (`user:password@`, an
+/// anaconda.org `/t/TOKEN`) removed, no trailing `/`, and a URL under
+/// [`CHANNEL_ALIAS`] replaced by its name (`conda-forge`).
+pub fn canonical_channel(channel: &str) -> String {
+    let masked = conda_mcp_shared::mask::mask(channel.trim());
+    let mut c = masked.trim_end_matches('/').to_owned();
+    if let Some(rest) = c.strip_prefix(CHANNEL_ALIAS) {
+        // `https://conda.anaconda.org/t/<masked>/conda-forge`.
+        let rest = match rest.strip_prefix("t/") {
+            Some(after) => after.split_once('/').map_or("", |(_, name)| name),
+            None => rest,
+        };
+        c = rest.to_owned();
+    }
+    c
+}
+
+/// Why a call was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Restriction {
+    /// The call would change a protected environment.
+    #[error(
+        "{what} would change the environment at {prefix}, which is protected ({by}); nothing ran{remedy}"
+    )]
+    ProtectedEnvironment {
+        /// What was to run (`conda install`).
+        what: String,
+        /// The protected prefix (or the name, when it does not exist yet).
+        prefix: String,
+        /// Why it is protected: `the base environment, protected by
+        /// default` or `--protect-env`.
+        by: &'static str,
+        /// How an operator allows it, when a flag can.
+        remedy: &'static str,
+    },
+    /// The call's channels go beyond `--allowed-channel`.
+    #[error(
+        "{what} would use the channel {channel}, {from}, which is not among the server's --allowed-channel list; nothing ran"
+    )]
+    ChannelNotAllowed {
+        /// What was to run.
+        what: String,
+        /// The channel (canonical, credentials removed).
+        channel: String,
+        /// Where it came from ([`ChannelSource::describe`]).
+        from: &'static str,
+    },
+}
+
+impl Restrictions {
+    /// Whether anything is restricted at all.
+    pub fn any(&self) -> bool {
+        !self.allow_base_writes || !self.protected.is_empty() || !self.allowed_channels.is_empty()
+    }
+
+    /// Checks a call of `what` whose argv gave `facts`: `mutation` when
+    /// the policy classified it a change, `configured` conda's configured
+    /// channels now, `dirs` where conda finds environments.
+    ///
+    /// Errors: the first [`Restriction`] the call breaks.
+    pub fn check(
+        &self,
+        what: &str,
+        facts: &Facts,
+        mutation: bool,
+        configured: &[String],
+        dirs: &EnvironmentDirs,
+    ) -> Result<(), Restriction> {
+        if mutation && facts.has_target {
+            self.check_target(what, facts, dirs)?;
+        }
+        if facts.solves && !self.allowed_channels.is_empty() {
+            let from_config = (!facts.override_channels)
+                .then_some(configured)
+                .unwrap_or_default();
+            let all = facts
+                .channels
+                .iter()
+                .map(|c| (c.clone(), ChannelSource::Call))
+                .chain(
+                    from_config
+                        .iter()
+                        .map(|c| (canonical_channel(c), ChannelSource::Configuration)),
+                );
+            for (channel, source) in all {
+                if !self.allowed_channels.contains(&channel) {
+                    return Err(Restriction::ChannelNotAllowed {
+                        what: what.to_owned(),
+                        channel,
+                        from: source.describe(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_target(&self, what: &str, facts: &Facts, dirs: &EnvironmentDirs) -> Result<(), Restriction> {
+        let prefix = match &facts.target {
+            Some(spec) => spec.prefix(dirs),
+            None => dirs.root_prefix.clone(),
+        };
+        let refuse = |prefix: String, by, remedy| {
+            Err(Restriction::ProtectedEnvironment {
+                what: what.to_owned(),
+                prefix,
+                by,
+                remedy,
+            })
+        };
+        if let Some(p) = &prefix
+            && !self.allow_base_writes
+            && dirs.is_root(p)
+        {
+            return refuse(
+                p.display().to_string(),
+                "the base environment, protected by default",
+                "; start the server with --allow-base-writes to allow changes to base",
+            );
+        }
+        let named = match &facts.target {
+            Some(TargetSpec::Name(n)) => Some(n.as_str()),
+            _ => None,
+        };
+        for protected in &self.protected {
+            let hit = match protected {
+                ProtectedEnv::Name(n) => {
+                    named == Some(n.as_str())
+                        || prefix
+                            .as_deref()
+                            .zip(dirs.locate(n))
+                            .is_some_and(|(p, q)| same_path(p, &q))
+                }
+                ProtectedEnv::Prefix(q) => prefix.as_deref().is_some_and(|p| same_path(p, q)),
+            };
+            if hit {
+                let shown = prefix
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .or_else(|| named.map(str::to_owned))
+                    .unwrap_or_default();
+                return refuse(shown, "--protect-env", "");
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether two paths name the same folder (canonical when both exist).
+fn same_path(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn channels_are_compared_by_their_canonical_name() {
+        assert_eq!(canonical_channel("conda-forge"), "conda-forge");
+        assert_eq!(
+            canonical_channel("https://conda.anaconda.org/conda-forge/"),
+            "conda-forge"
+        );
+        assert_eq!(
+            canonical_channel("https://conda.anaconda.org/t/tk-123-456/private"),
+            "private"
+        );
+        let c = canonical_channel("https://user:secret@repo.example.org/conda/");
+        assert!(!c.contains("secret"), "{c}");
+        assert!(c.starts_with("https://") && c.ends_with("repo.example.org/conda"), "{c}");
+    }
+
+    #[test]
+    fn base_is_protected_by_default_and_protect_env_adds_more() {
+        let catalog = crate::catalog::build(&crate::dump::recorded_conda()).expect("catalog");
+        let t = tempfile::tempdir().expect("tmp");
+        let root = t.path().to_path_buf();
+        std::fs::create_dir_all(root.join("envs/lab")).expect("mkdir");
+        let dirs = EnvironmentDirs {
+            root_prefix: Some(root.clone()),
+            envs_dirs: vec![root.join("envs")],
+        };
+        let cwd = Path::new("/");
+        let r = Restrictions::default();
+        let check = |r: &Restrictions, items: &[&str]| {
+            let f = facts(&catalog, &argv(items), cwd);
+            r.check("conda install", &f, true, &[], &dirs)
+        };
+        for call in [
+            &["install", "-n", "base", "numpy"][..],
+            &["install", "numpy"],
+            &["install", "--prefix", root.to_str().expect("utf-8"), "numpy"],
+        ] {
+            let e = check(&r, call).expect_err("base");
+            assert!(e.to_string().contains("--allow-base-writes"), "{e}");
+        }
+        assert!(check(&r, &["install", "-n", "lab", "numpy"]).is_ok());
+        // `conda clean` works on no prefix.
+        let f = facts(&catalog, &argv(&["clean", "--all"]), cwd);
+        assert!(!f.has_target);
+        let open = Restrictions {
+            allow_base_writes: true,
+            protected: vec![ProtectedEnv::parse("lab")],
+            ..Restrictions::default()
+        };
+        assert!(check(&open, &["install", "-n", "base", "numpy"]).is_ok());
+        let e = check(&open, &["install", "-n", "lab", "numpy"]).expect_err("lab");
+        assert!(e.to_string().contains("--protect-env"), "{e}");
+        let lab = root.join("envs/lab");
+        let e = check(&open, &["remove", "-p", lab.to_str().expect("utf-8"), "--all"])
+            .expect_err("lab by prefix");
+        assert!(matches!(e, Restriction::ProtectedEnvironment { .. }));
+        let by_prefix = Restrictions {
+            allow_base_writes: true,
+            protected: vec![ProtectedEnv::parse(lab.to_str().expect("utf-8"))],
+            ..Restrictions::default()
+        };
+        assert!(check(&by_prefix, &["install", "-n", "lab", "numpy"]).is_err());
+        // A read (not a mutation) in base passes.
+        let f = facts(&catalog, &argv(&["install", "-n", "base", "numpy"]), cwd);
+        assert!(r.check("conda install", &f, false, &[], &dirs).is_ok());
+    }
+
+    #[test]
+    fn channels_of_the_call_and_of_the_configuration_are_checked() {
+        let catalog = crate::catalog::build(&crate::dump::recorded_conda()).expect("catalog");
+        let dirs = EnvironmentDirs::default();
+        let cwd = Path::new("/");
+        let r = Restrictions {
+            allow_base_writes: true,
+            allowed_channels: vec!["conda-forge".into()],
+            ..Restrictions::default()
+        };
+        let check = |items: &[&str], configured: &[&str]| {
+            let f = facts(&catalog, &argv(items), cwd);
+            let configured: Vec<String> = configured.iter().map(|s| (*s).to_owned()).collect();
+            r.check("conda install", &f, true, &configured, &dirs)
+        };
+        assert!(check(&["install", "-n", "x", "-c", "conda-forge", "numpy"], &["conda-forge"]).is_ok());
+        let e = check(&["install", "-n", "x", "-c", "bioconda", "numpy"], &[]).expect_err("call");
+        assert!(
+            matches!(&e, Restriction::ChannelNotAllowed { channel, from, .. }
+                if channel == "bioconda" && from.contains("call")),
+            "{e}"
+        );
+        let e = check(&["install", "-n", "x", "bioconda::samtools"], &[]).expect_err("spec");
+        assert!(e.to_string().contains("bioconda"), "{e}");
+        assert!(check(&["install", "-n", "x", "conda-forge/linux-64::numpy"], &[]).is_ok());
+        let e = check(&["install", "-n", "x", "numpy"], &["defaults"]).expect_err("config");
+        assert!(
+            matches!(&e, Restriction::ChannelNotAllowed { channel, from, .. }
+                if channel == "defaults" && from.contains("configuration")),
+            "{e}"
+        );
+        // --override-channels leaves the configuration out.
+        assert!(check(
+            &["install", "-n", "x", "--override-channels", "-c", "conda-forge", "numpy"],
+            &["defaults"]
+        )
+        .is_ok());
+        // Not a solve: not checked.
+        assert!(check(&["list", "-n", "x"], &["defaults"]).is_ok());
+    }
+}
