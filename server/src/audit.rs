@@ -341,12 +341,16 @@ pub fn revision(prefix: &Path) -> Option<u64> {
     entries.checked_sub(1)
 }
 
-/// The command that undoes a change of `prefix` from `before` to `after`
-/// (`None` when the revisions do not show one).
-pub fn undo(prefix: &str, before: Option<u64>, after: Option<u64>) -> Option<String> {
-    match (before, after) {
-        (Some(b), Some(a)) if a > b => Some(format!("conda install --prefix {prefix} --revision {b}")),
-        (None, Some(_)) => Some(format!("conda env remove --prefix {prefix}")),
+/// The command that undoes a change of `prefix` from revision `before`
+/// to `after`; `existed`: the prefix held an environment (a `conda-meta/`
+/// folder) before. `None` when the revisions do not show one (nothing
+/// changed, or an environment without revisions was changed).
+pub fn undo(prefix: &str, existed: bool, before: Option<u64>, after: Option<u64>) -> Option<String> {
+    match (existed, before, after) {
+        (_, Some(b), Some(a)) if a > b => {
+            Some(format!("conda install --prefix {prefix} --revision {b}"))
+        }
+        (false, None, Some(_)) => Some(format!("conda env remove --prefix {prefix}")),
         _ => None,
     }
 }
@@ -361,6 +365,7 @@ pub struct Draft {
     command: String,
     argv: Vec<String>,
     prefix: Option<PathBuf>,
+    existed: bool,
     revision_before: Option<u64>,
 }
 
@@ -377,6 +382,9 @@ impl Draft {
         prefix: Option<PathBuf>,
     ) -> Draft {
         let revision_before = prefix.as_deref().and_then(revision);
+        let existed = prefix
+            .as_deref()
+            .is_some_and(|p| p.join("conda-meta").is_dir());
         Draft {
             principal: who.0.to_owned(),
             os_user: who.1.map(str::to_owned),
@@ -385,6 +393,7 @@ impl Draft {
             command: classification.command.join(" "),
             argv: argv.iter().map(|a| mask(a)).collect(),
             prefix,
+            existed,
             revision_before,
         }
     }
@@ -449,6 +458,10 @@ impl Draft {
                 reason = Some(r.to_string());
                 Ending::Refused
             }
+            Outcome::Restricted(r) => {
+                reason = Some(r.to_string());
+                Ending::Refused
+            }
             Outcome::EnvironmentExists(_) | Outcome::DryRunNotHonoured { .. } => {
                 reason = Some("refused before it ran".to_owned());
                 Ending::Refused
@@ -462,7 +475,7 @@ impl Draft {
         let prefix = self.prefix.as_ref().map(|p| p.display().to_string());
         let revision_after = self.prefix.as_deref().and_then(revision);
         let undo = match (&prefix, ending) {
-            (Some(p), Ending::Applied) => undo(p, self.revision_before, revision_after),
+            (Some(p), Ending::Applied) => undo(p, self.existed, self.revision_before, revision_after),
             _ => None,
         };
         // The plan applied (conda's own document) when there is one, else
@@ -569,14 +582,16 @@ mod tests {
         .expect("history");
         assert_eq!(revision(dir.path()), Some(1));
         assert_eq!(
-            undo("/e", Some(0), Some(1)).as_deref(),
+            undo("/e", true, Some(0), Some(1)).as_deref(),
             Some("conda install --prefix /e --revision 0")
         );
         assert_eq!(
-            undo("/e", None, Some(0)).as_deref(),
+            undo("/e", false, None, Some(0)).as_deref(),
             Some("conda env remove --prefix /e")
         );
-        assert_eq!(undo("/e", Some(1), Some(1)), None);
+        // An environment without revisions before: no revision to go back to.
+        assert_eq!(undo("/e", true, None, Some(0)), None);
+        assert_eq!(undo("/e", true, Some(1), Some(1)), None);
     }
 
     #[test]

@@ -30,11 +30,33 @@ const DRAINING: u8 = 2;
 const FAILED: u8 = 3;
 
 /// Where the process is in its life (shared by the HTTP routes and the
-/// composition root that moves it on).
-#[derive(Debug, Default)]
+/// composition root that moves it on), and how many MCP requests are in
+/// flight (what the drain waits for).
+#[derive(Debug)]
 pub struct Health {
     phase: AtomicU8,
     exec: OnceLock<Executor>,
+    in_flight: tokio::sync::watch::Sender<usize>,
+}
+
+impl Default for Health {
+    fn default() -> Self {
+        Health {
+            phase: AtomicU8::new(STARTING),
+            exec: OnceLock::new(),
+            in_flight: tokio::sync::watch::Sender::new(0),
+        }
+    }
+}
+
+/// One MCP request in flight; leaves the count when dropped.
+#[derive(Debug)]
+pub struct InFlight(Arc<Health>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight.send_modify(|n| *n = n.saturating_sub(1));
+    }
 }
 
 /// A readiness answer.
@@ -71,6 +93,23 @@ impl Health {
         self.phase.store(DRAINING, Ordering::SeqCst);
     }
 
+    /// Whether the drain has begun.
+    pub fn is_draining(&self) -> bool {
+        self.phase.load(Ordering::SeqCst) == DRAINING
+    }
+
+    /// Counts one MCP request in flight until the value is dropped.
+    pub fn enter(self: &Arc<Self>) -> InFlight {
+        self.in_flight.send_modify(|n| *n += 1);
+        InFlight(Arc::clone(self))
+    }
+
+    /// Completes when no MCP request is in flight.
+    pub async fn idle(&self) {
+        let mut rx = self.in_flight.subscribe();
+        let _ = rx.wait_for(|n| *n == 0).await;
+    }
+
     /// Whether the process is ready now (probes the worker).
     pub async fn readiness(&self) -> Readiness {
         match self.phase.load(Ordering::SeqCst) {
@@ -98,10 +137,24 @@ mod tests {
     use super::*;
 
     #[tokio::test]
+    async fn idle_waits_for_the_requests_in_flight() {
+        let h = Health::new();
+        h.idle().await;
+        let one = h.enter();
+        let two = h.enter();
+        drop(one);
+        let waiting = tokio::time::timeout(Duration::from_millis(50), h.idle()).await;
+        assert!(waiting.is_err(), "one request is still in flight");
+        drop(two);
+        h.idle().await;
+    }
+
+    #[tokio::test]
     async fn phases_move_one_way_into_draining() {
         let h = Health::new();
         assert_eq!(h.readiness().await, Readiness::NotReady("starting"));
         h.draining();
+        assert!(h.is_draining());
         assert_eq!(h.readiness().await, Readiness::NotReady("draining"));
         let h = Health::new();
         h.failed();

@@ -221,9 +221,10 @@ pub fn outcome_label(outcome: &Outcome) -> &'static str {
     }
     match outcome {
         Outcome::InvalidArguments { .. } => "invalid",
-        Outcome::Refused(_) | Outcome::EnvironmentExists(_) | Outcome::DryRunNotHonoured { .. } => {
-            "refused"
-        }
+        Outcome::Refused(_)
+        | Outcome::Restricted(_)
+        | Outcome::EnvironmentExists(_)
+        | Outcome::DryRunNotHonoured { .. } => "refused",
         Outcome::NotRun {
             reason: NotRun::Declined,
             ..

@@ -88,6 +88,15 @@ pub enum ErrorCode {
     /// conda printed its success document and then died of a signal at
     /// exit: the change was very probably applied.
     CrashedAfterSuccess,
+    /// The call would change a protected environment (conda's `base`
+    /// unless `--allow-base-writes`, or one `--protect-env` names);
+    /// nothing ran (details: `prefix`, `allowed_by`: the flag that allows
+    /// it, when one does).
+    ProtectedEnvironment,
+    /// The call's channels go beyond the server's `--allowed-channel`
+    /// list; nothing ran (details: `channel`, `source`: `call` or
+    /// `configuration`).
+    ChannelNotAllowed,
     /// conda exited 0, but what it was to do is not there (details:
     /// `check`: `created`, `removed` or `success`, and `prefix`); see
     /// `call::postcondition`.

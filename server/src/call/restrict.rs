@@ -91,7 +91,15 @@ pub enum ChannelSource {
 }
 
 impl ChannelSource {
-    /// `the call` or `conda's configuration`, for messages.
+    /// `call` or `configuration` (the error's `details.source`).
+    pub fn word(self) -> &'static str {
+        match self {
+            ChannelSource::Call => "call",
+            ChannelSource::Configuration => "configuration",
+        }
+    }
+
+    /// Where it came from, for messages.
     pub fn describe(self) -> &'static str {
         match self {
             ChannelSource::Call => "given in the call",
@@ -176,6 +184,25 @@ fn facts_of(catalog: &Catalog, resolved: &Resolved, cwd: &Path) -> Facts {
     }
 }
 
+impl Facts {
+    /// The prefix the call works on, as conda would find it: `--prefix`;
+    /// a `--name` that exists, else where conda would create it (the
+    /// first envs directory); with neither, the root prefix. `None` for a
+    /// command without a target.
+    pub fn prefix(&self, dirs: &EnvironmentDirs) -> Option<PathBuf> {
+        if !self.has_target {
+            return None;
+        }
+        match &self.target {
+            Some(TargetSpec::Prefix(p)) => Some(p.clone()),
+            Some(TargetSpec::Name(n)) => dirs
+                .locate(n)
+                .or_else(|| dirs.envs_dirs.first().map(|d| d.join(n))),
+            None => dirs.root_prefix.clone(),
+        }
+    }
+}
+
 /// conda's platform subdirectories (`conda/base/constants.py`
 /// `KNOWN_SUBDIRS`, by shape): `noarch` and `OS-ARCH`.
 fn is_subdir(s: &str) -> bool {
@@ -244,15 +271,16 @@ pub enum Restriction {
     },
     /// The call's channels go beyond `--allowed-channel`.
     #[error(
-        "{what} would use the channel {channel}, {from}, which is not among the server's --allowed-channel list; nothing ran"
+        "{what} would use the channel {channel}, {}, which is not among the server's --allowed-channel list; nothing ran",
+        .origin.describe()
     )]
     ChannelNotAllowed {
         /// What was to run.
         what: String,
         /// The channel (canonical, credentials removed).
         channel: String,
-        /// Where it came from ([`ChannelSource::describe`]).
-        from: &'static str,
+        /// Where it came from.
+        origin: ChannelSource,
     },
 }
 
@@ -296,7 +324,7 @@ impl Restrictions {
                     return Err(Restriction::ChannelNotAllowed {
                         what: what.to_owned(),
                         channel,
-                        from: source.describe(),
+                        origin: source,
                     });
                 }
             }
@@ -456,8 +484,8 @@ mod tests {
         assert!(check(&["install", "-n", "x", "-c", "conda-forge", "numpy"], &["conda-forge"]).is_ok());
         let e = check(&["install", "-n", "x", "-c", "bioconda", "numpy"], &[]).expect_err("call");
         assert!(
-            matches!(&e, Restriction::ChannelNotAllowed { channel, from, .. }
-                if channel == "bioconda" && from.contains("call")),
+            matches!(&e, Restriction::ChannelNotAllowed { channel, origin, .. }
+                if channel == "bioconda" && *origin == ChannelSource::Call),
             "{e}"
         );
         let e = check(&["install", "-n", "x", "bioconda::samtools"], &[]).expect_err("spec");
@@ -465,8 +493,8 @@ mod tests {
         assert!(check(&["install", "-n", "x", "conda-forge/linux-64::numpy"], &[]).is_ok());
         let e = check(&["install", "-n", "x", "numpy"], &["defaults"]).expect_err("config");
         assert!(
-            matches!(&e, Restriction::ChannelNotAllowed { channel, from, .. }
-                if channel == "defaults" && from.contains("configuration")),
+            matches!(&e, Restriction::ChannelNotAllowed { channel, origin, .. }
+                if channel == "defaults" && *origin == ChannelSource::Configuration),
             "{e}"
         );
         // --override-channels leaves the configuration out.

@@ -225,7 +225,7 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
     // the server may be running)
     let http_url = match &s.http {
         None => None,
-        Some(h) => Some(http_section(h, r).await?),
+        Some(h) => Some(http_section(h, &s.policy, r).await?),
     };
 
     // 3. discovery (as the server runs it)
@@ -479,7 +479,11 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
 /// as the server does it (token file, OAuth key set and user map, TLS
 /// certificate and key), without binding. The MCP URL, or why the server
 /// would not start.
-async fn http_section(h: &crate::http::HttpSettings, r: &mut Builder) -> Result<String, String> {
+async fn http_section(
+    h: &crate::http::HttpSettings,
+    policy: &crate::policy::Policy,
+    r: &mut Builder,
+) -> Result<String, String> {
     r.section("http (--listen)");
     let loaded = crate::http::serve::load(h)
         .await
@@ -494,6 +498,14 @@ async fn http_section(h: &crate::http::HttpSettings, r: &mut Builder) -> Result<
     match loaded.token_principals() {
         Some(n) => r.item("tokens", format!("{n} principal(s) (--auth-tokens)")),
         None => r.item("tokens", "none"),
+    }
+    // Each principal's effective policy: the startup policy narrowed by
+    // its line's policy column.
+    for (name, scopes) in loaded.principals() {
+        r.item(
+            &format!("principal {name}:"),
+            crate::policy::scopes::effective(policy, scopes),
+        );
     }
     match &h.oauth {
         Some(o) => r.item(

@@ -46,6 +46,7 @@ use serde_json::Value;
 use super::handler::{CallContext, Loaded};
 use super::tasks::TaskInput;
 use super::tasks::input::InputError;
+use crate::audit::Approval as AuditApproval;
 use crate::call::approval::{self, APPROVE_FIELD, Answer, Approval, Question};
 use crate::call::error::ErrorCode;
 use crate::call::install_lock::WriterGuard;
@@ -208,14 +209,19 @@ impl Loaded {
         call: CallContext,
     ) -> Reply {
         let mut writer = None;
+        let trail = call.trail.clone();
         let shown = match consent {
             Consent::Unavailable => {
+                trail.answered(AuditApproval::Unavailable);
                 return Reply::Done(not_run(&plan, NotRun::ApprovalUnavailable));
             }
             Consent::Answered {
-                answer: Answer::Decline | Answer::Cancel,
+                answer: answer @ (Answer::Decline | Answer::Cancel),
                 ..
-            } => return Reply::Done(not_run(&plan, NotRun::Declined)),
+            } => {
+                trail.answered(AuditApproval::Answered(answer));
+                return Reply::Done(not_run(&plan, NotRun::Declined));
+            }
             Consent::Defer => {
                 return match self.question(&plan, &approval, tool, args, &call).await {
                     Ok(q) => Reply::Ask(q),
@@ -236,17 +242,29 @@ impl Loaded {
                     Err(outcome) => return Reply::Done(outcome),
                 };
                 match ask(&asker, &q, &plan, &call).await {
-                    Ok(Answer::Approve) => q.digest,
-                    Ok(Answer::Decline | Answer::Cancel) => {
+                    Ok(Answer::Approve) => {
+                        trail.answered(AuditApproval::Answered(Answer::Approve));
+                        q.digest
+                    }
+                    Ok(answer @ (Answer::Decline | Answer::Cancel)) => {
+                        trail.answered(AuditApproval::Answered(answer));
                         return Reply::Done(not_run(&plan, NotRun::Declined));
                     }
-                    Err(reason) => return Reply::Done(not_run(&plan, reason)),
+                    Err(reason) => {
+                        if matches!(reason, NotRun::ApprovalUnavailable) {
+                            trail.answered(AuditApproval::Unavailable);
+                        }
+                        return Reply::Done(not_run(&plan, reason));
+                    }
                 }
             }
             Consent::Answered {
                 answer: Answer::Approve,
                 shown,
-            } => shown,
+            } => {
+                trail.answered(AuditApproval::Answered(Answer::Approve));
+                shown
+            }
         };
         // Stateless lifecycle: the question was answered in a later request,
         // so the lock is held from the re-plan to the apply (the digest
@@ -338,6 +356,10 @@ impl Loaded {
                 }
             }
         };
+        call.trail.shown(
+            document.as_ref(),
+            plan.replacement.as_ref().map(|r| r.prefix.as_str()),
+        );
         Ok(approval::question(
             tool,
             args,

@@ -69,6 +69,10 @@ pub struct State {
     /// The calls answered as MCP tasks (`--task-retention`,
     /// `--max-finished-tasks`).
     pub tasks: TaskStore,
+    /// What `/metrics` serves (`--listen`; counted on stdio too).
+    pub metrics: Arc<crate::metrics::Metrics>,
+    /// `--audit-log`: every attempted change is recorded there.
+    pub audit: Option<Arc<crate::audit::AuditLog>>,
 }
 
 /// The MCP server once startup has finished (cheap to clone); served
@@ -151,10 +155,40 @@ impl Loaded {
         call: CallContext,
         planned: oneshot::Sender<Planned>,
     ) -> Reply {
+        let mut watch = super::oversight::Watch::start();
+        let (principal, trail) = (call.principal.clone(), call.trail.clone());
+        let reply = self
+            .call_watched(route, &tool, args, consent, call, planned, &mut watch)
+            .await;
+        self.record(&tool, &principal, &reply, watch, &trail).await;
+        reply
+    }
+
+    /// [`Loaded::call`]'s steps; `watch` learns what the audit line needs.
+    #[allow(clippy::too_many_arguments)]
+    async fn call_watched(
+        &self,
+        route: Route,
+        tool: &str,
+        args: Value,
+        consent: Consent,
+        call: CallContext,
+        planned: oneshot::Sender<Planned>,
+        watch: &mut super::oversight::Watch,
+    ) -> Reply {
+        if let Some(refused) = super::oversight::lacks_read(tool, &call.principal) {
+            return Reply::Done(refused);
+        }
         let mut plan = match self.plan(&call.surface, route, &args, &call.principal) {
             Ok(plan) => plan,
             Err(early) => return Reply::Done(early),
         };
+        if let Err(restricted) = self
+            .oversee(&call.surface, route, tool, &plan, &call.principal, watch)
+            .await
+        {
+            return Reply::Done(restricted);
+        }
         // The request may have stopped listening (cancelled): the call runs
         // on its own token regardless.
         let _ = planned.send(Planned::of(&plan));
@@ -162,7 +196,7 @@ impl Loaded {
         let outcome = match plan.approval.take() {
             None => self.run(plan, &call).await,
             Some(approval) => match self
-                .approved(plan, approval, &tool, &args, consent, call)
+                .approved(plan, approval, tool, &args, consent, call)
                 .await
             {
                 Reply::Done(outcome) => outcome,
@@ -347,6 +381,9 @@ pub struct CallContext {
     /// Who is calling (over HTTP, whom the token names; else the local
     /// principal): picks the worker and owns the task.
     pub principal: Principal,
+    /// What the approval steps tell the call's audit line (the plan shown,
+    /// the person's answer).
+    pub trail: crate::audit::Trail,
 }
 
 fn unknown(what: &str) -> McpError {
@@ -431,6 +468,12 @@ impl ServerHandler for Loaded {
     ) -> Result<CallToolResponse, McpError> {
         let surface = self.state.surface.get();
         let Some(route) = surface.tools.route(&request.name) else {
+            self.state.metrics.tool_call(
+                crate::metrics::UNKNOWN_TOOL,
+                "error",
+                0.0,
+                &Principal::of(&context).name,
+            );
             if self.state.settings.mode == super::tools::ToolMode::Compact {
                 return Err(unknown(&format!(
                     "tool; {}",
@@ -456,6 +499,7 @@ impl ServerHandler for Loaded {
             peer: context.peer.clone(),
             surface,
             principal: Principal::of(&context),
+            trail: crate::audit::Trail::default(),
         };
         let (planned_tx, planned_rx) = oneshot::channel();
         let this = self.clone();

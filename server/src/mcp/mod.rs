@@ -34,6 +34,7 @@ pub mod execute;
 pub mod filter;
 pub mod handler;
 pub mod live;
+mod oversight;
 pub mod principal;
 pub mod progress;
 pub mod ready;

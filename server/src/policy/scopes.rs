@@ -109,6 +109,42 @@ impl Scopes {
     }
 }
 
+/// What a principal narrowed by `scopes` may do under `policy`, one
+/// phrase per class (`conda-mcp check --listen`): `read`, `write` and
+/// `exec`, each allowed or refused and why.
+pub fn effective(policy: &super::Policy, scopes: Option<Scopes>) -> String {
+    let lacks = |granted: fn(&Scopes) -> bool, scope: &str| {
+        scopes
+            .filter(|s| !granted(s))
+            .map(|_| format!("refused (the token lacks {scope})"))
+    };
+    let read = lacks(|s| s.read, READ).unwrap_or_else(|| "allowed".to_owned());
+    let write = if !policy.writes() {
+        "refused (no --allow-write)".to_owned()
+    } else {
+        lacks(|s| s.write, WRITE).unwrap_or_else(|| {
+            if policy.approve_writes {
+                "allowed after approval (--approve-writes)".to_owned()
+            } else {
+                "allowed (--allow-write)".to_owned()
+            }
+        })
+    };
+    let exec = if !policy.allow_exec {
+        "refused (no --allow-exec)".to_owned()
+    } else {
+        lacks(|s| s.exec, EXEC).unwrap_or_else(|| "allowed (--allow-exec)".to_owned())
+    };
+    let (write, exec) = match scopes {
+        Some(s) if !s.read => (
+            "refused (the token lacks conda:read)".to_owned(),
+            "refused (the token lacks conda:read)".to_owned(),
+        ),
+        _ => (write, exec),
+    };
+    format!("read {read}; write {write}; exec {exec}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,5 +189,24 @@ mod tests {
         for s in [none, read, write, all, Scopes::column("conda:exec").expect("exec")] {
             assert_eq!(Scopes::column(&s.to_column()).expect("round trip"), s);
         }
+    }
+
+    #[test]
+    fn the_effective_policy_names_the_flag_or_the_scope_that_decides() {
+        let server = super::super::Policy {
+            allow_write: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            effective(&server, None),
+            "read allowed; write allowed (--allow-write); exec refused (no --allow-exec)"
+        );
+        let reader = Scopes::column("conda:read").ok();
+        assert_eq!(
+            effective(&server, reader),
+            "read allowed; write refused (the token lacks conda:write); exec refused (no --allow-exec)"
+        );
+        let none = Scopes::column("-").ok();
+        assert!(effective(&server, none).starts_with("read refused (the token lacks conda:read)"));
     }
 }

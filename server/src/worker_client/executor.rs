@@ -82,8 +82,12 @@ impl Executor {
         if self.inner.shutdown.is_cancelled() {
             return Err(ExecError::ShutDown);
         }
-        let Ok(mut conn) = self.inner.conn.try_lock() else {
-            return Ok(());
+        let mut conn = match self.inner.conn.try_lock() {
+            Ok(conn) => conn,
+            // A job holds the worker (it is in the lane): it answers.
+            Err(_) if self.inner.lane.len() > 0 => return Ok(()),
+            // Another probe, a warm-up or a connect is starting one.
+            Err(_) => self.inner.conn.lock().await,
         };
         self.ensure(&mut conn).await.map(|_| ())
     }

@@ -25,6 +25,7 @@ mod server;
 mod soak;
 mod startup;
 mod surface;
+mod team;
 mod tasks;
 mod trust;
 mod writer_lock;
