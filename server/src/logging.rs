@@ -9,7 +9,7 @@
 //!   are dropped at every level, whatever `RUST_LOG` says: at `info` it logs
 //!   whole notifications and the client's info, at `debug` whole requests
 //!   and results (tool arguments, conda's output). The server writes its own
-//!   line per request instead (`mcp::request_log`: method, tool, id,
+//!   line per request instead (`transport::request_log`: method, tool, id,
 //!   duration, outcome; never arguments or results).
 
 use conda_mcp_shared::mask::MaskedStderr;
@@ -49,6 +49,6 @@ mod tests {
         assert!(is_mcp_library("rmcp"));
         assert!(is_mcp_library("rmcp::service"));
         assert!(!is_mcp_library("rmcpx"));
-        assert!(!is_mcp_library("conda_mcp_server::mcp::request_log"));
+        assert!(!is_mcp_library("conda_mcp_server::transport::request_log"));
     }
 }

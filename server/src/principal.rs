@@ -1,6 +1,6 @@
 //! Who is calling: a [`Principal`], a value that travels with a call from
 //! the transport that authenticated it (HTTP with `--auth-tokens` or an
-//! OAuth access token, see `crate::http`) through the MCP handler to the
+//! OAuth access token, see `crate::transport::http`) through the MCP handler to the
 //! log line of the request.
 //! On stdio, and over HTTP without authentication, every call is the
 //! [`Principal::local`] one: whoever started the server.

@@ -8,7 +8,7 @@
 //! Each field names the flag it comes from (docs/reference.md "Flags"); units are
 //! in the names or the types (`Limits`).
 //!
-//! To add an option: a flag in `cli.rs` (its `--help` text), a field here
+//! To add an option: a flag in `cli/mod.rs` (its `--help` text), a field here
 //! (with its doc), one line in `app::resolve`, and the part that uses it
 //! reads the field; a row in docs/reference.md "Flags".
 
@@ -18,11 +18,11 @@ use conda_mcp_shared::LogFormat;
 use conda_mcp_shared::limits::Limits;
 
 use crate::discovery::DiscoveryOptions;
-use crate::mcp::filter::ToolFilter;
 use crate::mcp::tasks::TaskSettings;
-use crate::mcp::tools::{ToolMode, ToolOptions};
 use crate::policy::Policy;
 use crate::schema::Profile;
+use crate::tools::filter::ToolFilter;
+use crate::tools::{ToolMode, ToolOptions};
 use crate::worker_client::WorkerConfig;
 
 /// Everything the command line decides, resolved.
@@ -58,7 +58,7 @@ pub struct Settings {
     pub worker: WorkerSettings,
     /// `--listen` and its companions: serve MCP over HTTP instead of
     /// stdio; `None` = stdio.
-    pub http: Option<crate::http::HttpSettings>,
+    pub http: Option<crate::transport::http::HttpSettings>,
     /// `--task-retention`, `--max-finished-tasks`: how long and how many
     /// finished MCP tasks are kept.
     pub tasks: TaskSettings,
@@ -189,8 +189,8 @@ impl Settings {
     }
 
     /// What typed calls are prepared with.
-    pub fn typed(&self) -> crate::typed::Settings {
-        crate::typed::Settings {
+    pub fn typed(&self) -> crate::call::typed::Settings {
+        crate::call::typed::Settings {
             confirm: self.confirm,
             limits: self.limits,
         }

@@ -16,7 +16,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use conda_mcp_server::http::tokens::file_line;
+use conda_mcp_server::transport::http::tokens::file_line;
 use conda_mcp_tests::http::{HttpServer, post_mcp, tempdir};
 use conda_mcp_tests::procfs::figures;
 use conda_mcp_tests::rawrpc::RawClient;

@@ -18,7 +18,7 @@
 
 use std::time::{Duration, Instant};
 
-use conda_mcp_server::http::oauth::{Jwks, Source, Validator};
+use conda_mcp_server::transport::http::oauth::{Jwks, Source, Validator};
 use conda_mcp_tests::http::{HttpServer, post_mcp, tempdir};
 use conda_mcp_tests::oauth::{SigningKey, claims, jwks, now};
 use conda_mcp_tests::standin::StandinPrefix;

@@ -72,7 +72,7 @@ pub fn assert_valid_result(tool: &Tool, r: &CallToolResult) {
     }
     if tool.name != "conda_cli_command" {
         let full = Value::Object(
-            conda_mcp_server::mcp::tools::full_output_schema()
+            conda_mcp_server::mcp::results::full_output_schema()
                 .as_ref()
                 .clone(),
         );

@@ -9,38 +9,37 @@
 //! `cli`.
 //!
 //! * [`resolve`]: flags → [`Settings`];
-//! * [`startup`]: [`Settings`] → the server's state (discovery, workers,
-//!   tools, capabilities), also the steps `check` shares;
 //! * [`serve`]: the serving process's life around the stdio session;
-//! * [`serve_http`]: the same around the HTTP listener (`--listen`);
-//! * [`error`]: why startup failed ([`StartupError`]) and the exit status.
+//! * [`serve_http`]: the same around the HTTP listener (`--listen`).
+//!
+//! Startup itself ([`Settings`] → the server's state, and why it failed:
+//! [`StartupError`]) is [`crate::startup`], which `conda-mcp check` runs
+//! step by step too.
 
-pub mod error;
 pub mod resolve;
 pub mod serve;
 pub mod serve_http;
-pub mod startup;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 use std::time::Duration;
 
-pub use error::StartupError;
+pub use crate::startup::StartupError;
 pub use resolve::resolve;
 
 use crate::cli::{self, CHECK_COMMAND, Mode};
 use crate::settings::Settings;
 
 /// Entry point of the `conda-mcp` binary; returns the exit status (0; 2 for
-/// a usage error; 1 for another failure to start, see [`error`]; for
+/// a usage error; 1 for another failure to start, see [`crate::startup::error`]; for
 /// `check`, 0 or 1 as its verdict).
 pub fn main() -> ExitCode {
     // `conda-mcp token ...` has its own command line and never serves.
     if std::env::args_os()
         .nth(1)
-        .is_some_and(|a| a == crate::http::token_command::TOKEN_COMMAND)
+        .is_some_and(|a| a == crate::transport::http::token_command::TOKEN_COMMAND)
     {
-        return crate::http::token_command::main(std::env::args_os().collect());
+        return crate::transport::http::token_command::main(std::env::args_os().collect());
     }
     let (mode, cli) = match cli::parse_from(std::env::args_os()) {
         Ok(parsed) => parsed,

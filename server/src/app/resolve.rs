@@ -5,10 +5,10 @@
 //! a positive setting.
 
 use crate::cli::{Cli, LogFormatArg};
-use crate::mcp::filter::ToolFilter;
 use crate::mcp::tasks::TaskSettings;
 use crate::policy::Policy;
 use crate::settings::{DiscoverySettings, Settings, WorkerSettings};
+use crate::tools::filter::ToolFilter;
 use conda_mcp_shared::LogFormat;
 use conda_mcp_shared::limits::Limits;
 
@@ -89,8 +89,8 @@ pub fn resolve(cli: &Cli) -> Settings {
 /// Origin lists extended by the flags, the request timeout (default
 /// `--timeout` plus a margin for the queue), and the body limit of the
 /// stdio line for the same `--stdin-limit-bytes`.
-fn resolve_http(cli: &Cli) -> Option<crate::http::HttpSettings> {
-    use crate::http::{DEFAULT_HOSTS, DEFAULT_ORIGINS, REQUEST_TIMEOUT_MARGIN};
+fn resolve_http(cli: &Cli) -> Option<crate::transport::http::HttpSettings> {
+    use crate::transport::http::{DEFAULT_HOSTS, DEFAULT_ORIGINS, REQUEST_TIMEOUT_MARGIN};
     let flags = &cli.http;
     let listen = flags.listen?;
     let extend = |defaults: &[&str], extra: &[String]| -> Vec<String> {
@@ -101,7 +101,7 @@ fn resolve_http(cli: &Cli) -> Option<crate::http::HttpSettings> {
             .filter(|s| !s.is_empty())
             .collect()
     };
-    Some(crate::http::HttpSettings {
+    Some(crate::transport::http::HttpSettings {
         listen,
         auth_tokens: flags.auth_tokens.clone(),
         // clap requires the three together.
@@ -110,13 +110,15 @@ fn resolve_http(cli: &Cli) -> Option<crate::http::HttpSettings> {
             &flags.oauth_audience,
             &flags.oauth_jwks,
         ) {
-            (Some(issuer), Some(audience), Some(jwks)) => Some(crate::http::oauth::OAuthSettings {
-                issuer: issuer.clone(),
-                audience: audience.clone(),
-                jwks: jwks.clone(),
-                user_claim: flags.oauth_user_claim.clone(),
-                user_map: flags.user_map.clone(),
-            }),
+            (Some(issuer), Some(audience), Some(jwks)) => {
+                Some(crate::transport::http::oauth::OAuthSettings {
+                    issuer: issuer.clone(),
+                    audience: audience.clone(),
+                    jwks: jwks.clone(),
+                    user_claim: flags.oauth_user_claim.clone(),
+                    user_map: flags.user_map.clone(),
+                })
+            }
             _ => None,
         },
         tls: flags.tls_cert.clone().zip(flags.tls_key.clone()),
@@ -128,7 +130,7 @@ fn resolve_http(cli: &Cli) -> Option<crate::http::HttpSettings> {
         shutdown_grace: flags.shutdown_grace,
         max_workers: usize::from(flags.max_workers),
         worker_idle_timeout: flags.worker_idle_timeout,
-        max_body_bytes: crate::mcp::stdio::line_limit(cli.stdin_limit_bytes),
+        max_body_bytes: crate::transport::stdio::line_limit(cli.stdin_limit_bytes),
     })
 }
 
@@ -140,8 +142,8 @@ mod tests {
     use clap::Parser;
 
     use super::*;
-    use crate::mcp::tools::ToolMode;
     use crate::schema::Profile;
+    use crate::tools::ToolMode;
 
     fn settings(args: &[&str]) -> Settings {
         resolve(

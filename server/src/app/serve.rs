@@ -1,15 +1,15 @@
-//! The serving process's life: startup ([`super::startup::start`]), MCP on
-//! stdio until stdin closes ([`crate::mcp::serve_stdio`]), shutdown of the
+//! The serving process's life: startup ([`crate::startup::start`]), MCP on
+//! stdio until stdin closes ([`crate::transport::stdio::serve_stdio`]), shutdown of the
 //! workers (nothing started survives: a running call is killed as soon as
 //! stdin closes, and the workers are reaped within 1 s).
 
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
-use super::error::StartupError;
-use super::startup;
 use crate::mcp::{self, CondaMcp, live};
 use crate::settings::Settings;
+use crate::startup;
+use crate::startup::StartupError;
 use crate::worker_client::Executor;
 
 /// How long the workers get to stop after the session ended before the
@@ -100,8 +100,8 @@ pub async fn serve(settings: &Settings) -> Result<(), StartupError> {
             stop(&lanes).await;
         });
     }
-    let max_line = mcp::stdio::line_limit(settings.limits.stdin_limit_bytes);
-    if let Err(e) = mcp::serve_stdio(server, eof, max_line).await {
+    let max_line = crate::transport::stdio::line_limit(settings.limits.stdin_limit_bytes);
+    if let Err(e) = crate::transport::stdio::serve_stdio(server, eof, max_line).await {
         tracing::info!("MCP session ended: {e}");
     }
     // stdin closed: kill whatever runs, reap the workers, go (within 1 s).

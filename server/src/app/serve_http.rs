@@ -1,21 +1,21 @@
 //! The serving process's life in the HTTP mode (`--listen`): the listener
 //! is bound (and the token file read) before startup, so a wrong command
 //! line fails before discovery; it serves from then on (`/readyz` says
-//! `starting`) while startup runs ([`super::startup::start_checked`]);
-//! HTTP until SIGTERM or SIGINT and the drain ([`crate::http::serve`]),
+//! `starting`) while startup runs ([`crate::startup::start_checked`]);
+//! HTTP until SIGTERM or SIGINT and the drain ([`crate::transport::http::serve`]),
 //! and the workers' shutdown, which kills whatever still runs.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use super::error::StartupError;
-use super::startup;
 use crate::health::Health;
-use crate::http::HttpSettings;
-use crate::http::ops::Ops;
 use crate::metrics::Metrics;
+use crate::transport::http::ops::Ops;
 use crate::mcp::{CondaMcp, live};
 use crate::settings::Settings;
+use crate::startup;
+use crate::startup::StartupError;
+use crate::transport::http::HttpSettings;
 use crate::worker_client::Workers;
 
 /// How long the workers get to stop after the drain before the process
@@ -29,10 +29,10 @@ const SHUTDOWN_WAIT: Duration = Duration::from_secs(2);
 ///
 /// Errors: [`StartupError`] when startup fails.
 pub async fn serve(settings: &Settings, http: &HttpSettings) -> Result<(), StartupError> {
-    let listening = crate::http::bind(http).await?;
-    let stop = crate::http::serve::termination().map_err(StartupError::Runtime)?;
+    let listening = crate::transport::http::bind(http).await?;
+    let stop = crate::transport::http::serve::termination().map_err(StartupError::Runtime)?;
     let users = listening.os_users();
-    check_users(&users)?;
+    startup::check_users(&users)?;
     let environment = startup::check_host(settings)?;
     let early_info = crate::mcp::server_config(
         None,
@@ -107,33 +107,5 @@ pub async fn serve(settings: &Settings, http: &HttpSettings) -> Result<(), Start
         tracing::warn!("worker shutdown took too long; exiting anyway");
     }
     tracing::info!("conda-mcp exits");
-    Ok(())
-}
-
-/// Principals mapped to OS users need the server to run as root (their
-/// workers change user like `--worker-user`) and each user's home to be
-/// usable by conda (the `--worker-user` rules, `host_env::check_worker_home`).
-///
-/// Errors: [`StartupError::WorkerHome`] naming the user and why.
-pub(crate) fn check_users(users: &[String]) -> Result<(), StartupError> {
-    if users.is_empty() {
-        return Ok(());
-    }
-    if !nix::unistd::Uid::effective().is_root() {
-        return Err(StartupError::WorkerHome(
-            "the --auth-tokens file or the --user-map maps principals to OS users, which needs \
-             the server to run as root (each user's worker changes to that user, as with \
-             --worker-user)"
-                .into(),
-        ));
-    }
-    for user in users {
-        crate::host_env::check_worker_home(user, None).map_err(|e| {
-            StartupError::WorkerHome(format!(
-                "the --auth-tokens file or the --user-map maps a principal to OS user {user}, \
-                 which cannot run conda: {e}"
-            ))
-        })?;
-    }
     Ok(())
 }

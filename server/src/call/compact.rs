@@ -1,4 +1,4 @@
-//! `--tool-mode compact` (see `mcp::compact` for the tools): `conda_commands`
+//! `--tool-mode compact` (see `tools::compact` for the tools): `conda_commands`
 //! and `conda_describe` are answered from the catalog without running
 //! anything; `conda_call` resolves its command to the generated tool and
 //! plans it with [`super::generated::plan`] — the very validation,
@@ -8,10 +8,10 @@
 use serde_json::Value;
 
 use crate::catalog::Catalog;
-use crate::mcp::compact::{self, CompactTool};
-use crate::mcp::tools::ToolSet;
 use crate::policy::Policy;
 use crate::schema::Profile;
+use crate::tools::ToolSet;
+use crate::tools::compact::{self, CompactTool};
 
 use super::outcome::Outcome;
 use super::plan::Plan;
@@ -25,7 +25,7 @@ use super::plan::Plan;
 pub fn plan(
     catalog: &Catalog,
     policy: &Policy,
-    settings: crate::typed::Settings,
+    settings: crate::call::typed::Settings,
     tools: &ToolSet,
     profile: Profile,
     which: CompactTool,

@@ -1,19 +1,19 @@
 //! Generated tools (one per conda command): validate the arguments against
 //! the tool's full input schema, prepare the typed call (compile, amend,
-//! authorize; [`crate::typed`]), plan it on the exec lane.
+//! authorize; [`crate::call::typed`]), plan it on the exec lane.
 
 use serde_json::Value;
 
 use crate::catalog::Catalog;
-use crate::mcp::tools::GeneratedTool;
 use crate::policy::Policy;
+use crate::tools::GeneratedTool;
 
 use super::outcome::Outcome;
 use super::plan::Plan;
-use crate::typed::Early;
+use crate::call::typed::Early;
 
 /// The plan of a call to `tool` with `args`: validated against the full
-/// schema, then prepared by [`crate::typed::prepare`] (absolute paths,
+/// schema, then prepared by [`crate::call::typed::prepare`] (absolute paths,
 /// `conda_run`'s server options and `--no-capture-output`, run-time
 /// required options, confirmation by dry run, the guard of existing
 /// environments, the policy check), with the checks of its success
@@ -26,7 +26,7 @@ use crate::typed::Early;
 pub fn plan(
     catalog: &Catalog,
     policy: &Policy,
-    settings: crate::typed::Settings,
+    settings: crate::call::typed::Settings,
     tool: &GeneratedTool,
     args: &Value,
 ) -> Result<Plan, Outcome> {
@@ -37,7 +37,7 @@ pub fn plan(
         });
     }
     let empty = serde_json::Map::new();
-    let typed = crate::typed::prepare(
+    let typed = crate::call::typed::prepare(
         catalog,
         policy,
         tool.cmd,

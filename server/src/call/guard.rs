@@ -34,13 +34,6 @@ use crate::argparse::Resolved;
 use crate::catalog::Catalog;
 use crate::target::{self, Environment};
 
-/// The server argument of `conda_create`, `conda_env_create` (and
-/// `conda_call` for them) and `conda_execute`.
-pub const REPLACE_EXISTING: &str = "replace_existing";
-
-/// Its description in the input schemas (one sentence).
-pub const REPLACE_EXISTING_DESCRIPTION: &str = "Server option: true replaces an existing environment at the target, removing its whole prefix; else refused.";
-
 /// A replacement of an existing environment, previewed or applied (the
 /// result's `replaced_environment`).
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]

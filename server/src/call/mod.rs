@@ -46,6 +46,7 @@ pub mod raw;
 pub mod restrict;
 pub mod run;
 pub mod shape;
+pub mod typed;
 
 pub use outcome::{NotRun, Outcome, Ran};
 pub use output::CallOutput;

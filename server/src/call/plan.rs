@@ -59,7 +59,7 @@ pub struct Plan {
     /// Whether progress notifications are sent while it runs.
     pub reports_progress: bool,
     /// The server turned a mutation without `yes: true` into a dry run
-    /// (see `crate::typed`): the output says nothing was changed.
+    /// (see `crate::call::typed`): the output says nothing was changed.
     pub confirmation_required: bool,
     /// `--approve-writes`: the call runs only after the person approved it
     /// (`crate::mcp::approval`); the preview shown first.

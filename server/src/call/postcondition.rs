@@ -20,7 +20,8 @@ use serde_json::Value;
 
 use crate::argparse::{self, Resolved};
 use crate::catalog::Catalog;
-use crate::target::{self, EnvironmentDirs, TargetSpec};
+use crate::catalog::EnvironmentDirs;
+use crate::target::{self, TargetSpec};
 
 use super::error::{ErrorCode, ToolError};
 use super::output::CallOutput;

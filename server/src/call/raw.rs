@@ -1,5 +1,5 @@
 //! `conda_execute`, the raw tool (served only with `--allow-exec`): its
-//! argv is checked (`mcp::execute::check`), classified by the same
+//! argv is checked (`tools::execute::check`), classified by the same
 //! classifier as the generated tools' compiled argv, and needs
 //! `--allow-exec` itself ([`Check::Raw`]). A create into an existing
 //! environment needs `replace_existing: true` ([`super::guard`]); the
@@ -8,10 +8,10 @@
 use serde_json::Value;
 
 use crate::catalog::Catalog;
-use crate::mcp::execute;
-use crate::mcp::tools::EXECUTE_TOOL;
 use crate::policy::Policy;
 use crate::schema::ArgumentValidator;
+use crate::tools::EXECUTE_TOOL;
+use crate::tools::execute;
 use conda_mcp_shared::limits::Limits;
 
 use std::path::PathBuf;

@@ -33,7 +33,8 @@ use std::path::{Path, PathBuf};
 
 use crate::argparse::{Resolved, resolve};
 use crate::catalog::Catalog;
-use crate::target::{self, EnvironmentDirs, TargetSpec};
+use crate::catalog::EnvironmentDirs;
+use crate::target::{self, TargetSpec};
 
 /// conda's default `channel_alias`: a channel URL under it is the channel
 /// of the name that follows.
@@ -366,7 +367,7 @@ impl Restrictions {
                         || prefix
                             .as_deref()
                             .zip(dirs.locate(n))
-                            .is_some_and(|(p, q)| same_path(p, &q))
+                            .is_some_and(|(p, q)| same_path(p, q.as_path()))
                 }
                 ProtectedEnv::Prefix(q) => prefix.as_deref().is_some_and(|p| same_path(p, q)),
             };

@@ -124,7 +124,7 @@ pub fn build(dump: &Dump) -> Result<Catalog, BuildError> {
         plugins,
         commands: builder.commands,
         diagnostics: builder.diagnostics,
-        environments: crate::target::EnvironmentDirs::from_dump(dump),
+        environments: super::EnvironmentDirs::from_dump(dump),
     })
 }
 

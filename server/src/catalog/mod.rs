@@ -16,11 +16,13 @@
 //!   property (docs/reference.md "Generated tools").
 
 pub mod build;
+pub mod environments;
 pub mod help;
 
 use serde::Serialize;
 
 pub use build::{BuildError, build};
+pub use environments::EnvironmentDirs;
 
 /// Index of a command in [`Catalog::commands`].
 pub type CommandIdx = usize;
@@ -46,7 +48,7 @@ pub struct Catalog {
     /// directories), for the guard of existing environments. Not
     /// serialized: the capabilities document names no environments.
     #[serde(skip)]
-    pub environments: crate::target::EnvironmentDirs,
+    pub environments: EnvironmentDirs,
 }
 
 /// sha256 hex over the conda version and the sorted plugin records: changes

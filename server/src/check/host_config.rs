@@ -111,7 +111,7 @@ fn uvx_for(exe: &Path) -> Option<String> {
     std::env::split_paths(&path)
         .filter(|d| d.is_absolute())
         .map(|d| d.join("uvx"))
-        .find(|p| crate::discovery::target::is_executable(p))
+        .find(|p| crate::worker_client::config::is_executable(p))
         .map(|p| p.display().to_string())
 }
 
@@ -181,7 +181,7 @@ pub fn snippets(l: &Launch) -> Vec<Snippet> {
 /// reach the machine by.
 pub fn http_url(listen: std::net::SocketAddr, tls: bool) -> String {
     let scheme = if tls { "https" } else { "http" };
-    let path = crate::http::serve::MCP_PATH;
+    let path = crate::transport::http::serve::MCP_PATH;
     if listen.ip().is_unspecified() {
         format!("{scheme}://HOST:{}{path}", listen.port())
     } else {

@@ -10,10 +10,10 @@
 //! 2. **worker**: the `conda-mcp-worker` binary and where it was found
 //!    (`--worker-exe`, next to `conda-mcp`, next to the path it was started
 //!    by, `PATH`), or the listening worker of `--worker-socket`; then the
-//!    server's own host checks (`app::startup::check_host`: a
+//!    server's own host checks (`startup::check_host`: a
 //!    `--worker-user` home it cannot use fails, a `CONDARC` conda will not
 //!    load is a warning); with `--listen`, the HTTP settings loaded as the
-//!    server loads them (`crate::http::serve::load`: token file, OAuth,
+//!    server loads them (`crate::transport::http::serve::load`: token file, OAuth,
 //!    TLS; the address is not bound) and the URL;
 //! 3. **discovery**: the startup cache (its file, hit or miss and why), then
 //!    discovery itself (conda version, interpreter and where it came from,
@@ -26,7 +26,7 @@
 //! 5. **conda info**: a real `conda info --json` through the worker, timed;
 //! 6. **tools**: the tools the server would list, by policy class, and what
 //!    the given `--allow-write` / `--allow-exec` let them do, built by the
-//!    server's own step (`app::startup::build_tools`: a `--tools` or
+//!    server's own step (`startup::build_tools`: a `--tools` or
 //!    `--exclude-tools` entry that matches nothing fails);
 //!    The last line of the section says which policy flag a task needs
 //!    ([`policy_line`]);
@@ -49,10 +49,10 @@ use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use crate::app::startup::{build_tools, check_host};
 use crate::discovery::{self, InterpreterSource, TargetSource, cache};
-use crate::mcp::tools::effects;
 use crate::settings::Settings;
+use crate::startup::{build_tools, check_host};
+use crate::tools::effects;
 use crate::worker_client::config::{WorkerExeSource, locate_worker_exe};
 use crate::worker_client::{Executor, Job, Program, WorkerConfig};
 
@@ -175,9 +175,30 @@ fn configuration(r: &mut Builder, dump: &crate::dump::Dump) {
     }
 }
 
-/// The steps in order; `Ok` carries the verdict's summary.
+/// The steps in order (module docs), one function each; `Ok` carries the
+/// verdict's summary.
 async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<String, String> {
-    // 1. conda
+    let target = conda_step(s, r)?;
+    let spawn = worker_step(s, r)?;
+    // 2b. the HTTP settings, loaded as the server loads them (not bound:
+    // the server may be running)
+    let http_url = match &s.http {
+        None => None,
+        Some(h) => Some(http_section(h, &s.policy, r).await?),
+    };
+    let found = discovery_step(s, &target, r).await?;
+    worker_runs_step(s, &found, spawn, r).await?;
+    let tools = tools_step(s, &found.catalog, r)?;
+    host_step(s, args, &found, http_url.as_deref(), r);
+    Ok(format!(
+        "conda-mcp can serve conda {} with {} tools",
+        found.catalog.conda_version,
+        tools.listed.len()
+    ))
+}
+
+/// Step 1: the target conda and how it was found.
+fn conda_step(s: &Settings, r: &mut Builder) -> Result<discovery::Target, String> {
     r.section("conda");
     let target =
         discovery::resolve_target(s.discovery.conda_exe.as_deref()).map_err(|e| e.to_string())?;
@@ -190,8 +211,12 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
             TargetSource::Path => "searching PATH for `conda`",
         },
     );
+    Ok(target)
+}
 
-    // 2. worker
+/// Step 2: the worker binary (or the listening worker) and the server's
+/// own host checks; whether the worker is spawned.
+fn worker_step(s: &Settings, r: &mut Builder) -> Result<bool, String> {
     r.section("worker");
     let spawn = s.worker.socket.is_none();
     if let Some(sock) = &s.worker.socket {
@@ -204,7 +229,7 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
         };
         r.item("binary", exe.display());
         r.item("found", source.describe());
-        if !discovery::target::is_executable(&exe) {
+        if !crate::worker_client::config::is_executable(&exe) {
             return Err(format!(
                 "the worker binary {} is missing or not executable (install conda-mcp-worker next \
                  to conda-mcp, or pass --worker-exe PATH)",
@@ -220,15 +245,16 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
     // not load is a warning in both.
     let host = check_host(s).map_err(|e| e.to_string())?;
     r.warnings.extend(host.warnings);
+    Ok(spawn)
+}
 
-    // 2b. the HTTP settings, loaded as the server loads them (not bound:
-    // the server may be running)
-    let http_url = match &s.http {
-        None => None,
-        Some(h) => Some(http_section(h, &s.policy, r).await?),
-    };
-
-    // 3. discovery (as the server runs it)
+/// Step 3: the startup cache, then discovery as the server runs it, and
+/// conda's configuration.
+async fn discovery_step(
+    s: &Settings,
+    target: &discovery::Target,
+    r: &mut Builder,
+) -> Result<discovery::Discovery, String> {
     r.section("discovery");
     let mut opts = s.discovery_options();
     opts.worker = quiet(opts.worker);
@@ -319,8 +345,16 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
             catalog.diagnostics.len()
         ));
     }
+    Ok(found)
+}
 
-    // 4 + 5. interpreter and conda info through the worker
+/// Steps 4 and 5 through the worker of the discovered interpreter.
+async fn worker_runs_step(
+    s: &Settings,
+    found: &discovery::Discovery,
+    spawn: bool,
+    r: &mut Builder,
+) -> Result<(), String> {
     let mut cfg = quiet(s.worker_config(found.target.path.clone()));
     cfg.python = Some(found.python.clone());
     let exec = Executor::new(cfg);
@@ -333,8 +367,15 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
             "the listening worker runs its own conda (its --conda-exe)",
         );
     }
+    Ok(())
+}
 
-    // 6. tools
+/// Step 6: the tools by policy class, built by the server's own step.
+fn tools_step(
+    s: &Settings,
+    catalog: &crate::catalog::Catalog,
+    r: &mut Builder,
+) -> Result<crate::tools::ToolSet, String> {
     let writes = if s.policy.approve_writes {
         "--approve-writes on".to_owned()
     } else {
@@ -349,12 +390,12 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
     // The server's own step: a --tools entry that matches nothing fails
     // here as it would refuse to start the server.
     let tools = build_tools(catalog, &s.tool_options()).map_err(|e| match e {
-        crate::app::StartupError::Schema(e) => format!("building the tools failed: {e}"),
+        crate::startup::StartupError::Schema(e) => format!("building the tools failed: {e}"),
         other => other.to_string(),
     })?;
     // In compact mode the commands are not tools: they are named by the
     // command path conda_call takes.
-    let compact = s.mode == crate::mcp::tools::ToolMode::Compact;
+    let compact = s.mode == crate::tools::ToolMode::Compact;
     let names: Vec<String> = tools
         .generated
         .iter()
@@ -417,7 +458,7 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
     );
     r.item(
         "conda_execute",
-        if tools.route(crate::mcp::tools::EXECUTE_TOOL).is_some() {
+        if tools.route(crate::tools::EXECUTE_TOOL).is_some() {
             "listed (raw argv; classified like the typed tools)"
         } else if s.policy.allow_exec {
             "not listed (left out by --tools)"
@@ -432,8 +473,18 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
         );
     }
     r.item("policy", policy_line(&s.policy));
+    Ok(tools)
+}
 
-    // 7. warnings and host configuration
+/// Step 7: the warnings, then the host configuration (stdio, or HTTP with
+/// `--listen`).
+fn host_step(
+    s: &Settings,
+    args: &[OsString],
+    found: &discovery::Discovery,
+    http_url: Option<&str>,
+    r: &mut Builder,
+) {
     if s.policy.allow_exec {
         r.warnings.push(
             "--allow-exec lets the model run any program as this user (conda run, conda_execute)"
@@ -448,7 +499,7 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
             r.line(format!("  - {w}"));
         }
     }
-    let snippets = match &http_url {
+    let snippets = match http_url {
         Some(url) => {
             r.section(
                 "host configuration (the server runs on its own with these flags, e.g. under \
@@ -468,11 +519,6 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
             r.line(format!("    {l}"));
         }
     }
-    Ok(format!(
-        "conda-mcp can serve conda {} with {} tools",
-        catalog.conda_version,
-        tools.listed.len()
-    ))
 }
 
 /// Step 2b (`--listen`): the HTTP settings checked and their files loaded
@@ -480,12 +526,12 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
 /// certificate and key), without binding. The MCP URL, or why the server
 /// would not start.
 async fn http_section(
-    h: &crate::http::HttpSettings,
+    h: &crate::transport::http::HttpSettings,
     policy: &crate::policy::Policy,
     r: &mut Builder,
 ) -> Result<String, String> {
     r.section("http (--listen)");
-    let loaded = crate::http::serve::load(h)
+    let loaded = crate::transport::http::serve::load(h)
         .await
         .map_err(|e| e.to_string())?;
     let url = host_config::http_url(h.listen, loaded.tls());
@@ -523,7 +569,7 @@ async fn http_section(
     }
     let users = loaded.os_users();
     // The server's own check: root, and a usable home for each user.
-    crate::app::serve_http::check_users(&users).map_err(|e| e.to_string())?;
+    crate::startup::check_users(&users).map_err(|e| e.to_string())?;
     if users.is_empty() {
         r.item("os users", "none (every call runs in the default worker)");
     } else {

@@ -494,6 +494,75 @@ fn values_after_flag(flag: &str, value: &Value, at: &str) -> Result<Vec<String>,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schema::tests::demo_catalog;
+    use serde_json::{Value, json};
+
+    fn compile_json(cat: &Catalog, args: Value) -> Result<Vec<String>, ArgumentError> {
+        compile(cat, 1, args.as_object().expect("object"))
+    }
+
+    #[test]
+    fn compiles_every_kind_with_long_flags() {
+        let cat = demo_catalog();
+        let argv = compile_json(
+            &cat,
+            json!({
+                "packages": ["numpy", "scipy"], "name": "env1", "count": -3, "dry_run": true,
+                "shortcuts": false, "verbose": 2, "channel": ["a", "b"], "opt": "", "zst": false,
+                "update_modifier": "freeze-installed", "pairs": [["k", "v"]]
+            }),
+        )
+        .expect("compiles");
+        assert_eq!(
+            argv,
+            [
+                "demo",
+                "numpy",
+                "scipy",
+                "--name",
+                "env1",
+                "--count=-3",
+                "--dry-run",
+                "--no-shortcuts",
+                "--verbose",
+                "--verbose",
+                "--channel",
+                "a",
+                "--channel",
+                "b",
+                "--opt",
+                "--no-zst",
+                "--freeze-installed",
+                "--pair",
+                "k",
+                "v"
+            ]
+        );
+        let argv = compile_json(
+            &cat,
+            json!({"opt": "val", "dry_run": false, "shortcuts": true, "zst": true}),
+        )
+        .expect("compiles");
+        assert_eq!(argv, ["demo", "--opt=val", "--zst"]);
+    }
+
+    #[test]
+    fn compiler_refuses_option_like_values_and_nul() {
+        let cat = demo_catalog();
+        for args in [
+            json!({"name": "-x"}),
+            json!({"packages": ["--all"]}),
+            json!({"channel": ["ok", "-c"]}),
+            json!({"name": "a\u{0}b"}),
+            json!({"unknown": 1}),
+        ] {
+            let e = compile_json(&cat, args).expect_err("refused");
+            assert!(
+                !e.to_string().contains("-x") && !e.to_string().contains("--all"),
+                "{e}"
+            );
+        }
+    }
 
     fn standin_catalog() -> Catalog {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -21,7 +21,8 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use super::target::{Target, is_executable};
+use super::target::Target;
+use crate::worker_client::config::is_executable;
 
 /// Where the interpreter came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

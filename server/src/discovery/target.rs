@@ -11,6 +11,7 @@
 //! Windows batch launchers (`.bat`, `.cmd`) are refused: they need a shell,
 //! and conda-mcp never uses one.
 
+use crate::worker_client::config::is_executable;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -173,15 +174,6 @@ fn check(p: &Path, source: TargetSource) -> Result<Target, String> {
         given: p.to_path_buf(),
         source,
     })
-}
-
-/// Whether `p` is a file with an execute bit (Unix) — whether `execve` may
-/// run it as far as the mode says.
-pub fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p)
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
 }
 
 #[cfg(test)]

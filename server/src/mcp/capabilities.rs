@@ -136,11 +136,11 @@ pub struct CommandSummary<'a> {
 pub fn render(
     catalog: &Catalog,
     target_executable: &std::path::Path,
-    tools: &super::tools::ToolSet,
+    tools: &crate::tools::ToolSet,
     policy: PolicySummary,
     profile: crate::schema::Profile,
     environment: EnvironmentSummary,
-    mode: super::tools::ToolMode,
+    mode: crate::tools::ToolMode,
 ) -> String {
     let commands = catalog
         .commands
@@ -184,11 +184,11 @@ pub fn render(
             .map(|(n, h)| (n.as_str(), h.as_str()))
             .collect(),
         tool_mode: match mode {
-            super::tools::ToolMode::Typed => "typed",
-            super::tools::ToolMode::Compact => "compact",
+            crate::tools::ToolMode::Typed => "typed",
+            crate::tools::ToolMode::Compact => "compact",
         },
         result_schema: serde_json::Value::Object(
-            super::tools::full_output_schema().as_ref().clone(),
+            super::results::full_output_schema().as_ref().clone(),
         ),
     };
     serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "{}".into())

@@ -42,9 +42,12 @@ use super::principal::Principal;
 use super::progress::{Progress, Tracker};
 use super::results::Results;
 use super::tasks::{End, TaskInput, TaskStore, UpdateError};
-use super::tools::Route;
 use crate::call::{self, NotRun, Outcome, Plan, Runner};
-use crate::settings::Settings;
+use crate::policy::Policy;
+use crate::schema::Profile;
+use crate::tools::Route;
+use crate::tools::ToolMode;
+use conda_mcp_shared::limits::Limits;
 
 /// Everything a call needs.
 #[derive(Debug)]
@@ -55,11 +58,8 @@ pub struct State {
     /// `--live-tools`: how the surface is rebuilt and whom to tell; `None`
     /// keeps the surface for the life of the process.
     pub live: Option<LiveTools>,
-    /// The settings the server started with: the policy, the limits of
-    /// every call, the schema profile (`conda_describe` answers in it),
-    /// what the server decides for typed calls (confirmation by dry run,
-    /// `conda_run`'s server options).
-    pub settings: Settings,
+    /// The part of the startup settings calls read.
+    pub settings: CallSettings,
     /// The executors (exec and discovery lanes) and the restart watch.
     pub runner: Runner,
     /// Outcomes as tool results (output-schema checked).
@@ -73,6 +73,33 @@ pub struct State {
     pub metrics: Arc<crate::metrics::Metrics>,
     /// `--audit-log`: every attempted change is recorded there.
     pub audit: Option<Arc<crate::audit::AuditLog>>,
+}
+
+/// The part of the startup settings (`crate::settings::Settings`) that
+/// calls read, taken out once by startup: the handler sees nothing else of
+/// the command line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallSettings {
+    /// `--allow-write`, `--allow-exec`, `--approve-writes`: the startup
+    /// policy (narrowed per call by the principal's scopes).
+    pub policy: Policy,
+    /// The limits of every call (`--timeout`, `--output-limit-bytes`,
+    /// `--stdin-limit-bytes`).
+    pub limits: Limits,
+    /// `--schema-profile`: `conda_describe` answers in it.
+    pub profile: Profile,
+    /// `--tool-mode`: an unknown tool's error names `conda_call` in the
+    /// compact mode.
+    pub mode: ToolMode,
+    /// What the server decides for typed calls (confirmation by dry run,
+    /// `conda_run`'s server options).
+    pub typed: call::typed::Settings,
+    /// `--allow-base-writes`, `--protect-env`, `--allowed-channel`: what a
+    /// change may not touch and a solve may not use.
+    pub restrictions: call::restrict::Restrictions,
+    /// `--worker-user`: the OS user conda runs as (the audit log's
+    /// `os_user` for principals without one of their own).
+    pub worker_user: Option<String>,
 }
 
 /// The MCP server once startup has finished (cheap to clone); served
@@ -107,13 +134,9 @@ impl Loaded {
         let st = &self.state.settings;
         let policy = st.policy.narrowed(principal.scopes);
         match route {
-            Route::Generated(i) => call::generated::plan(
-                &sf.catalog,
-                &policy,
-                st.typed(),
-                &sf.tools.generated[i],
-                args,
-            ),
+            Route::Generated(i) => {
+                call::generated::plan(&sf.catalog, &policy, st.typed, &sf.tools.generated[i], args)
+            }
             Route::Execute => call::raw::plan(
                 &sf.catalog,
                 &policy,
@@ -127,7 +150,7 @@ impl Loaded {
             Route::Compact(tool) => call::compact::plan(
                 &sf.catalog,
                 &policy,
-                st.typed(),
+                st.typed,
                 &sf.tools,
                 st.profile,
                 tool,
@@ -474,10 +497,10 @@ impl ServerHandler for Loaded {
                 0.0,
                 &Principal::of(&context).name,
             );
-            if self.state.settings.mode == super::tools::ToolMode::Compact {
+            if self.state.settings.mode == ToolMode::Compact {
                 return Err(unknown(&format!(
                     "tool; {}",
-                    super::compact::UNKNOWN_TOOL_HINT
+                    crate::tools::compact::UNKNOWN_TOOL_HINT
                 )));
             }
             return Err(unknown("tool"));

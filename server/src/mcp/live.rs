@@ -39,10 +39,10 @@ use rmcp::service::{Peer, SubscriptionContext, SubscriptionSink};
 use tokio_util::sync::CancellationToken;
 
 use super::capabilities::{self, EnvironmentSummary, PolicySummary};
-use super::tools::{ToolOptions, ToolSet};
 use crate::catalog::Catalog;
 use crate::discovery::Discovery;
 use crate::discovery::restart::RestartWatch;
+use crate::tools::{ToolOptions, ToolSet};
 
 /// What the served tools are built from: fixed at startup, or replaced as a
 /// whole by [`LiveTools::apply`].

@@ -1,54 +1,45 @@
-//! The MCP side of the server: the rmcp handler on stdio, serving both
-//! protocol eras rmcp 3.11 knows (`initialize` sessions up to 2025-11-25 and
-//! the stateless 2026-07-28 lifecycle opened by `server/discover`).
+//! The MCP side of the server: the rmcp handler, serving both protocol
+//! eras rmcp 3.11 knows (`initialize` sessions up to 2025-11-25 and the
+//! stateless 2026-07-28 lifecycle opened by `server/discover`), for either
+//! transport ([`crate::transport`]: stdio, Streamable HTTP), which sit
+//! above it and import it, never the other way round.
 //!
-//! * [`stdio`]: the stdio transport (one JSON-RPC message per line; answers
-//!   malformed lines itself), and [`request_log`], its one log line per
-//!   request;
-//! * [`handler`]: the [`rmcp::ServerHandler`];
-//! * [`tools`]: the tool set built once at startup (generated tools,
-//!   `conda_execute`, `conda_cli_command`), narrowed by [`filter`]
-//!   (`--tools`, `--exclude-tools`); [`compact`]: the three tools of
-//!   `--tool-mode compact`;
-//! * [`execute`]: the raw tool's input and checks;
-//! * [`cli_command`]: the `conda_cli_command` tool's definition (one command
-//!   of the conda-completion plugin's manifest);
+//! * [`handler`]: the [`rmcp::ServerHandler`]; [`ready`]: the server
+//!   before startup finished;
+//! * [`approval`]: `--approve-writes` in both protocol eras;
 //! * [`live`]: the served [`live::Surface`] (catalog, tools, capabilities)
 //!   and `--live-tools`, which rebuilds it when conda or its plugins change;
 //! * [`progress`]: `notifications/progress` for long calls, and the phase
 //!   of a call ([`progress::Tracker`]) that tasks report too;
 //! * [`tasks`]: the MCP tasks extension (long calls answered with a task
 //!   handle, `tasks/get`, `tasks/cancel`), owned by a [`principal`];
+//! * [`principal`] and [`call_note`]: what a transport put into the
+//!   request (who is calling; where the HTTP gate wants to hear whether a
+//!   tool call failed), read here so the handler imports no transport;
 //! * [`results`]: call outcomes as tool results (output-schema checked);
 //! * [`capabilities`]: the `conda://capabilities` resource.
 //!
-//! Startup (discovery, workers, building the [`State`]) and the process
-//! lifecycle around the stdio session are the composition root's
-//! (`crate::app`); this module only speaks the protocol.
+//! The tools themselves (names, schemas, routes, modes and filters) are the
+//! protocol-free [`crate::tools`]; calls are planned and run by
+//! [`crate::call`]. Startup (discovery, workers, building the [`State`]) is
+//! [`crate::startup`]'s, and the process lifecycle around a transport the
+//! composition root's (`crate::app`); this module only speaks the protocol.
 
 pub mod approval;
+pub mod call_note;
 pub mod capabilities;
-pub mod cli_command;
-pub mod compact;
-pub mod execute;
-pub mod filter;
 pub mod handler;
 pub mod live;
 mod oversight;
 pub mod principal;
 pub mod progress;
 pub mod ready;
-pub mod request_log;
 pub mod results;
-pub mod stdio;
 pub mod tasks;
-pub mod tools;
-pub mod undecodable;
 
-use rmcp::ServiceExt;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
-use tokio_util::sync::CancellationToken;
 
+pub use call_note::{CallNote, Noted};
 pub use handler::State;
 pub use ready::{CondaMcp, Readiness};
 
@@ -75,7 +66,7 @@ pub const MAX_HOST_TEXT_CHARS: usize = 2048;
 /// (`--approve-writes`) says that each change is asked of the person.
 pub fn server_config(
     shared: Option<&crate::schema::SharedHelp>,
-    mode: tools::ToolMode,
+    mode: crate::tools::ToolMode,
     result_mode: crate::call::document::ResultMode,
     warnings: &[String],
     live: bool,
@@ -110,18 +101,18 @@ pub fn server_config(
 /// The instructions of [`server_config`].
 pub fn instructions(
     shared: Option<&crate::schema::SharedHelp>,
-    mode: tools::ToolMode,
+    mode: crate::tools::ToolMode,
     result_mode: crate::call::document::ResultMode,
     warnings: &[String],
     live: bool,
     approve: bool,
 ) -> String {
     let mut s = String::from(match mode {
-        tools::ToolMode::Typed => {
+        crate::tools::ToolMode::Typed => {
             "Typed tools for the installed conda: one tool per conda command (conda_<command>), \
              arguments as in the conda CLI with dashes as underscores."
         }
-        tools::ToolMode::Compact => {
+        crate::tools::ToolMode::Compact => {
             "Tools for the installed conda: conda_commands lists the commands, conda_describe \
              gives one command's arguments (as in the conda CLI with dashes as underscores), \
              conda_call runs it."
@@ -202,24 +193,112 @@ pub fn instructions(
     s
 }
 
-/// Serves `server` on stdin/stdout until the session ends (stdin closed or
-/// a transport error). `eof` is cancelled as soon as stdin closes, before
-/// rmcp has waited for the calls in flight; `max_line` bounds one incoming
-/// message ([`stdio::line_limit`]).
-///
-/// Errors: why the session ended when it was not a clean end of stdin (a
-/// sentence for the log).
-pub async fn serve_stdio(
-    server: CondaMcp,
-    eof: CancellationToken,
-    max_line: usize,
-) -> Result<(), String> {
-    match server.serve(stdio::stdio(eof, max_line)).await {
-        Ok(running) => running
-            .waiting()
-            .await
-            .map(|_| ())
-            .map_err(|e| e.to_string()),
-        Err(e) => Err(e.to_string()),
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+    use crate::policy::Policy;
+    use crate::tools::{ToolMode, ToolOptions, ToolSet};
+
+    fn real() -> Catalog {
+        crate::catalog::build(&crate::dump::recorded_conda()).expect("catalog")
+    }
+
+    fn standin() -> Catalog {
+        let bytes = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/fixtures/dumps/standin.json"
+        ))
+        .expect("stand-in dump");
+        crate::catalog::build(&crate::dump::Dump::from_json(&bytes).expect("dump"))
+            .expect("catalog")
+    }
+
+    /// Hosts cut instructions and descriptions at 2,048 characters: on the
+    /// recorded real conda (or `CONDA_MCP_REAL_DUMP`) and the stand-in,
+    /// under every mode, none is longer, and the instructions begin with
+    /// the essentials.
+    #[test]
+    fn instructions_and_descriptions_fit_hosts_limits() {
+        use crate::call::document::ResultMode;
+        let warning = ["CONDARC names a file conda will not load (/x/y.condarc)".to_owned()];
+        for (label, cat) in [("recorded conda", real()), ("stand-in", standin())] {
+            for mode in [ToolMode::Typed, ToolMode::Compact] {
+                for allow in [false, true] {
+                    let set = ToolSet::build(
+                        &cat,
+                        &ToolOptions {
+                            policy: Policy {
+                                allow_write: allow,
+                                allow_exec: allow,
+                                approve_writes: false,
+                                scopes: None,
+                            },
+                            mode,
+                            confirm: true,
+                            ..ToolOptions::default()
+                        },
+                    )
+                    .expect("builds");
+                    let mut longest = 0;
+                    for t in set.listed.iter() {
+                        let n = t.description.as_deref().unwrap_or("").chars().count();
+                        longest = longest.max(n);
+                        assert!(
+                            n <= MAX_HOST_TEXT_CHARS,
+                            "{label}: {} is {n} characters",
+                            t.name
+                        );
+                    }
+                    for t in &set.generated {
+                        let n = t.description.chars().count();
+                        assert!(
+                            n <= MAX_HOST_TEXT_CHARS,
+                            "{label}: {} is {n} characters",
+                            t.name
+                        );
+                    }
+                    for result_mode in [ResultMode::Default, ResultMode::Lean] {
+                        for (live, approve) in [(false, false), (true, true)] {
+                            for warnings in [&[][..], &warning[..]] {
+                                for shared in [Some(&set.shared_help), None] {
+                                    let text = instructions(
+                                        shared,
+                                        mode,
+                                        result_mode,
+                                        warnings,
+                                        live,
+                                        approve,
+                                    );
+                                    let n = text.chars().count();
+                                    assert!(n <= MAX_HOST_TEXT_CHARS, "{label}: instructions {n}");
+                                    // The essentials, in the first part.
+                                    let head: String = text.chars().take(1000).collect();
+                                    for needle in ["policy", "json: true", "error.code"] {
+                                        assert!(head.contains(needle), "{needle}: {text}");
+                                    }
+                                    if warnings.is_empty() {
+                                        assert!(!text.ends_with('…'), "{text}");
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    eprintln!(
+                        "{label} {mode:?} allow={allow}: longest description {longest} characters, instructions {} (lean, live)",
+                        instructions(
+                            Some(&set.shared_help),
+                            mode,
+                            ResultMode::Lean,
+                            &[],
+                            true,
+                            true
+                        )
+                        .chars()
+                        .count()
+                    );
+                }
+            }
+        }
     }
 }

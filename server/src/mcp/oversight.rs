@@ -18,7 +18,7 @@ use crate::principal::Principal;
 use super::approval::Reply;
 use super::handler::Loaded;
 use super::live::Surface;
-use super::tools::Route;
+use crate::tools::Route;
 
 /// What the handler keeps of a call for its audit line.
 #[derive(Debug)]
@@ -85,7 +85,7 @@ impl Loaded {
             let os_user = principal
                 .os_user
                 .clone()
-                .or_else(|| state.settings.worker.user.clone())
+                .or_else(|| state.settings.worker_user.clone())
                 .or_else(own_user);
             watch.draft = Some(Draft::planned(
                 (&principal.name, os_user.as_deref()),
@@ -150,7 +150,7 @@ impl Loaded {
                 let os_user = principal
                     .os_user
                     .clone()
-                    .or_else(|| state.settings.worker.user.clone())
+                    .or_else(|| state.settings.worker_user.clone())
                     .or_else(own_user);
                 Draft::refused((&principal.name, os_user.as_deref()), tool, r)
             }

@@ -7,7 +7,7 @@
 //! reveals nothing. On stdio there is one principal, the process at the
 //! other end of the pipe ([`Principal::stdio`]), in both protocol eras: the
 //! stateless lifecycle's requests come from the same peer. Over HTTP the
-//! gate (`crate::http::gate`) puts the principal a bearer token names into
+//! gate (`crate::transport::http::gate`) puts the principal a bearer token names into
 //! the HTTP request's extensions, which rmcp hands to the handler inside
 //! the request's `http::request::Parts`; [`Principal::of`] reads it from
 //! there (or from the request's own extensions, where a transport put it
@@ -33,7 +33,18 @@ impl Principal {
     pub fn of(context: &RequestContext<RoleServer>) -> Self {
         match context.extensions.get::<Principal>() {
             Some(p) => p.clone(),
-            None => crate::http::principal_of(&context.extensions),
+            None => Self::in_http_parts(&context.extensions),
         }
+    }
+
+    /// The principal the HTTP gate (`crate::transport::http::gate`) put into
+    /// the HTTP request behind `extensions`, or [`Principal::local`] (stdio,
+    /// or a request that did not come through the gate).
+    pub fn in_http_parts(extensions: &rmcp::model::Extensions) -> Self {
+        extensions
+            .get::<http::request::Parts>()
+            .and_then(|p| p.extensions.get::<Principal>())
+            .cloned()
+            .unwrap_or_else(Principal::local)
     }
 }

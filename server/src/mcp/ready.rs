@@ -152,7 +152,7 @@ impl ServerHandler for CondaMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         // Over HTTP the gate's log line says whether the answer was an error.
-        let note = crate::http::CallNote::of(&context.extensions);
+        let note = super::CallNote::of(&context.extensions);
         let answer = match self.loaded().await {
             Ok(loaded) => loaded.call_tool(request, context).await,
             Err(e) => Err(e),

@@ -10,7 +10,9 @@
 //! run) has the same shape with `exit_code: null`, empty streams and
 //! `duration_ms: 0`, so it stays valid against the output schema.
 
-use rmcp::model::{CallToolResult, ContentBlock as Content};
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResult, ContentBlock as Content, JsonObject};
 use serde_json::{Value, json};
 
 use conda_mcp_shared::mask::mask;
@@ -77,12 +79,12 @@ fn not_run_error(reason: &NotRun) -> ToolError {
 }
 
 impl Results {
-    /// Compiles the output schemas ([`super::tools::full_output_schema`] and
+    /// Compiles the output schemas ([`full_output_schema`] and
     /// `conda_cli_command`'s).
     ///
     /// Errors: a schema does not compile (a bug, reported at startup).
     pub fn new() -> Result<Self, String> {
-        let execution = Value::Object(super::tools::full_output_schema().as_ref().clone());
+        let execution = Value::Object(full_output_schema().as_ref().clone());
         Ok(Self {
             execution: compile(&execution, "the output schema")?,
             answer: compile(
@@ -405,7 +407,7 @@ fn environment_exists_text(packages: usize, root: bool) -> String {
     }
     format!(
         "An environment already exists at the target prefix (details.prefix) with {packages} package(s); nothing was run. Creating it again, or renaming another environment onto it, would remove it, every file under the prefix included. To replace it, repeat the call with {}: true where the tool has it (conda_create, conda_env_create, conda_execute; without yes: true it shows what would be removed and linked instead; with yes: true it applies); for a rename, choose another destination or remove that environment first.",
-        crate::call::guard::REPLACE_EXISTING
+        crate::tools::server_options::REPLACE_EXISTING
     )
 }
 
@@ -444,6 +446,20 @@ fn restricted_error(restriction: &Restriction, text: &str) -> ToolError {
     }
 }
 
+/// The complete output schema (with `required`, nested definitions and
+/// `additionalProperties: false`): what results are checked against before
+/// they are sent, and `result_schema` in `conda://capabilities`. Written
+/// without type arrays ("integer or null" is an `anyOf` of single types).
+pub fn full_output_schema() -> Arc<JsonObject> {
+    let full = rmcp::handler::server::common::schema_for_output::<CallOutput>();
+    let mut v = Value::Object(full.as_ref().clone());
+    crate::schema::without_type_arrays(&mut v);
+    Arc::new(match v {
+        Value::Object(m) => m,
+        _ => JsonObject::new(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -457,7 +473,7 @@ mod tests {
     #[test]
     fn calls_that_ran_nothing_carry_a_valid_typed_error() {
         let results = Results::new().expect("schemas compile");
-        let schema = Value::Object(super::super::tools::full_output_schema().as_ref().clone());
+        let schema = Value::Object(full_output_schema().as_ref().clone());
         let validator = compile(&schema, "schema").expect("compiles");
         let cases = [
             (

@@ -64,7 +64,7 @@ pub enum WritesMode {
     /// Neither `--allow-write` nor `--approve-writes`: mutations are refused.
     Refused,
     /// `--allow-write`: mutations run when called (with `yes: true`, or as
-    /// a dry run first; `crate::typed`).
+    /// a dry run first; `crate::call::typed`).
     AllowWrite,
     /// `--approve-writes`: each mutation runs only after the person
     /// approved conda's plan through the host (docs/approval.md).

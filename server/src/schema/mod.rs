@@ -80,4 +80,4 @@ pub fn without_type_arrays(schema: &mut serde_json::Value) {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -148,10 +148,7 @@ pub fn worker_exe_candidates() -> Vec<(PathBuf, WorkerExeSource)> {
 /// [`WorkerExeSource::NotFound`].
 pub fn locate_worker_exe() -> (PathBuf, WorkerExeSource) {
     let candidates = worker_exe_candidates();
-    if let Some((p, s)) = candidates
-        .iter()
-        .find(|(p, _)| crate::discovery::target::is_executable(p))
-    {
+    if let Some((p, s)) = candidates.iter().find(|(p, _)| is_executable(p)) {
         return (p.clone(), *s);
     }
     let first = candidates
@@ -160,4 +157,13 @@ pub fn locate_worker_exe() -> (PathBuf, WorkerExeSource) {
         .map(|(p, _)| p)
         .unwrap_or_else(|| PathBuf::from(WORKER_EXE_NAME));
     (first, WorkerExeSource::NotFound)
+}
+
+/// Whether `p` is a file with an execute bit (Unix) — whether `execve` may
+/// run it as far as the mode says.
+pub fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
 }

@@ -10,6 +10,7 @@
 
 mod catalog;
 mod completion_helper;
+mod layering;
 mod policy_cases;
 mod policy_oracle;
 mod roundtrip;

@@ -564,7 +564,7 @@ fn check_with_listen_loads_the_http_settings_and_prints_http_host_configurations
     let good = dir.path().join("tokens");
     std::fs::write(
         &good,
-        conda_mcp_server::http::tokens::file_line("alice", "cmcp_test", None) + "\n",
+        conda_mcp_server::transport::http::tokens::file_line("alice", "cmcp_test", None) + "\n",
     )
     .expect("token file");
     // A port the server may well be serving: check must not bind it.
@@ -600,8 +600,11 @@ fn check_with_listen_loads_the_http_settings_and_prints_http_host_configurations
     let mapped = dir.path().join("mapped-tokens");
     std::fs::write(
         &mapped,
-        conda_mcp_server::http::tokens::file_line("bob", "cmcp_test2", Some("no-such-user-cmcp"))
-            + "\n",
+        conda_mcp_server::transport::http::tokens::file_line(
+            "bob",
+            "cmcp_test2",
+            Some("no-such-user-cmcp"),
+        ) + "\n",
     )
     .expect("token file");
     // (as root: the user does not exist; otherwise: not root)

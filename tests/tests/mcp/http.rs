@@ -9,7 +9,7 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use conda_mcp_server::http::tokens::file_line;
+use conda_mcp_server::transport::http::tokens::file_line;
 use conda_mcp_tests::bins;
 use conda_mcp_tests::exec::alive;
 use conda_mcp_tests::http::{HttpServer, job_pids, post_mcp, post_stateless, request, tempdir};
@@ -553,7 +553,7 @@ fn principals_mapped_to_os_users_run_in_their_own_workers_in_parallel() {
 /// on plain HTTP; meanwhile an authenticated request is served.
 #[test]
 fn a_connection_that_never_finishes_its_headers_is_closed() {
-    use conda_mcp_server::http::serve::HEADER_READ_TIMEOUT;
+    use conda_mcp_server::transport::http::serve::HEADER_READ_TIMEOUT;
     use std::io::{Read, Write};
     let prefix = StandinPrefix::standard();
     let server = with_token(&prefix, &[]);

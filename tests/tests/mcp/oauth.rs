@@ -11,7 +11,7 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use conda_mcp_server::http::tokens::file_line;
+use conda_mcp_server::transport::http::tokens::file_line;
 use conda_mcp_tests::bins;
 use conda_mcp_tests::http::{HttpServer, Response, post_mcp, request, tempdir};
 use conda_mcp_tests::oauth::{Issuer, SigningKey, claims, hs256, jwks, now, unsigned};

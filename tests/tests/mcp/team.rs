@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use conda_mcp_server::http::tokens::{file_line, token_hash};
+use conda_mcp_server::transport::http::tokens::{file_line, token_hash};
 use conda_mcp_tests::bins;
 use conda_mcp_tests::http::{HttpServer, Response, post_mcp, post_stateless, request, tempdir};
 use conda_mcp_tests::rawrpc::stateless_meta;

@@ -46,29 +46,15 @@ use conda_mcp_shared::limits::Limits;
 use serde_json::{Map, Value};
 
 use crate::call::approval::{Approval, Preview};
-use crate::call::guard::{self, Decision, REPLACE_EXISTING, Replacement};
-use crate::catalog::{ArgKind, Catalog, Command, CommandIdx, PropertySource};
+use crate::call::guard::{self, Decision, Replacement};
+use crate::catalog::{Catalog, CommandIdx};
 use crate::policy::{self, Classification, Policy, Refusal};
 use crate::schema::ArgumentError;
 use crate::target::Environment;
-
-/// The command path (without `conda`) of `conda run`, whose tool carries
-/// the server options [`STDIN_PROPERTY`] and [`TIMEOUT_PROPERTY`].
-pub const RUN_PATH: &[&str] = &["run"];
-/// `conda_run`'s server option: text for the program's stdin.
-pub const STDIN_PROPERTY: &str = "stdin";
-/// `conda_run`'s server option: the call's time limit in seconds.
-pub const TIMEOUT_PROPERTY: &str = "timeout_seconds";
-
-/// The sentence tool descriptions carry when [`confirms`] applies.
-pub const CONFIRM_SENTENCE: &str =
-    "Without yes: true it is a dry run that only shows conda's plan.";
-
-/// The sentence tool descriptions carry for a tool that may change
-/// something, with `--approve-writes`.
-pub const APPROVE_SENTENCE: &str = "Each change needs your approval: the person is shown conda's \
-     plan through the host and asked before anything is applied (yes: true does not skip the \
-     question).";
+use crate::tools::server_options::{
+    REPLACE_EXISTING, STDIN_PROPERTY, TIMEOUT_PROPERTY, confirm_properties, creates_environment,
+    dest_property, flag_property, is_run,
+};
 
 /// What the server decides for typed calls, fixed at startup.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -117,51 +103,6 @@ pub enum Early {
     /// A create whose target holds an environment, without
     /// `replace_existing: true`.
     Exists(Environment),
-}
-
-/// The property of `command` for the store-true action with this dest.
-fn flag_property<'a>(command: &'a Command, dest: &str) -> Option<&'a str> {
-    command.properties.iter().find_map(|p| match p.source {
-        PropertySource::Action { arg }
-            if command.arguments[arg].dest == dest
-                && command.arguments[arg].kind == ArgKind::StoreTrue =>
-        {
-            Some(p.name.as_str())
-        }
-        _ => None,
-    })
-}
-
-/// The property of `command` for the first action with this dest.
-fn dest_property<'a>(command: &'a Command, dest: &str) -> Option<&'a str> {
-    command.properties.iter().find_map(|p| match p.source {
-        PropertySource::Action { arg } if command.arguments[arg].dest == dest => {
-            Some(p.name.as_str())
-        }
-        _ => None,
-    })
-}
-
-/// Whether the command creates an environment, so its tool carries the
-/// server option [`REPLACE_EXISTING`] (`create`, `env create`).
-pub fn creates_environment(command: &Command) -> bool {
-    crate::target::CREATE_PATHS
-        .iter()
-        .any(|p| command.subpath() == *p)
-}
-
-/// Whether `command` has both conda's `yes` and `dry_run` options, so a
-/// mutation without `yes: true` can run as a dry run (the property names).
-pub fn confirm_properties(command: &Command) -> Option<(&str, &str)> {
-    Some((
-        flag_property(command, "yes")?,
-        flag_property(command, "dry_run")?,
-    ))
-}
-
-/// Whether the command is `conda run` (see [`RUN_PATH`]).
-pub fn is_run(command: &Command) -> bool {
-    command.subpath() == RUN_PATH
 }
 
 /// Prepares a call to the tool of `cmd` with schema-valid `args` (see the
@@ -395,28 +336,6 @@ pub fn take_server_options(
         },
     };
     Ok((stdin, timeout))
-}
-
-/// The JSON Schema properties of `conda_run`'s server options (added to
-/// its input schema in both profiles).
-pub fn server_option_schemas() -> [(&'static str, Value); 2] {
-    [
-        (
-            STDIN_PROPERTY,
-            serde_json::json!({
-                "type": "string",
-                "description": "Server option: text for the program's stdin (at most the server's stdin limit in bytes). Default: none."
-            }),
-        ),
-        (
-            TIMEOUT_PROPERTY,
-            serde_json::json!({
-                "type": "number",
-                "minimum": 0,
-                "description": "Server option: time limit in seconds (> 0), capped to the server's --timeout."
-            }),
-        ),
-    ]
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! MCP over Streamable HTTP (`--listen`), the sibling of the stdio
-//! transport ([`crate::mcp::stdio`]): the same handler, tools, policy and
+//! transport ([`crate::transport::stdio`]): the same handler, tools, policy and
 //! results, served at `/mcp` by rmcp's `StreamableHttpService` in its
 //! stateless mode (no `Mcp-Session-Id`; both protocol eras: `initialize`
 //! sessions, each request answered on its own, and the 2026-07-28
@@ -17,7 +17,7 @@
 //!
 //! Who is calling is a [`crate::principal::Principal`] the gate puts in the
 //! request's extensions; rmcp hands the request's `http::request::Parts` to
-//! the handler, which reads it from there ([`principal_of`]). The call
+//! the handler, which reads it from there (`crate::mcp::principal`). The call
 //! pipeline never branches on the transport.
 
 pub mod gate;
@@ -30,10 +30,7 @@ pub mod tokens;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
 use std::time::Duration;
-
-use crate::principal::Principal;
 
 pub use serve::{Listening, StartError, bind};
 
@@ -82,62 +79,6 @@ pub struct HttpSettings {
     /// `--worker-idle-timeout`.
     pub worker_idle_timeout: Duration,
     /// Most bytes of a request body: the stdio line limit for the same
-    /// `--stdin-limit-bytes` ([`crate::mcp::stdio::line_limit`]).
+    /// `--stdin-limit-bytes` ([`crate::transport::stdio::line_limit`]).
     pub max_body_bytes: usize,
-}
-
-/// What the MCP handler found in the answer to a `tools/call` that came
-/// through the [`gate`], for the outcome of the gate's log line: the gate
-/// puts one into the HTTP request's extensions, the handler sets it
-/// ([`CallNote::record`]) and the gate reads it when the line is written.
-/// Empty for every other method and for a result without `isError`.
-#[derive(Debug, Clone, Default)]
-pub struct CallNote(Arc<OnceLock<Noted>>);
-
-/// What a [`CallNote`] holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Noted {
-    /// A tool result with `isError: true`.
-    ToolError,
-    /// A JSON-RPC error, with its code.
-    Error(i32),
-}
-
-impl CallNote {
-    /// The note the gate put into the HTTP request behind `extensions`, if
-    /// the request came through it.
-    pub fn of(extensions: &rmcp::model::Extensions) -> Option<CallNote> {
-        extensions
-            .get::<http::request::Parts>()
-            .and_then(|p| p.extensions.get::<CallNote>())
-            .cloned()
-    }
-
-    /// Notes the handler's answer to `tools/call` (the first one counts).
-    pub fn record(&self, answer: &Result<rmcp::model::CallToolResponse, rmcp::ErrorData>) {
-        let noted = match answer {
-            Ok(rmcp::model::CallToolResponse::Complete(r)) if r.is_error == Some(true) => {
-                Noted::ToolError
-            }
-            Ok(_) => return,
-            Err(e) => Noted::Error(e.code.0),
-        };
-        let _ = self.0.set(noted);
-    }
-
-    /// What was noted, if anything.
-    pub fn get(&self) -> Option<Noted> {
-        self.0.get().copied()
-    }
-}
-
-/// The principal of an MCP request served over HTTP (put there by
-/// [`gate`]), or [`Principal::local`] (stdio, or a request that did not
-/// come through the gate).
-pub fn principal_of(extensions: &rmcp::model::Extensions) -> Principal {
-    extensions
-        .get::<http::request::Parts>()
-        .and_then(|p| p.extensions.get::<Principal>())
-        .cloned()
-        .unwrap_or_else(Principal::local)
 }

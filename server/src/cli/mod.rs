@@ -11,6 +11,8 @@
 //! The doc comments of the clap fields are the `--help` text: plain
 //! prose without markup (clap prints them as written), plus [`EXAMPLES`].
 
+pub mod http;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -19,8 +21,8 @@ use conda_mcp_shared::limits::Limits;
 
 use crate::call::document::ResultMode;
 use crate::mcp::tasks::TaskSettings;
-use crate::mcp::tools::ToolMode;
 use crate::schema::Profile;
+use crate::tools::ToolMode;
 
 /// The examples section of `--help` (plain text).
 pub const EXAMPLES: &str = "\
@@ -172,13 +174,13 @@ pub struct Cli {
     /// Serve only these tools: comma-separated tool names
     /// (conda_env_create) or command paths ("env create"), * as a wildcard.
     /// An entry that matches nothing is an error (exit status 2).
-    #[arg(long, value_name = "LIST", value_parser = crate::mcp::filter::parse_flag)]
-    pub tools: Option<crate::mcp::filter::PatternList>,
+    #[arg(long, value_name = "LIST", value_parser = crate::tools::filter::parse_flag)]
+    pub tools: Option<crate::tools::filter::PatternList>,
 
     /// Never serve these tools (same entries as --tools); applied after
     /// --tools.
-    #[arg(long, value_name = "LIST", value_parser = crate::mcp::filter::parse_flag)]
-    pub exclude_tools: Option<crate::mcp::filter::PatternList>,
+    #[arg(long, value_name = "LIST", value_parser = crate::tools::filter::parse_flag)]
+    pub exclude_tools: Option<crate::tools::filter::PatternList>,
 
     /// How commands are offered: `typed` (one tool per conda command) or
     /// `compact` (conda_commands, conda_describe and conda_call over the
@@ -221,7 +223,7 @@ pub struct Cli {
 
     /// `--listen` and the flags of the HTTP mode.
     #[command(flatten)]
-    pub http: crate::cli_http::HttpFlags,
+    pub http: http::HttpFlags,
     /// Seconds a finished MCP task (a long call answered with a task
     /// handle, for clients that declare the tasks extension) is kept for
     /// tasks/get; then it is dropped and its id is unknown.
@@ -367,7 +369,7 @@ where
             "Check the setup and print a report for configuring a host (same flags as the server)",
         ))
         .subcommand(
-            clap::Command::new(crate::http::token_command::TOKEN_COMMAND)
+            clap::Command::new(crate::transport::http::token_command::TOKEN_COMMAND)
                 .about("Make a bearer token for the HTTP mode (--listen with --auth-tokens): conda-mcp token new NAME"),
         );
     let matches = cmd.try_get_matches_from(args)?;

@@ -1,11 +1,33 @@
-//! The tool set, built once at startup: one generated tool per exposed
+//! The tool surface, free of the call pipeline and of the protocol's
+//! requests: which tools this server offers for a catalog and how a tool
+//! name routes to a tool kind. Below [`crate::call`] (which plans the
+//! calls of these tools) and [`crate::mcp`] (which serves them).
+//!
+//! The tool set is built once at startup: one generated tool per exposed
 //! terminal command, plus the server's own tools (`conda_execute` with
 //! `--allow-exec`; `conda_cli_command` when the target has the
 //! conda-completion plugin).
 //!
+//! * [`ToolSet`], [`Route`], [`GeneratedTool`], [`ToolMode`],
+//!   [`ToolOptions`]: the tool set, its routes and what it is built from;
+//! * [`filter`]: `--tools` and `--exclude-tools`;
+//! * [`compact`]: the three tools of `--tool-mode compact` and the
+//!   catalog answers of `conda_commands` and `conda_describe`;
+//! * [`execute`]: the raw tool's input and checks;
+//! * [`cli_command`]: the `conda_cli_command` tool's definition;
+//! * [`server_options`]: the options the server adds to typed tools
+//!   (`stdin`, `timeout_seconds`, `replace_existing`) and the sentences of
+//!   confirmation and approval.
+//!
 //! Every input schema is checked as a JSON Schema 2020-12 document here, and
 //! each tool's FULL schema is compiled into the validator calls go through,
 //! so a broken schema stops the server at startup, never at call time.
+
+pub mod cli_command;
+pub mod compact;
+pub mod execute;
+pub mod filter;
+pub mod server_options;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -21,8 +43,7 @@ use crate::schema::{
     tool_names,
 };
 
-use super::execute;
-use super::filter::{Candidate, ToolFilter};
+use filter::{Candidate, ToolFilter};
 
 /// A property help text shared by at least this many tools is stated once
 /// in the server instructions instead of in every schema.
@@ -60,7 +81,7 @@ pub enum Route {
     CliCommand,
     /// `conda_commands`, `conda_describe` or `conda_call`
     /// (`--tool-mode compact`).
-    Compact(super::compact::CompactTool),
+    Compact(compact::CompactTool),
 }
 
 /// All tools of the server.
@@ -78,7 +99,7 @@ pub struct ToolSet {
     pub execute_validator: Option<ArgumentValidator>,
     /// `conda_cli_command`, listed when the target has conda-completion
     /// ≥ 0.3.
-    pub cli_command: Option<super::cli_command::CliCommandTool>,
+    pub cli_command: Option<cli_command::CliCommandTool>,
     /// Help texts left out of the schemas because many tools share them;
     /// the server instructions state them once.
     pub shared_help: SharedHelp,
@@ -143,11 +164,11 @@ impl ToolSet {
             } else {
                 input_schema_with(catalog, cmd, Profile::Full, &shared_help)
             };
-            if crate::typed::is_run(command) {
+            if server_options::is_run(command) {
                 add_server_options(&mut advertised);
                 add_server_options(&mut full);
             }
-            if crate::typed::creates_environment(command) {
+            if server_options::creates_environment(command) {
                 add_replace_existing(&mut advertised);
                 add_replace_existing(&mut full);
             }
@@ -199,7 +220,7 @@ impl ToolSet {
             });
         }
         if compact {
-            for (which, tool) in super::compact::tools(options.profile) {
+            for (which, tool) in compact::tools(options.profile) {
                 routes.insert(tool.name.to_string(), Route::Compact(which));
                 listed.push(tool);
             }
@@ -232,11 +253,9 @@ impl ToolSet {
         } else {
             let schema = crate::completion::input_schema();
             check_schema_document(CLI_COMMAND_TOOL, &schema)?;
-            super::cli_command::CliCommandTool::for_catalog(catalog).map_err(|reason| {
-                SchemaError {
-                    tool: CLI_COMMAND_TOOL.to_owned(),
-                    reason,
-                }
+            cli_command::CliCommandTool::for_catalog(catalog).map_err(|reason| SchemaError {
+                tool: CLI_COMMAND_TOOL.to_owned(),
+                reason,
             })?
         };
         if let Some(t) = &cli_command {
@@ -318,8 +337,8 @@ pub fn command_paths(catalog: &Catalog, cmd: CommandIdx) -> Vec<String> {
 
 /// The description of a generated tool ([`describe::description`]), plus,
 /// for a tool that may mutate: with `--approve-writes`
-/// [`crate::typed::APPROVE_SENTENCE`]; otherwise
-/// [`crate::typed::CONFIRM_SENTENCE`] when it has conda's `yes` and
+/// [`server_options::APPROVE_SENTENCE`]; otherwise
+/// [`server_options::CONFIRM_SENTENCE`] when it has conda's `yes` and
 /// `dry_run` options and confirmation is on.
 fn description(
     command: &crate::catalog::Command,
@@ -332,34 +351,34 @@ fn description(
     }
     if options.policy.approve_writes {
         d.push(' ');
-        d.push_str(crate::typed::APPROVE_SENTENCE);
-    } else if options.confirm && crate::typed::confirm_properties(command).is_some() {
+        d.push_str(server_options::APPROVE_SENTENCE);
+    } else if options.confirm && server_options::confirm_properties(command).is_some() {
         d.push(' ');
-        d.push_str(crate::typed::CONFIRM_SENTENCE);
+        d.push_str(server_options::CONFIRM_SENTENCE);
     }
     d
 }
 
-/// Adds `conda_run`'s server options ([`crate::typed::server_option_schemas`])
+/// Adds `conda_run`'s server options ([`server_options::server_option_schemas`])
 /// to its input schema, unless conda itself has a property of that name.
 pub(crate) fn add_server_options(schema: &mut Value) {
     if let Some(Value::Object(props)) = schema.get_mut("properties") {
-        for (name, s) in crate::typed::server_option_schemas() {
+        for (name, s) in server_options::server_option_schemas() {
             props.entry(name.to_owned()).or_insert(s);
         }
     }
 }
 
 /// Adds the server option `replace_existing`
-/// ([`crate::call::guard::REPLACE_EXISTING`]) to the input schema of a tool
+/// ([`server_options::REPLACE_EXISTING`]) to the input schema of a tool
 /// that creates an environment, unless conda has a property of that name.
 pub(crate) fn add_replace_existing(schema: &mut Value) {
     if let Some(Value::Object(props)) = schema.get_mut("properties") {
         props
-            .entry(crate::call::guard::REPLACE_EXISTING.to_owned())
+            .entry(server_options::REPLACE_EXISTING.to_owned())
             .or_insert(serde_json::json!({
                 "type": "boolean",
-                "description": crate::call::guard::REPLACE_EXISTING_DESCRIPTION,
+                "description": server_options::REPLACE_EXISTING_DESCRIPTION,
             }));
     }
 }
@@ -382,22 +401,11 @@ pub fn effects(catalog: &Catalog, cmd: CommandIdx) -> ToolEffects {
 /// 35+ tools was a quarter of `tools/list`; the fields are named in the
 /// server instructions and the full schema (with descriptions) is in
 /// `conda://capabilities` (`result_schema`). Results are still checked
-/// against [`full_output_schema`] before they are sent.
+/// against the full schema before they are sent (`crate::mcp::results`).
 pub fn output_schema() -> Arc<JsonObject> {
     let mut m = JsonObject::new();
     m.insert("type".into(), Value::String("object".into()));
     Arc::new(m)
-}
-
-/// The complete output schema (with `required`, nested definitions and
-/// `additionalProperties: false`): what results are checked against before
-/// they are sent, and `result_schema` in `conda://capabilities`. Written
-/// without type arrays ("integer or null" is an `anyOf` of single types).
-pub fn full_output_schema() -> Arc<JsonObject> {
-    let full = rmcp::handler::server::common::schema_for_output::<crate::call::CallOutput>();
-    let mut v = Value::Object(full.as_ref().clone());
-    crate::schema::without_type_arrays(&mut v);
-    Arc::new(as_object(v))
 }
 
 fn as_object(v: Value) -> JsonObject {
@@ -468,105 +476,6 @@ mod tests {
                     assert!(
                         without_menuinst <= 45_500,
                         "tools/list without conda_menuinst is {without_menuinst} bytes"
-                    );
-                }
-            }
-        }
-    }
-
-    fn standin() -> Catalog {
-        let bytes = std::fs::read(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../tests/fixtures/dumps/standin.json"
-        ))
-        .expect("stand-in dump");
-        crate::catalog::build(&crate::dump::Dump::from_json(&bytes).expect("dump"))
-            .expect("catalog")
-    }
-
-    /// Hosts cut instructions and descriptions at 2,048 characters: on the
-    /// recorded real conda (or `CONDA_MCP_REAL_DUMP`) and the stand-in,
-    /// under every mode, none is longer, and the instructions begin with
-    /// the essentials.
-    #[test]
-    fn instructions_and_descriptions_fit_hosts_limits() {
-        use crate::call::document::ResultMode;
-        use crate::mcp::MAX_HOST_TEXT_CHARS;
-        let warning = ["CONDARC names a file conda will not load (/x/y.condarc)".to_owned()];
-        for (label, cat) in [("recorded conda", real()), ("stand-in", standin())] {
-            for mode in [ToolMode::Typed, ToolMode::Compact] {
-                for allow in [false, true] {
-                    let set = ToolSet::build(
-                        &cat,
-                        &ToolOptions {
-                            policy: Policy {
-                                allow_write: allow,
-                                allow_exec: allow,
-                                approve_writes: false,
-                                scopes: None,
-                            },
-                            mode,
-                            confirm: true,
-                            ..ToolOptions::default()
-                        },
-                    )
-                    .expect("builds");
-                    let mut longest = 0;
-                    for t in set.listed.iter() {
-                        let n = t.description.as_deref().unwrap_or("").chars().count();
-                        longest = longest.max(n);
-                        assert!(
-                            n <= MAX_HOST_TEXT_CHARS,
-                            "{label}: {} is {n} characters",
-                            t.name
-                        );
-                    }
-                    for t in &set.generated {
-                        let n = t.description.chars().count();
-                        assert!(
-                            n <= MAX_HOST_TEXT_CHARS,
-                            "{label}: {} is {n} characters",
-                            t.name
-                        );
-                    }
-                    for result_mode in [ResultMode::Default, ResultMode::Lean] {
-                        for (live, approve) in [(false, false), (true, true)] {
-                            for warnings in [&[][..], &warning[..]] {
-                                for shared in [Some(&set.shared_help), None] {
-                                    let text = crate::mcp::instructions(
-                                        shared,
-                                        mode,
-                                        result_mode,
-                                        warnings,
-                                        live,
-                                        approve,
-                                    );
-                                    let n = text.chars().count();
-                                    assert!(n <= MAX_HOST_TEXT_CHARS, "{label}: instructions {n}");
-                                    // The essentials, in the first part.
-                                    let head: String = text.chars().take(1000).collect();
-                                    for needle in ["policy", "json: true", "error.code"] {
-                                        assert!(head.contains(needle), "{needle}: {text}");
-                                    }
-                                    if warnings.is_empty() {
-                                        assert!(!text.ends_with('…'), "{text}");
-                                    }
-                                }
-                            }
-                        }
-                    }
-                    eprintln!(
-                        "{label} {mode:?} allow={allow}: longest description {longest} characters, instructions {} (lean, live)",
-                        crate::mcp::instructions(
-                            Some(&set.shared_help),
-                            mode,
-                            ResultMode::Lean,
-                            &[],
-                            true,
-                            true
-                        )
-                        .chars()
-                        .count()
                     );
                 }
             }

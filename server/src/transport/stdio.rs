@@ -33,6 +33,7 @@ use std::sync::Arc;
 
 use futures::{Sink, Stream};
 use rmcp::RoleServer;
+use rmcp::ServiceExt;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -219,6 +220,28 @@ async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, max: usize) -> std::
                 Line::Text(line)
             });
         }
+    }
+}
+
+/// Serves `server` on stdin/stdout until the session ends (stdin closed or
+/// a transport error). `eof` is cancelled as soon as stdin closes, before
+/// rmcp has waited for the calls in flight; `max_line` bounds one incoming
+/// message ([`line_limit`]).
+///
+/// Errors: why the session ended when it was not a clean end of stdin (a
+/// sentence for the log).
+pub async fn serve_stdio(
+    server: crate::mcp::CondaMcp,
+    eof: CancellationToken,
+    max_line: usize,
+) -> Result<(), String> {
+    match server.serve(stdio(eof, max_line)).await {
+        Ok(running) => running
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
     }
 }
 

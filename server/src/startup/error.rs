@@ -9,8 +9,8 @@
 //! secret or a value the process did not choose itself.
 
 use crate::discovery::DiscoveryError;
-use crate::mcp::filter::UnmatchedEntry;
 use crate::schema::SchemaError;
+use crate::tools::filter::UnmatchedEntry;
 use crate::worker_client::ExecError;
 
 /// Exit status of a usage error (clap's, for invalid flags and values).
@@ -57,7 +57,7 @@ pub enum StartupError {
     /// non-loopback address or a malformed token file (usage errors), an
     /// unreadable token file, an address that cannot be bound.
     #[error(transparent)]
-    Http(#[from] crate::http::StartError),
+    Http(#[from] crate::transport::http::StartError),
     /// The `--audit-log` file cannot be opened, or SIGHUP cannot be
     /// watched for its rotation.
     #[error(transparent)]

@@ -1,7 +1,7 @@
 //! The flags of the HTTP mode (`--listen` and what only applies with it),
-//! flattened into [`crate::cli::Cli`]. Like `cli.rs`, read only by the
+//! flattened into [`crate::cli::Cli`]. Like `cli/mod.rs`, read only by the
 //! composition root (`app/resolve.rs` turns them into
-//! [`crate::http::HttpSettings`]); the doc comments are the `--help` text.
+//! [`crate::transport::http::HttpSettings`]); the doc comments are the `--help` text.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -58,7 +58,7 @@ pub struct HttpFlags {
     /// issuer.
     #[arg(long, value_name = "URL|FILE", value_parser = parse_jwks,
           requires = "oauth_issuer", help_heading = "HTTP mode")]
-    pub oauth_jwks: Option<crate::http::oauth::Source>,
+    pub oauth_jwks: Option<crate::transport::http::oauth::Source>,
 
     /// The access-token claim (e.g. email, preferred_username) whose value
     /// --user-map maps to the OS user the principal's calls run as.
@@ -141,8 +141,8 @@ pub struct HttpFlags {
 }
 
 /// `--oauth-jwks`: an `http(s)://` URL, else a file.
-fn parse_jwks(s: &str) -> Result<crate::http::oauth::Source, String> {
-    use crate::http::oauth::Source;
+fn parse_jwks(s: &str) -> Result<crate::transport::http::oauth::Source, String> {
+    use crate::transport::http::oauth::Source;
     let lower = s.to_ascii_lowercase();
     if lower.starts_with("https://") || lower.starts_with("http://") {
         reqwest::Url::parse(s)

@@ -18,7 +18,7 @@
 //! 4. the body limit: a `Content-Length` or a body past it is 413, read
 //!    no further;
 //! 5. a body that is no JSON-RPC message is answered here as on stdio
-//!    (`crate::mcp::undecodable`): 400 with the JSON-RPC Parse error
+//!    (`crate::transport::undecodable`): 400 with the JSON-RPC Parse error
 //!    (not JSON) or Invalid Request error (JSON that cannot be decoded, a
 //!    batch, an object that is no message) and the request's id when it
 //!    can be read (MCP's Streamable HTTP transport: input the server
@@ -36,7 +36,7 @@
 //! The log line, one per request, written when its answer has been sent
 //! (or abandoned): the principal's name (never the token), the MCP method,
 //! tool and id under the rules of the stdio log
-//! ([`crate::mcp::request_log`]), the HTTP status, the duration in
+//! ([`crate::transport::request_log`]), the HTTP status, the duration in
 //! milliseconds and the outcome: `answered`; for a `tools/call`,
 //! `tool_error` (a result with `isError`) or `error` (a JSON-RPC error, with
 //! its `code`), as the stdio log says them, from the handler's
@@ -62,10 +62,10 @@ use rmcp::service::RxJsonRpcMessage;
 
 use super::oauth::OAuth;
 use super::tokens::TokenTable;
-use super::{CallNote, Noted};
-use crate::mcp::request_log::{id_text, name_or_invalid};
-use crate::mcp::undecodable::{self, Rejection};
+use crate::mcp::{CallNote, Noted};
 use crate::principal::Principal;
+use crate::transport::request_log::{id_text, name_or_invalid};
+use crate::transport::undecodable::{self, Rejection};
 
 /// The `realm` of every challenge.
 pub const REALM: &str = "conda-mcp";

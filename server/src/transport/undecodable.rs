@@ -7,7 +7,7 @@
 //! can be answered when the id itself can be read: the top-level fields
 //! are read leniently, every other value only checked against the grammar
 //! (iteratively: no depth limit, no stack) and skipped. Both transports
-//! answer it the same way (`stdio.rs`, `crate::http::gate`).
+//! answer it the same way (`stdio.rs`, `crate::transport::http::gate`).
 
 use serde::Deserialize;
 use serde_json::Value;

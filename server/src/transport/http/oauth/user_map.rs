@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::http::tokens::is_name;
+use crate::transport::http::tokens::is_name;
 
 /// Why the map cannot be used. The text names the file and the line,
 /// never a field's value.

@@ -5,13 +5,18 @@
 //! `--exclude-tools` entry must match; each schema checked as a JSON
 //! Schema 2020-12 document), the capabilities resource (serialized once)
 //! and the `initialize` answer. `conda-mcp check` runs the same steps
-//! ([`check_host`], [`build_tools`]) so it cannot pass where the server
-//! would refuse to start.
+//! ([`check_host`], [`check_users`], [`build_tools`]) so it cannot pass
+//! where the server would refuse to start.
+//!
+//! Called by the composition root ([`crate::app`], for stdio and HTTP) and
+//! by [`crate::check`]; it imports neither. Why startup failed, with the
+//! exit status, is [`error`] ([`StartupError`]).
+
+pub mod error;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::error::StartupError;
 use crate::call::Runner;
 use crate::call::install_lock::{self, InstallLock};
 use crate::catalog::Catalog;
@@ -21,15 +26,17 @@ use crate::discovery::{DiscoveryError, DiscoveryOptions};
 use crate::host_env;
 use crate::mcp::State;
 use crate::mcp::capabilities::{self, PolicySummary};
+use crate::mcp::handler::CallSettings;
 use crate::mcp::live::{LiveTools, Served, Surface};
 use crate::mcp::results::Results;
 use crate::mcp::server_config;
 use crate::mcp::tasks::TaskStore;
-use crate::mcp::tools::{self, ToolOptions, ToolSet};
 use crate::settings::Settings;
+use crate::tools::{self, ToolOptions, ToolSet};
 use crate::worker_client::ExecError;
 use crate::worker_client::Executor;
 use conda_mcp_shared::env::FIXED_CWD;
+pub use error::StartupError;
 
 /// What [`start`] hands to the serving loop.
 #[derive(Debug)]
@@ -104,7 +111,15 @@ pub async fn start_checked(
             live: settings
                 .live_tools
                 .then(|| LiveTools::new(options, discovered.target.clone(), environment.summary)),
-            settings: settings.clone(),
+            settings: CallSettings {
+                policy: settings.policy,
+                limits: settings.limits,
+                profile: settings.profile,
+                mode: settings.mode,
+                typed: settings.typed(),
+                restrictions: settings.restrictions.clone(),
+                worker_user: settings.worker.user.clone(),
+            },
             runner: Runner {
                 exec: discovered.exec,
                 workers: None,
@@ -157,6 +172,34 @@ fn open_audit(settings: &Settings) -> Result<Option<Arc<crate::audit::AuditLog>>
 pub fn build_tools(catalog: &Catalog, options: &ToolOptions) -> Result<ToolSet, StartupError> {
     options.filter.check(&tools::universe(catalog))?;
     Ok(ToolSet::build(catalog, options)?)
+}
+
+/// Principals mapped to OS users need the server to run as root (their
+/// workers change user like `--worker-user`) and each user's home to be
+/// usable by conda (the `--worker-user` rules, `host_env::check_worker_home`).
+///
+/// Errors: [`StartupError::WorkerHome`] naming the user and why.
+pub fn check_users(users: &[String]) -> Result<(), StartupError> {
+    if users.is_empty() {
+        return Ok(());
+    }
+    if !nix::unistd::Uid::effective().is_root() {
+        return Err(StartupError::WorkerHome(
+            "the --auth-tokens file or the --user-map maps principals to OS users, which needs \
+             the server to run as root (each user's worker changes to that user, as with \
+             --worker-user)"
+                .into(),
+        ));
+    }
+    for user in users {
+        crate::host_env::check_worker_home(user, None).map_err(|e| {
+            StartupError::WorkerHome(format!(
+                "the --auth-tokens file or the --user-map maps a principal to OS user {user}, \
+                 which cannot run conda: {e}"
+            ))
+        })?;
+    }
+    Ok(())
 }
 
 /// What [`check_host`] found.

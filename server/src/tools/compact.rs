@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 use crate::catalog::Catalog;
 use crate::schema::{ArgumentError, Profile, input_schema};
 
-use super::tools::{ToolSet, command_paths, output_schema};
+use super::{ToolSet, command_paths, output_schema};
 
 /// Name of the listing tool.
 pub const COMMANDS_TOOL: &str = "conda_commands";
@@ -212,11 +212,11 @@ pub fn describe(catalog: &Catalog, tools: &ToolSet, i: usize, profile: Profile) 
     let paths = command_paths(catalog, t.cmd);
     // The typed tool's schema, server options (`conda_run`'s) included.
     let mut schema = input_schema(catalog, t.cmd, profile);
-    if crate::typed::is_run(&catalog.commands[t.cmd]) {
-        super::tools::add_server_options(&mut schema);
+    if super::server_options::is_run(&catalog.commands[t.cmd]) {
+        super::add_server_options(&mut schema);
     }
-    if crate::typed::creates_environment(&catalog.commands[t.cmd]) {
-        super::tools::add_replace_existing(&mut schema);
+    if super::server_options::creates_environment(&catalog.commands[t.cmd]) {
+        super::add_replace_existing(&mut schema);
     }
     json!({
         "command": paths[0],
