@@ -145,7 +145,9 @@ impl AuditLog {
         tokio::spawn(async move {
             while hup.recv().await.is_some() {
                 match log.reopen() {
-                    Ok(()) => tracing::info!(path = %log.path.display(), "audit log reopened (SIGHUP)"),
+                    Ok(()) => {
+                        tracing::info!(path = %log.path.display(), "audit log reopened (SIGHUP)")
+                    }
                     Err(e) => tracing::error!("{e}; still writing to the file opened before"),
                 }
             }
@@ -262,7 +264,9 @@ fn dist_name(p: &Value) -> Option<String> {
     }
     let field = |k: &str| p.get(k).and_then(Value::as_str);
     let name = field("name")?;
-    let build = field("build_string").or_else(|| field("build")).unwrap_or("");
+    let build = field("build_string")
+        .or_else(|| field("build"))
+        .unwrap_or("");
     Some(mask(&format!(
         "{name}-{}-{build}",
         field("version").unwrap_or("")
@@ -345,7 +349,12 @@ pub fn revision(prefix: &Path) -> Option<u64> {
 /// to `after`; `existed`: the prefix held an environment (a `conda-meta/`
 /// folder) before. `None` when the revisions do not show one (nothing
 /// changed, or an environment without revisions was changed).
-pub fn undo(prefix: &str, existed: bool, before: Option<u64>, after: Option<u64>) -> Option<String> {
+pub fn undo(
+    prefix: &str,
+    existed: bool,
+    before: Option<u64>,
+    after: Option<u64>,
+) -> Option<String> {
     match (existed, before, after) {
         (_, Some(b), Some(a)) if a > b => {
             Some(format!("conda install --prefix {prefix} --revision {b}"))
@@ -423,7 +432,12 @@ impl Draft {
     /// The line of this change once it ended with `outcome`; `shown` is the
     /// plan the person was shown (`--approve-writes`), `answer` their
     /// answer.
-    pub fn finish(self, outcome: &Outcome, shown: Option<Shown>, answer: Option<Approval>) -> Record {
+    pub fn finish(
+        self,
+        outcome: &Outcome,
+        shown: Option<Shown>,
+        answer: Option<Approval>,
+    ) -> Record {
         let mut exit_code = None;
         let mut applied_plan = None;
         let mut reason = None;
@@ -475,7 +489,9 @@ impl Draft {
         let prefix = self.prefix.as_ref().map(|p| p.display().to_string());
         let revision_after = self.prefix.as_deref().and_then(revision);
         let undo = match (&prefix, ending) {
-            (Some(p), Ending::Applied) => undo(p, self.existed, self.revision_before, revision_after),
+            (Some(p), Ending::Applied) => {
+                undo(p, self.existed, self.revision_before, revision_after)
+            }
             _ => None,
         };
         // The plan applied (conda's own document) when there is one, else
@@ -609,7 +625,8 @@ mod tests {
         let line = Draft::refused(("alice", None), "conda_install", &refusal);
         log.append_blocking(&line).expect("append");
         std::fs::rename(&path, dir.path().join("audit.log.1")).expect("rotate");
-        log.append_blocking(&line).expect("append to the moved file");
+        log.append_blocking(&line)
+            .expect("append to the moved file");
         log.reopen().expect("reopen");
         log.append_blocking(&line).expect("append to the new file");
         let old = std::fs::read_to_string(dir.path().join("audit.log.1")).expect("old");
@@ -620,7 +637,12 @@ mod tests {
         assert_eq!(v["outcome"], "refused");
         assert_eq!(v["kind"], "mutation");
         assert_eq!(v["principal"], "alice");
-        assert!(v["reason"].as_str().expect("reason").contains("--allow-write"));
+        assert!(
+            v["reason"]
+                .as_str()
+                .expect("reason")
+                .contains("--allow-write")
+        );
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
         assert_eq!(mode & 0o777, 0o600);

@@ -38,8 +38,7 @@ pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; cha
 /// catalog answer (milliseconds) to a solve near the default 900 s
 /// `--timeout`.
 pub const DURATION_BUCKETS: [f64; 16] = [
-    0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0,
-    1000.0,
+    0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0,
 ];
 
 /// The label value of a tool name the server does not serve (never the
@@ -159,7 +158,10 @@ impl Metrics {
     /// [`crate::mcp::request_log`]) and outcome word (`answered`,
     /// `tool_error`, `error`, `refused`, `timeout`, `disconnected`).
     pub fn request(&self, method: &str, outcome: &str, principal: &str) {
-        let labels = vec![("method", method.to_owned()), ("outcome", outcome.to_owned())];
+        let labels = vec![
+            ("method", method.to_owned()),
+            ("outcome", outcome.to_owned()),
+        ];
         self.requests
             .get_or_create(&self.with_principal(labels, principal))
             .inc();
@@ -297,9 +299,15 @@ mod tests {
         assert_eq!(sample(&text, "conda_mcp_queue_depth"), Some("2"));
         assert_eq!(sample(&text, "conda_mcp_workers"), Some("1"));
         assert_eq!(sample(&text, "conda_mcp_tasks"), Some("3"));
-        assert_eq!(sample(&text, "conda_mcp_log_lines_dropped_total"), Some("5"));
         assert_eq!(
-            sample(&text, "conda_mcp_approval_answers_total{answer=\"decline\"}"),
+            sample(&text, "conda_mcp_log_lines_dropped_total"),
+            Some("5")
+        );
+        assert_eq!(
+            sample(
+                &text,
+                "conda_mcp_approval_answers_total{answer=\"decline\"}"
+            ),
             Some("1")
         );
         assert!(!text.contains("alice"), "{text}");

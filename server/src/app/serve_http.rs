@@ -9,13 +9,13 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use crate::health::Health;
-use crate::metrics::Metrics;
-use crate::transport::http::ops::Ops;
 use crate::mcp::{CondaMcp, live};
+use crate::metrics::Metrics;
 use crate::settings::Settings;
 use crate::startup;
 use crate::startup::StartupError;
 use crate::transport::http::HttpSettings;
+use crate::transport::http::ops::Ops;
 use crate::worker_client::Workers;
 
 /// How long the workers get to stop after the drain before the process
@@ -52,7 +52,8 @@ pub async fn serve(settings: &Settings, http: &HttpSettings) -> Result<(), Start
         server: server.clone(),
     });
     let workers_slot: Arc<OnceLock<Arc<Workers>>> = Arc::default();
-    let mut serving = tokio::spawn(listening.serve(server.clone(), stop, ops, workers_slot.clone()));
+    let mut serving =
+        tokio::spawn(listening.serve(server.clone(), stop, ops, workers_slot.clone()));
     let started = tokio::select! {
         r = startup::start_checked(settings, environment) => r,
         _ = &mut serving => {

@@ -208,9 +208,17 @@ impl Facts {
 /// `KNOWN_SUBDIRS`, by shape): `noarch` and `OS-ARCH`.
 fn is_subdir(s: &str) -> bool {
     s == "noarch"
-        || ["linux-", "osx-", "win-", "freebsd-", "zos-", "emscripten-", "wasi-"]
-            .iter()
-            .any(|p| s.starts_with(p))
+        || [
+            "linux-",
+            "osx-",
+            "win-",
+            "freebsd-",
+            "zos-",
+            "emscripten-",
+            "wasi-",
+        ]
+        .iter()
+        .any(|p| s.starts_with(p))
 }
 
 /// The `channels:` list of an environment file (`None`/empty for a file
@@ -308,9 +316,11 @@ impl Restrictions {
             self.check_target(what, facts, dirs)?;
         }
         if facts.solves && !self.allowed_channels.is_empty() {
-            let from_config = (!facts.override_channels)
-                .then_some(configured)
-                .unwrap_or_default();
+            let from_config: &[String] = if facts.override_channels {
+                &[]
+            } else {
+                configured
+            };
             let all = facts
                 .channels
                 .iter()
@@ -333,7 +343,12 @@ impl Restrictions {
         Ok(())
     }
 
-    fn check_target(&self, what: &str, facts: &Facts, dirs: &EnvironmentDirs) -> Result<(), Restriction> {
+    fn check_target(
+        &self,
+        what: &str,
+        facts: &Facts,
+        dirs: &EnvironmentDirs,
+    ) -> Result<(), Restriction> {
         let prefix = match &facts.target {
             Some(spec) => spec.prefix(dirs),
             None => dirs.root_prefix.clone(),
@@ -413,7 +428,10 @@ mod tests {
         );
         let c = canonical_channel("https://user:secret@repo.example.org/conda/");
         assert!(!c.contains("secret"), "{c}");
-        assert!(c.starts_with("https://") && c.ends_with("repo.example.org/conda"), "{c}");
+        assert!(
+            c.starts_with("https://") && c.ends_with("repo.example.org/conda"),
+            "{c}"
+        );
     }
 
     #[test]
@@ -435,7 +453,12 @@ mod tests {
         for call in [
             &["install", "-n", "base", "numpy"][..],
             &["install", "numpy"],
-            &["install", "--prefix", root.to_str().expect("utf-8"), "numpy"],
+            &[
+                "install",
+                "--prefix",
+                root.to_str().expect("utf-8"),
+                "numpy",
+            ],
         ] {
             let e = check(&r, call).expect_err("base");
             assert!(e.to_string().contains("--allow-base-writes"), "{e}");
@@ -453,8 +476,11 @@ mod tests {
         let e = check(&open, &["install", "-n", "lab", "numpy"]).expect_err("lab");
         assert!(e.to_string().contains("--protect-env"), "{e}");
         let lab = root.join("envs/lab");
-        let e = check(&open, &["remove", "-p", lab.to_str().expect("utf-8"), "--all"])
-            .expect_err("lab by prefix");
+        let e = check(
+            &open,
+            &["remove", "-p", lab.to_str().expect("utf-8"), "--all"],
+        )
+        .expect_err("lab by prefix");
         assert!(matches!(e, Restriction::ProtectedEnvironment { .. }));
         let by_prefix = Restrictions {
             allow_base_writes: true,
@@ -482,7 +508,13 @@ mod tests {
             let configured: Vec<String> = configured.iter().map(|s| (*s).to_owned()).collect();
             r.check("conda install", &f, true, &configured, &dirs)
         };
-        assert!(check(&["install", "-n", "x", "-c", "conda-forge", "numpy"], &["conda-forge"]).is_ok());
+        assert!(
+            check(
+                &["install", "-n", "x", "-c", "conda-forge", "numpy"],
+                &["conda-forge"]
+            )
+            .is_ok()
+        );
         let e = check(&["install", "-n", "x", "-c", "bioconda", "numpy"], &[]).expect_err("call");
         assert!(
             matches!(&e, Restriction::ChannelNotAllowed { channel, origin, .. }
@@ -499,11 +531,21 @@ mod tests {
             "{e}"
         );
         // --override-channels leaves the configuration out.
-        assert!(check(
-            &["install", "-n", "x", "--override-channels", "-c", "conda-forge", "numpy"],
-            &["defaults"]
-        )
-        .is_ok());
+        assert!(
+            check(
+                &[
+                    "install",
+                    "-n",
+                    "x",
+                    "--override-channels",
+                    "-c",
+                    "conda-forge",
+                    "numpy"
+                ],
+                &["defaults"]
+            )
+            .is_ok()
+        );
         // Not a solve: not checked.
         assert!(check(&["list", "-n", "x"], &["defaults"]).is_ok());
     }

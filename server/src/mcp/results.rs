@@ -426,12 +426,12 @@ fn refused_text(refusal: &Refusal) -> String {
     text
 }
 
-
 /// The typed error of a [`Restriction`] whose sentence is `text`.
 fn restricted_error(restriction: &Restriction, text: &str) -> ToolError {
     match restriction {
         Restriction::ProtectedEnvironment { prefix, remedy, .. } => {
-            let error = ToolError::new(ErrorCode::ProtectedEnvironment, text).with("prefix", prefix.clone());
+            let error = ToolError::new(ErrorCode::ProtectedEnvironment, text)
+                .with("prefix", prefix.clone());
             if remedy.is_empty() {
                 error
             } else {

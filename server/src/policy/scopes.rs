@@ -186,7 +186,13 @@ mod tests {
             assert!(e.contains(why), "{bad}: {e}");
             assert!(!e.contains("admin") && !e.contains("Read"), "{e}");
         }
-        for s in [none, read, write, all, Scopes::column("conda:exec").expect("exec")] {
+        for s in [
+            none,
+            read,
+            write,
+            all,
+            Scopes::column("conda:exec").expect("exec"),
+        ] {
             assert_eq!(Scopes::column(&s.to_column()).expect("round trip"), s);
         }
     }

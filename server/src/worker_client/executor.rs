@@ -85,7 +85,7 @@ impl Executor {
         let mut conn = match self.inner.conn.try_lock() {
             Ok(conn) => conn,
             // A job holds the worker (it is in the lane): it answers.
-            Err(_) if self.inner.lane.len() > 0 => return Ok(()),
+            Err(_) if !self.inner.lane.is_empty() => return Ok(()),
             // Another probe, a warm-up or a connect is starting one.
             Err(_) => self.inner.conn.lock().await,
         };

@@ -125,7 +125,11 @@ fn hold_python_until(standin: &StandinPrefix, gate: &Path) {
 fn children_running(parent: u32, exe: &Path) -> Vec<i32> {
     let mut pids = Vec::new();
     for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
             continue;
         };
         let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
@@ -168,12 +172,18 @@ fn health_and_readiness_across_startup_a_failed_worker_and_the_drain() {
     // installation in either answer.
     let health = get(&server, "/healthz", None);
     assert_eq!(health.status, 200, "{health:?}");
-    assert_eq!(serde_json::from_str::<Value>(&health.body).expect("json"), json!({"status": "ok"}));
+    assert_eq!(
+        serde_json::from_str::<Value>(&health.body).expect("json"),
+        json!({"status": "ok"})
+    );
     let starting = get(&server, "/readyz", None);
     assert_eq!(starting.status, 503, "{starting:?}");
     assert!(starting.body.contains("starting"), "{starting:?}");
     for r in [&health, &starting] {
-        assert!(!r.body.contains(&*standin.prefix.to_string_lossy()), "{r:?}");
+        assert!(
+            !r.body.contains(&*standin.prefix.to_string_lossy()),
+            "{r:?}"
+        );
     }
     std::fs::write(&go, "").expect("release discovery");
     let ready = wait_status(&server, "/readyz", 200);
@@ -233,7 +243,10 @@ fn health_and_readiness_across_startup_a_failed_worker_and_the_drain() {
     )
     .expect("request");
     assert_eq!(turned_away.status, 503, "{turned_away:?}");
-    let answer = in_flight.join().expect("thread").expect("the call's answer");
+    let answer = in_flight
+        .join()
+        .expect("thread")
+        .expect("the call's answer");
     assert_eq!(answer.status, 200, "{answer:?}");
     assert!(answer.body.contains("\"exit_code\":0"), "{answer:?}");
     let status = server.wait_exit(Duration::from_secs(30));
@@ -267,30 +280,49 @@ fn metrics_need_a_token_and_move_with_calls() {
     let ok = "conda_mcp_tool_calls_total{tool=\"conda_info\",outcome=\"ok\"}";
     assert_eq!(sample(&before.body, ok), None, "{}", before.body);
     for _ in 0..2 {
-        assert_eq!(error_code(&call(&server, ALICE, "conda_info", json!({"json": true}))), None);
+        assert_eq!(
+            error_code(&call(&server, ALICE, "conda_info", json!({"json": true}))),
+            None
+        );
     }
     // The scraper's token authenticates but may call no tool.
     let scraped = call(&server, SCRAPER, "conda_info", json!({}));
-    assert_eq!(error_code(&scraped).as_deref(), Some("refused"), "{scraped}");
+    assert_eq!(
+        error_code(&scraped).as_deref(),
+        Some("refused"),
+        "{scraped}"
+    );
     let after = get(&server, "/metrics", Some(SCRAPER));
     let text = &after.body;
     assert_eq!(sample(text, ok), Some(2.0), "{text}");
     assert_eq!(
-        sample(text, "conda_mcp_tool_calls_total{tool=\"conda_info\",outcome=\"refused\"}"),
+        sample(
+            text,
+            "conda_mcp_tool_calls_total{tool=\"conda_info\",outcome=\"refused\"}"
+        ),
         Some(1.0),
         "{text}"
     );
     assert!(
-        sample(text, "conda_mcp_requests_total{method=\"tools/call\",outcome=\"answered\"}")
-            .is_some_and(|n| n >= 2.0),
+        sample(
+            text,
+            "conda_mcp_requests_total{method=\"tools/call\",outcome=\"answered\"}"
+        )
+        .is_some_and(|n| n >= 2.0),
         "{text}"
     );
     assert_eq!(
-        sample(text, "conda_mcp_tool_call_duration_seconds_count{tool=\"conda_info\"}"),
+        sample(
+            text,
+            "conda_mcp_tool_call_duration_seconds_count{tool=\"conda_info\"}"
+        ),
         Some(3.0),
         "{text}"
     );
-    assert!(sample(text, "conda_mcp_workers").is_some_and(|n| n >= 1.0), "{text}");
+    assert!(
+        sample(text, "conda_mcp_workers").is_some_and(|n| n >= 1.0),
+        "{text}"
+    );
     assert_eq!(sample(text, "conda_mcp_queue_depth"), Some(0.0), "{text}");
     assert_eq!(sample(text, "conda_mcp_tasks"), Some(0.0), "{text}");
     for line in text.lines().filter(|l| !l.starts_with('#')) {
@@ -327,14 +359,28 @@ fn the_audit_log_records_applied_declined_and_refused_changes_and_no_reads() {
         post_stateless(server.addr, ALICE, method, name, params)
     };
     // Reads write nothing.
-    for (tool, args) in [("conda_info", json!({"json": true})), ("conda_env_list", json!({}))] {
-        let r = post("tools/call", Some(tool), json!({"name": tool, "arguments": args}));
+    for (tool, args) in [
+        ("conda_info", json!({"json": true})),
+        ("conda_env_list", json!({})),
+    ] {
+        let r = post(
+            "tools/call",
+            Some(tool),
+            json!({"name": tool, "arguments": args}),
+        );
         assert!(r.get("result").is_some(), "{r}");
     }
     // A change answered inside a task: approved, then declined.
     let change = |tool: &str, args: Value, action: Value| -> Value {
-        let handle = post("tools/call", Some(tool), json!({"name": tool, "arguments": args}));
-        let id = handle["result"]["taskId"].as_str().expect("a task").to_owned();
+        let handle = post(
+            "tools/call",
+            Some(tool),
+            json!({"name": tool, "arguments": args}),
+        );
+        let id = handle["result"]["taskId"]
+            .as_str()
+            .expect("a task")
+            .to_owned();
         let status = || post("tasks/get", Some(&id), json!({"taskId": id}));
         let deadline = Instant::now() + Duration::from_secs(60);
         while status()["result"]["status"] != json!("input_required") {
@@ -390,9 +436,15 @@ fn the_audit_log_records_applied_declined_and_refused_changes_and_no_reads() {
     assert_eq!(applied["tool"], json!("conda_create"));
     assert_eq!(applied["kind"], json!("mutation"));
     assert_eq!(applied["exit_code"], json!(0));
-    assert_eq!(applied["prefix"], json!(lab.to_str().expect("utf-8")), "{applied}");
+    assert_eq!(
+        applied["prefix"],
+        json!(lab.to_str().expect("utf-8")),
+        "{applied}"
+    );
     assert!(
-        applied["plan"]["link"].as_array().is_some_and(|l| l.contains(&json!("zlib-1.0-h0_0"))),
+        applied["plan"]["link"]
+            .as_array()
+            .is_some_and(|l| l.contains(&json!("zlib-1.0-h0_0"))),
         "{applied}"
     );
     assert_eq!(applied["revision_before"], Value::Null);
@@ -401,18 +453,30 @@ fn the_audit_log_records_applied_declined_and_refused_changes_and_no_reads() {
         applied["undo"],
         json!(format!("conda env remove --prefix {}", lab.display()))
     );
-    assert!(applied["argv"].as_array().is_some_and(|a| a.contains(&json!("zlib"))));
+    assert!(
+        applied["argv"]
+            .as_array()
+            .is_some_and(|a| a.contains(&json!("zlib")))
+    );
     assert_eq!(declined["outcome"], json!("declined"), "{declined}");
     assert_eq!(declined["approval"], json!("decline"));
     assert_eq!(declined["exit_code"], Value::Null);
     assert!(
-        declined["plan"]["link"].as_array().is_some_and(|l| l.contains(&json!("numpy-1.0-h0_0"))),
+        declined["plan"]["link"]
+            .as_array()
+            .is_some_and(|l| l.contains(&json!("numpy-1.0-h0_0"))),
         "the plan shown: {declined}"
     );
-    assert_eq!(declined["revision_after"], json!(0), "nothing changed: {declined}");
+    assert_eq!(
+        declined["revision_after"],
+        json!(0),
+        "nothing changed: {declined}"
+    );
     assert_eq!(refused["outcome"], json!("refused"), "{refused}");
     assert!(
-        refused["reason"].as_str().is_some_and(|r| r.contains("--allow-base-writes")),
+        refused["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("--allow-base-writes")),
         "{refused}"
     );
     let text = std::fs::read_to_string(&audit).expect("audit");
@@ -420,7 +484,10 @@ fn the_audit_log_records_applied_declined_and_refused_changes_and_no_reads() {
         assert!(!text.contains(secret), "{secret} in the audit log");
     }
     use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(&audit).expect("meta").permissions().mode();
+    let mode = std::fs::metadata(&audit)
+        .expect("meta")
+        .permissions()
+        .mode();
     assert_eq!(mode & 0o777, 0o600);
 
     // Rotation: the file moved away, SIGHUP, the next line in a new file.
@@ -452,8 +519,14 @@ fn base_is_refused_then_allowed_with_the_flag_and_protect_env_adds_more() {
     let install_in_base = json!({"prefix": root, "packages": ["zlib"], "yes": true, "json": true});
     let server = team_server(&standin, &["--allow-write", "--protect-env", "lab"]);
     let refused = call(&server, ALICE, "conda_install", install_in_base.clone());
-    assert_eq!(error_code(&refused).as_deref(), Some("protected_environment"), "{refused}");
-    let text = refused["result"]["content"][0]["text"].as_str().unwrap_or("");
+    assert_eq!(
+        error_code(&refused).as_deref(),
+        Some("protected_environment"),
+        "{refused}"
+    );
+    let text = refused["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("");
     assert!(text.contains("--allow-base-writes"), "{refused}");
     let by_name = call(
         &server,
@@ -461,7 +534,11 @@ fn base_is_refused_then_allowed_with_the_flag_and_protect_env_adds_more() {
         "conda_install",
         json!({"name": "base", "packages": ["zlib"], "yes": true, "json": true}),
     );
-    assert_eq!(error_code(&by_name).as_deref(), Some("protected_environment"), "{by_name}");
+    assert_eq!(
+        error_code(&by_name).as_deref(),
+        Some("protected_environment"),
+        "{by_name}"
+    );
     // A dry run in base changes nothing: it runs.
     let dry = call(
         &server,
@@ -477,7 +554,11 @@ fn base_is_refused_then_allowed_with_the_flag_and_protect_env_adds_more() {
         "conda_create",
         json!({"name": "lab", "packages": ["zlib"], "yes": true, "json": true}),
     );
-    assert_eq!(error_code(&lab).as_deref(), Some("protected_environment"), "{lab}");
+    assert_eq!(
+        error_code(&lab).as_deref(),
+        Some("protected_environment"),
+        "{lab}"
+    );
     assert!(!standin.prefix.join("envs/lab").exists());
     drop(server);
     let history = standin.prefix.join("conda-meta").join("history");
@@ -485,9 +566,16 @@ fn base_is_refused_then_allowed_with_the_flag_and_protect_env_adds_more() {
     let open = team_server(&standin, &["--allow-write", "--allow-base-writes"]);
     let applied = call(&open, ALICE, "conda_install", install_in_base);
     assert_eq!(error_code(&applied), None, "{applied}");
-    assert_eq!(applied["result"]["structuredContent"]["exit_code"], json!(0), "{applied}");
+    assert_eq!(
+        applied["result"]["structuredContent"]["exit_code"],
+        json!(0),
+        "{applied}"
+    );
     let after = std::fs::read_to_string(&history).expect("history");
-    assert!(after.len() > before.len() && after.contains("+zlib-1.0-h0_0"), "{after}");
+    assert!(
+        after.len() > before.len() && after.contains("+zlib-1.0-h0_0"),
+        "{after}"
+    );
 }
 
 #[test]
@@ -501,28 +589,57 @@ fn channels_outside_the_list_are_refused_in_the_call_and_from_a_condarc() {
     );
     let install = |args: Value| call(&server, ALICE, "conda_install", args);
     let ok = install(json!({"name": "x", "packages": ["zlib"], "dry_run": true, "json": true}));
-    assert_eq!(error_code(&ok), None, "the configured channel is allowed: {ok}");
-    let given = install(json!({"name": "x", "packages": ["zlib"], "channel": ["bioconda"],
-                               "dry_run": true, "json": true}));
-    assert_eq!(error_code(&given).as_deref(), Some("channel_not_allowed"), "{given}");
+    assert_eq!(
+        error_code(&ok),
+        None,
+        "the configured channel is allowed: {ok}"
+    );
+    let given = install(
+        json!({"name": "x", "packages": ["zlib"], "channel": ["bioconda"],
+                               "dry_run": true, "json": true}),
+    );
+    assert_eq!(
+        error_code(&given).as_deref(),
+        Some("channel_not_allowed"),
+        "{given}"
+    );
     let text = given["result"]["content"][0]["text"].as_str().unwrap_or("");
-    assert!(text.contains("bioconda") && text.contains("call"), "{given}");
+    assert!(
+        text.contains("bioconda") && text.contains("call"),
+        "{given}"
+    );
     let spec = install(json!({"name": "x", "packages": ["bioconda::samtools"],
                               "dry_run": true, "json": true}));
-    assert_eq!(error_code(&spec).as_deref(), Some("channel_not_allowed"), "{spec}");
+    assert_eq!(
+        error_code(&spec).as_deref(),
+        Some("channel_not_allowed"),
+        "{spec}"
+    );
     let url = install(json!({"name": "x", "packages": ["zlib"],
                              "channel": ["https://conda.anaconda.org/conda-forge/"],
                              "dry_run": true, "json": true}));
     assert_eq!(error_code(&url), None, "{url}");
     // The configuration changes: from the next call on, its channels count.
     std::fs::write(&rc, "channels:\n  - conda-forge\n  - bioconda\n").expect("condarc");
-    let configured = install(json!({"name": "x", "packages": ["zlib"], "dry_run": true, "json": true}));
-    assert_eq!(error_code(&configured).as_deref(), Some("channel_not_allowed"), "{configured}");
-    let text = configured["result"]["content"][0]["text"].as_str().unwrap_or("");
-    assert!(text.contains("bioconda") && text.contains("configuration"), "{configured}");
+    let configured =
+        install(json!({"name": "x", "packages": ["zlib"], "dry_run": true, "json": true}));
+    assert_eq!(
+        error_code(&configured).as_deref(),
+        Some("channel_not_allowed"),
+        "{configured}"
+    );
+    let text = configured["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("");
+    assert!(
+        text.contains("bioconda") && text.contains("configuration"),
+        "{configured}"
+    );
     // --override-channels leaves the configuration out.
-    let overridden = install(json!({"name": "x", "packages": ["zlib"], "channel": ["conda-forge"],
-                                    "override_channels": true, "dry_run": true, "json": true}));
+    let overridden = install(
+        json!({"name": "x", "packages": ["zlib"], "channel": ["conda-forge"],
+                                    "override_channels": true, "dry_run": true, "json": true}),
+    );
     assert_eq!(error_code(&overridden), None, "{overridden}");
 }
 
@@ -534,7 +651,11 @@ fn a_read_only_token_on_an_allow_write_server_is_refused_and_check_says_so() {
     let read = call(&server, READER, "conda_env_list", json!({}));
     assert_eq!(error_code(&read), None, "{read}");
     let refused = call(&server, READER, "conda_create", install.clone());
-    assert_eq!(error_code(&refused).as_deref(), Some("refused"), "{refused}");
+    assert_eq!(
+        error_code(&refused).as_deref(),
+        Some("refused"),
+        "{refused}"
+    );
     assert_eq!(
         refused["result"]["structuredContent"]["error"]["details"]["missing_scopes"],
         json!(["conda:write"]),
@@ -549,7 +670,12 @@ fn a_read_only_token_on_an_allow_write_server_is_refused_and_check_says_so() {
     );
     let applied = call(&server, ALICE, "conda_create", install);
     assert_eq!(error_code(&applied), None, "{applied}");
-    assert!(standin.prefix.join("envs/team/conda-meta/history").is_file());
+    assert!(
+        standin
+            .prefix
+            .join("envs/team/conda-meta/history")
+            .is_file()
+    );
 
     // `check --listen` prints each principal's effective policy.
     let dir = tempdir();
@@ -572,11 +698,23 @@ fn a_read_only_token_on_an_allow_write_server_is_refused_and_check_says_so() {
             .unwrap_or_else(|| panic!("{name} in {text}"))
             .to_owned()
     };
-    assert!(line("alice").contains("write allowed (--allow-write)"), "{text}");
-    assert!(line("reader").contains("write refused (the token lacks conda:write)"), "{text}");
-    assert!(line("scraper").contains("read refused (the token lacks conda:read)"), "{text}");
+    assert!(
+        line("alice").contains("write allowed (--allow-write)"),
+        "{text}"
+    );
+    assert!(
+        line("reader").contains("write refused (the token lacks conda:write)"),
+        "{text}"
+    );
+    assert!(
+        line("scraper").contains("read refused (the token lacks conda:read)"),
+        "{text}"
+    );
     for l in ["alice", "reader"].map(line) {
         assert!(l.contains("exec refused (no --allow-exec)"), "{l}");
     }
-    assert!(line("scraper").contains("exec refused (the token lacks conda:read)"), "{text}");
+    assert!(
+        line("scraper").contains("exec refused (the token lacks conda:read)"),
+        "{text}"
+    );
 }

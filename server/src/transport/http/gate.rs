@@ -478,7 +478,11 @@ impl LogLine {
             _ => (outcome, None),
         };
         if let Some(m) = &self.metrics {
-            let method = if d.method.is_empty() { "(none)" } else { &d.method };
+            let method = if d.method.is_empty() {
+                "(none)"
+            } else {
+                &d.method
+            };
             m.request(method, outcome, &d.principal);
         }
         match code {

@@ -106,7 +106,8 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
          # Add this line to the --auth-tokens file (the SHA-256 of the token, not the token):\n\
          {}\n",
         match policy {
-            Some(scopes) => tokens::file_line_with_policy(&name, &token, os_user.as_deref(), scopes),
+            Some(scopes) =>
+                tokens::file_line_with_policy(&name, &token, os_user.as_deref(), scopes),
             None => tokens::file_line(&name, &token, os_user.as_deref()),
         }
     );

@@ -273,7 +273,10 @@ mod tests {
         let h = token_hash("x");
         let cases = [
             ("alice".to_owned(), "wrong number of fields"),
-            (format!("alice {h} bob conda:read extra"), "wrong number of fields"),
+            (
+                format!("alice {h} bob conda:read extra"),
+                "wrong number of fields",
+            ),
             (format!("alice {h} bob conda:admin"), "unknown scope"),
             (format!("alice {h} - conda:read,,conda:exec"), "empty item"),
             (format!("al ice {h}"), "hash is not 64 hex"),
@@ -315,11 +318,21 @@ mod tests {
     #[test]
     fn the_policy_column_narrows_the_principal() {
         let text = format!(
-            "{}\n{}\n{}\n{}\n",
+            "{}\n{}\n{}\nscraper {} - -\n",
             file_line("plain", "t1", None),
-            file_line_with_policy("reader", "t2", None, Scopes::column("conda:read").expect("r")),
-            file_line_with_policy("writer", "t3", Some("wuser"), Scopes::column("conda:write").expect("w")),
-            format!("scraper {} - -", token_hash("t4")),
+            file_line_with_policy(
+                "reader",
+                "t2",
+                None,
+                Scopes::column("conda:read").expect("r")
+            ),
+            file_line_with_policy(
+                "writer",
+                "t3",
+                Some("wuser"),
+                Scopes::column("conda:write").expect("w")
+            ),
+            token_hash("t4"),
         );
         let t = table(&text).expect("parses");
         assert_eq!(t.verify("t1").expect("plain").scopes, None);
