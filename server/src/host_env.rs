@@ -34,26 +34,54 @@ pub fn env_rules(pass_env: &[String], worker_user: Option<&str>, home: Option<&P
     }
 }
 
+/// Why the worker user's home cannot be used ([`check_worker_home`]).
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerHomeError {
+    /// The user database could not be read.
+    #[error("looking up the worker user {user}: {source}")]
+    Lookup {
+        /// The user looked up (named by the operator's flag).
+        user: String,
+        /// What the lookup returned.
+        #[source]
+        source: nix::Error,
+    },
+    /// No user of that name.
+    #[error("no such user: {0} (--worker-user)")]
+    NoSuchUser(String),
+    /// The home (or `--worker-home`) is missing, not a directory, or not
+    /// writable by the user; the text names the fix.
+    #[error(transparent)]
+    Home(#[from] conda_mcp_shared::home::HomeError),
+}
+
 /// The home conda gets when the worker runs as `user`: `worker_home`
 /// (created with mode 0700 and owned by the user when missing; needs root
 /// unless the user is the server's own) or the user's home from the user
 /// database, which must exist and be writable by the user.
 ///
-/// Errors: one sentence naming the user, the directory and the fix
-/// (`--worker-home DIR`, creating the home, or `usermod -d`).
-pub fn check_worker_home(user: &str, worker_home: Option<&Path>) -> Result<PathBuf, String> {
+/// Errors: [`WorkerHomeError`], one sentence naming the user, the
+/// directory and the fix (`--worker-home DIR`, creating the home, or
+/// `usermod -d`).
+pub fn check_worker_home(
+    user: &str,
+    worker_home: Option<&Path>,
+) -> Result<PathBuf, WorkerHomeError> {
     let entry = nix::unistd::User::from_name(user)
-        .map_err(|e| format!("looking up the worker user {user}: {e}"))?
-        .ok_or_else(|| format!("no such user: {user} (--worker-user)"))?;
+        .map_err(|source| WorkerHomeError::Lookup {
+            user: user.to_owned(),
+            source,
+        })?
+        .ok_or_else(|| WorkerHomeError::NoSuchUser(user.to_owned()))?;
     let who = HomeUser {
         name: user.to_owned(),
         uid: entry.uid.as_raw(),
         gid: entry.gid.as_raw(),
     };
     match worker_home {
-        Some(dir) => prepare_home(&who, dir, "--worker-home").map_err(|e| e.to_string()),
+        Some(dir) => Ok(prepare_home(&who, dir, "--worker-home")?),
         None => {
-            check_home(&who, &entry.dir, "--worker-home").map_err(|e| e.to_string())?;
+            check_home(&who, &entry.dir, "--worker-home")?;
             Ok(entry.dir)
         }
     }

@@ -189,8 +189,8 @@ impl Settings {
     }
 
     /// What typed calls are prepared with.
-    pub fn typed(&self) -> crate::call::typed::Settings {
-        crate::call::typed::Settings {
+    pub fn typed(&self) -> crate::call::typed::TypedSettings {
+        crate::call::typed::TypedSettings {
             confirm: self.confirm,
             limits: self.limits,
         }

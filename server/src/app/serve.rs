@@ -50,7 +50,7 @@ pub async fn serve(settings: &Settings) -> Result<(), StartupError> {
     };
     let lanes: Lanes = Arc::default();
     let joined = |r: Result<Result<startup::Started, StartupError>, tokio::task::JoinError>| {
-        r.unwrap_or_else(|e| Err(StartupError::Internal(format!("startup failed: {e}"))))
+        r.unwrap_or_else(|e| Err(StartupError::Internal(e)))
     };
     let (server, pending) = tokio::select! {
         r = &mut start => {

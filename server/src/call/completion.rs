@@ -13,7 +13,7 @@ use crate::worker_client::Program;
 use conda_mcp_shared::limits::Limits;
 
 use super::outcome::{NotRun, Outcome, Ran};
-use super::plan::{Lane, Plan, Reader};
+use super::plan::{LaneKind, Plan, Reader};
 
 /// Longest the helper may run: reading one msgpack file takes well under a
 /// second; the server's own `--timeout` applies when it is shorter.
@@ -64,7 +64,7 @@ pub fn plan(
         argv: completion::helper_argv(catalog, &path),
         cwd: None,
         stdin: None,
-        lane: Lane::Discovery,
+        lane: LaneKind::Discovery,
         limits,
         classification: None,
         reader: Reader::CompletionAnswer,

@@ -26,7 +26,7 @@ use crate::call::typed::Early;
 pub fn plan(
     catalog: &Catalog,
     policy: &Policy,
-    settings: crate::call::typed::Settings,
+    settings: crate::call::typed::TypedSettings,
     tool: &GeneratedTool,
     args: &Value,
 ) -> Result<Plan, Outcome> {

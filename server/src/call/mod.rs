@@ -6,7 +6,7 @@
 //!    a label) or an early [`Outcome`] (invalid arguments, refused, not
 //!    available). One module per kind: [`generated`] (one tool per conda
 //!    command), [`raw`] (`conda_execute`), [`completion`]
-//!    (`conda_cli_command`), [`compact`] (`--tool-mode compact`). A kind
+//!    (`conda_cli_command`), [`compact_call`] (`--tool-mode compact`). A kind
 //!    that works on a conda argv amends it (if it must) *before*
 //!    [`plan::authorize`] classifies it, so the policy always decides on
 //!    the argv that will run. A create into an existing environment is
@@ -30,7 +30,7 @@
 
 pub mod approval;
 pub mod budget;
-pub mod compact;
+pub mod compact_call;
 pub mod completion;
 pub mod conda_error;
 pub mod document;
@@ -50,6 +50,6 @@ pub mod typed;
 
 pub use outcome::{NotRun, Outcome, Ran};
 pub use output::CallOutput;
-pub use plan::{Lane, Plan, Reader};
+pub use plan::{LaneKind, Plan, Reader};
 pub use run::Runner;
 pub use shape::ResultSettings;

@@ -12,7 +12,7 @@ use super::outcome::Outcome;
 
 /// Which executor a plan runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lane {
+pub enum LaneKind {
     /// conda calls: one at a time, in arrival order.
     Exec,
     /// Helper scripts of the target's Python (`conda_cli_command`): never
@@ -48,7 +48,7 @@ pub struct Plan {
     /// Bytes for stdin; `None` = `/dev/null`.
     pub stdin: Option<Vec<u8>>,
     /// The executor it runs on.
-    pub lane: Lane,
+    pub lane: LaneKind,
     /// Time limit, bytes kept per output stream, stdin limit.
     pub limits: Limits,
     /// The policy's classification of `argv` (conda calls only); the
@@ -89,7 +89,7 @@ impl Plan {
             argv,
             cwd: None,
             stdin: None,
-            lane: Lane::Exec,
+            lane: LaneKind::Exec,
             limits,
             classification: Some(classification),
             reader: Reader::Execution,

@@ -50,6 +50,24 @@ pub const SOLVES: &[&[&str]] = &[
     &["env", "update"],
 ];
 
+/// The command paths (after `conda`) that change the environment they
+/// target (`--name`/`--prefix`, else conda's default prefix). Others that
+/// take `--name`/`--prefix` (`config`, `run`, `list`, `export`) change no
+/// environment's packages.
+pub const PREFIX_COMMANDS: &[&[&str]] = &[
+    &["create"],
+    &["install"],
+    &["update"],
+    &["remove"],
+    &["rename"],
+    &["env", "create"],
+    &["env", "update"],
+    &["env", "remove"],
+    &["env", "config", "vars", "set"],
+    &["env", "config", "vars", "unset"],
+    &["doctor"],
+];
+
 /// An environment `--protect-env` names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ProtectedEnv {
@@ -137,10 +155,11 @@ fn facts_of(catalog: &Catalog, resolved: &Resolved, cwd: &Path) -> Facts {
     let Some(command) = catalog.commands.get(resolved.command()) else {
         return Facts::default();
     };
-    let has_target = command
-        .arguments
-        .iter()
-        .any(|a| a.dest == "prefix" || a.dest == "name");
+    let has_target = PREFIX_COMMANDS.iter().any(|p| path == *p)
+        && command
+            .arguments
+            .iter()
+            .any(|a| a.dest == "prefix" || a.dest == "name");
     let target = target::create_target(catalog, resolved, cwd)
         .or_else(|| target::given(catalog, resolved, cwd));
     let solves = SOLVES.iter().any(|p| path == *p);
@@ -464,8 +483,15 @@ mod tests {
             assert!(e.to_string().contains("--allow-base-writes"), "{e}");
         }
         assert!(check(&r, &["install", "-n", "lab", "numpy"]).is_ok());
-        // `conda clean` works on no prefix.
+        // `conda clean` works on no prefix; `config --set` writes a
+        // `.condarc`, not base's packages.
         let f = facts(&catalog, &argv(&["clean", "--all"]), cwd);
+        assert!(!f.has_target);
+        let f = facts(
+            &catalog,
+            &argv(&["config", "--set", "channel_priority", "strict"]),
+            cwd,
+        );
         assert!(!f.has_target);
         let open = Restrictions {
             allow_base_writes: true,

@@ -6,16 +6,17 @@ use tokio_util::sync::CancellationToken;
 
 use conda_mcp_shared::ExecutionResult;
 
-use crate::discovery::config::ConfigWatch;
+use crate::discovery::config::{ConfigWatch, ForcedKey};
 use crate::discovery::restart::RestartWatch;
 use crate::policy::Reason;
 use crate::principal::Principal;
+use crate::worker_client::pool::Lease;
 use crate::worker_client::{ExecError, Executor, JobUpdate, Workers};
 
 use super::install_lock::{InstallLock, LockError, WriterGuard};
 
 use super::outcome::{NotRun, Outcome, Ran};
-use super::plan::{Lane, Plan, Reader};
+use super::plan::{LaneKind, Plan, Reader};
 use super::shape::{self, CallFacts, ResultSettings};
 
 /// The executors, the restart watch and the result settings every plan
@@ -131,6 +132,9 @@ impl Runner {
         }
     }
 
+    /// [`Runner::run`] (`holding`: under a writer guard the caller holds):
+    /// conda's forced configuration, the writer lock, the principal's
+    /// worker, the job, and what its result becomes, each a step below.
     async fn run_as(
         &self,
         plan: Plan,
@@ -139,67 +143,31 @@ impl Runner {
         on_update: impl FnMut(JobUpdate) + Send + 'static,
         cancel: CancellationToken,
     ) -> Outcome {
-        let mut json_off = None;
-        if let (Lane::Exec, Some(watch)) = (plan.lane, self.config.as_ref()) {
-            let forced = watch.current().await;
-            let by_dry_run = plan
-                .classification
-                .as_ref()
-                .is_some_and(|c| c.reason == Reason::DryRun);
-            if by_dry_run && let Some(key) = forced.dry_run_defeated() {
-                tracing::info!(key = %key.key, "{}: refused: conda would not honour --dry-run", plan.what);
-                return Outcome::DryRunNotHonoured {
-                    what: plan.what,
-                    forced: key.clone(),
-                };
-            }
-            json_off = forced.json_off().cloned();
-        }
+        let json_off = match self.forced_configuration(&plan).await {
+            Ok(json_off) => json_off,
+            Err(early) => return early,
+        };
         let mut on_update = on_update;
         let mut job = plan.job();
-        let mut _writer = None;
-        if let (Lane::Exec, false, false, Some(lock)) = (
-            plan.lane,
-            plan.read_only(),
-            holding,
-            self.install_lock.as_ref(),
-        ) {
-            let arrived = tokio::time::Instant::now();
-            let deadline = arrived + plan.limits.timeout;
-            let waiting = || on_update(JobUpdate::WaitingForWriter);
-            match lock.acquire(deadline, &cancel, waiting).await {
-                Ok(guard) => _writer = Some(guard),
-                Err(e) => {
-                    tracing::info!("{}: not run: {e}", plan.what);
-                    return Outcome::NotRun {
-                        what: plan.what,
-                        reason: NotRun::InstallLock(e),
-                    };
-                }
-            }
-            job.limits.timeout = plan.limits.timeout.saturating_sub(arrived.elapsed());
-        }
-        let job_cancel = job.cancel.clone();
+        let _writer = match self
+            .writer(&plan, holding, &cancel, &mut on_update, &mut job)
+            .await
+        {
+            Ok(writer) => writer,
+            Err(early) => return early,
+        };
         // A principal mapped to an OS user runs conda in its own worker;
         // the lease keeps that worker from being stopped as idle.
-        let lease = match (&self.workers, &principal.os_user, plan.lane) {
-            (Some(workers), Some(user), Lane::Exec) => match workers.lease(user) {
-                Ok(lease) => Some(lease),
-                Err(full) => {
-                    tracing::warn!("{}: not run: {full}", plan.what);
-                    return Outcome::NotRun {
-                        what: plan.what,
-                        reason: NotRun::Exec(ExecError::WorkerUnavailable(full.to_string())),
-                    };
-                }
-            },
-            _ => None,
+        let lease = match self.lease(&plan, principal) {
+            Ok(lease) => lease,
+            Err(early) => return early,
         };
         let lane = match (&lease, plan.lane) {
             (Some(lease), _) => lease.executor(),
-            (None, Lane::Exec) => &self.exec,
-            (None, Lane::Discovery) => &self.discovery,
+            (None, LaneKind::Exec) => &self.exec,
+            (None, LaneKind::Discovery) => &self.discovery,
         };
+        let job_cancel = job.cancel.clone();
         let run = lane.run(job, on_update);
         tokio::pin!(run);
         let result = tokio::select! {
@@ -221,64 +189,158 @@ impl Runner {
         };
         match plan.reader {
             Reader::CompletionAnswer => super::completion::read(&result.0),
-            Reader::Execution => {
-                let (result, masked) = result;
-                let succeeded = result.exit_code == Some(0);
-                let command = plan
-                    .classification
-                    .as_ref()
-                    .map(|c| c.command.clone())
-                    .unwrap_or_default();
-                let facts = CallFacts {
-                    command: &command,
-                    timeout_ms: u64::try_from(plan.limits.timeout.as_millis()).unwrap_or(u64::MAX),
-                    argv: &plan.argv,
-                    verbose: shape::asks_for_detail(&plan.argv),
-                };
-                let mut output = shape::shape(result, self.settings, facts);
-                output.confirmation_required = plan.confirmation_required;
-                output.apply_requires = plan
-                    .apply_requires
-                    .iter()
-                    .map(|o| (*o).to_owned())
-                    .collect();
-                if let Some(key) = json_off
-                    && output.parsed_json.is_none()
-                    && plan.argv.iter().any(|a| a == "--json")
-                {
-                    output.parsed_json_error = Some(format!(
-                        "conda's configuration turns --json off (`{}` is marked final in {}), so conda printed text, not JSON",
-                        key.key,
-                        key.place()
-                    ));
-                }
-                if succeeded
-                    && output.error.is_none()
-                    && let Some(pc) = &plan.postcondition
-                {
-                    output.error = pc.failure(&output);
-                }
-                output.replaced_environment = plan.replacement.clone().map(|mut r| {
-                    r.read_plan(output.parsed_json.as_ref());
-                    r
-                });
-                // A failed dry run has no plan to confirm.
-                output.dry_run_for_confirmation = plan.confirmation_required;
-                if output.is_error() {
-                    output.confirmation_required = false;
-                    output.apply_requires.clear();
-                }
-                output.credentials_masked = output.credentials_masked.saturating_add(masked);
-                output.restart_required = if !plan.read_only() && succeeded {
-                    self.restart.after_mutation().await
-                } else {
-                    self.restart.required()
-                };
-                Outcome::Ran {
-                    what: plan.what,
-                    ran: Ran::Execution(Box::new(output)),
-                }
+            Reader::Execution => self.execution(plan, result, json_off).await,
+        }
+    }
+
+    /// conda's forced configuration before a conda call (re-read when a
+    /// `.condarc` changed): the `--json` key it turns off, if any.
+    ///
+    /// Errors: the early [`Outcome::DryRunNotHonoured`] of a call that is
+    /// read-only only by its dry run, when conda would not honour it.
+    async fn forced_configuration(&self, plan: &Plan) -> Result<Option<ForcedKey>, Outcome> {
+        let (LaneKind::Exec, Some(watch)) = (plan.lane, self.config.as_ref()) else {
+            return Ok(None);
+        };
+        let forced = watch.current().await;
+        let by_dry_run = plan
+            .classification
+            .as_ref()
+            .is_some_and(|c| c.reason == Reason::DryRun);
+        if by_dry_run && let Some(key) = forced.dry_run_defeated() {
+            tracing::info!(key = %key.key, "{}: refused: conda would not honour --dry-run", plan.what);
+            return Err(Outcome::DryRunNotHonoured {
+                what: plan.what.clone(),
+                forced: key.clone(),
+            });
+        }
+        Ok(forced.json_off().cloned())
+    }
+
+    /// The installation's writer lock for a conda call that is not
+    /// read-only (unless the caller holds it), waited for at most the
+    /// plan's time limit, which the wait then shortens for `job`.
+    ///
+    /// Errors: the early [`NotRun::InstallLock`] (timed out, cancelled,
+    /// lock file unusable).
+    async fn writer(
+        &self,
+        plan: &Plan,
+        holding: bool,
+        cancel: &CancellationToken,
+        on_update: &mut (impl FnMut(JobUpdate) + Send),
+        job: &mut crate::worker_client::Job,
+    ) -> Result<Option<WriterGuard>, Outcome> {
+        let (LaneKind::Exec, false, false, Some(lock)) = (
+            plan.lane,
+            plan.read_only(),
+            holding,
+            self.install_lock.as_ref(),
+        ) else {
+            return Ok(None);
+        };
+        let arrived = tokio::time::Instant::now();
+        let deadline = arrived + plan.limits.timeout;
+        let waiting = || on_update(JobUpdate::WaitingForWriter);
+        match lock.acquire(deadline, cancel, waiting).await {
+            Ok(guard) => {
+                job.limits.timeout = plan.limits.timeout.saturating_sub(arrived.elapsed());
+                Ok(Some(guard))
             }
+            Err(e) => {
+                tracing::info!("{}: not run: {e}", plan.what);
+                Err(Outcome::NotRun {
+                    what: plan.what.clone(),
+                    reason: NotRun::InstallLock(e),
+                })
+            }
+        }
+    }
+
+    /// The lease of `principal`'s own worker, for a conda call of a
+    /// principal mapped to an OS user (`None` for everyone else).
+    ///
+    /// Errors: the early [`NotRun::Exec`] when the pool is full.
+    fn lease(&self, plan: &Plan, principal: &Principal) -> Result<Option<Lease>, Outcome> {
+        match (&self.workers, &principal.os_user, plan.lane) {
+            (Some(workers), Some(user), LaneKind::Exec) => match workers.lease(user) {
+                Ok(lease) => Ok(Some(lease)),
+                Err(full) => {
+                    tracing::warn!("{}: not run: {full}", plan.what);
+                    Err(Outcome::NotRun {
+                        what: plan.what.clone(),
+                        reason: NotRun::Exec(ExecError::WorkerUnavailable(full.to_string())),
+                    })
+                }
+            },
+            _ => Ok(None),
+        }
+    }
+
+    /// What an execution becomes: the tool output shaped from the result
+    /// (`masked` credentials counted), with what the plan knows (dry run
+    /// for confirmation, a replacement, the postcondition of a write) and,
+    /// after a write that succeeded, the restart watch's verdict.
+    async fn execution(
+        &self,
+        plan: Plan,
+        (result, masked): (ExecutionResult, u32),
+        json_off: Option<ForcedKey>,
+    ) -> Outcome {
+        let succeeded = result.exit_code == Some(0);
+        let command = plan
+            .classification
+            .as_ref()
+            .map(|c| c.command.clone())
+            .unwrap_or_default();
+        let facts = CallFacts {
+            command: &command,
+            timeout_ms: u64::try_from(plan.limits.timeout.as_millis()).unwrap_or(u64::MAX),
+            argv: &plan.argv,
+            verbose: shape::asks_for_detail(&plan.argv),
+        };
+        let mut output = shape::shape(result, self.settings, facts);
+        output.confirmation_required = plan.confirmation_required;
+        output.apply_requires = plan
+            .apply_requires
+            .iter()
+            .map(|o| (*o).to_owned())
+            .collect();
+        if let Some(key) = json_off
+            && output.parsed_json.is_none()
+            && plan.argv.iter().any(|a| a == "--json")
+        {
+            output.parsed_json_error = Some(format!(
+                "conda's configuration turns --json off (`{}` is marked final in {}), so conda printed text, not JSON",
+                key.key,
+                key.place()
+            ));
+        }
+        if succeeded
+            && output.error.is_none()
+            && let Some(pc) = &plan.postcondition
+        {
+            output.error = pc.failure(&output);
+        }
+        output.replaced_environment = plan.replacement.clone().map(|mut r| {
+            r.read_plan(output.parsed_json.as_ref());
+            r
+        });
+        // A failed dry run has no plan to confirm.
+        output.dry_run_for_confirmation = plan.confirmation_required;
+        if output.is_error() {
+            output.confirmation_required = false;
+            output.apply_requires.clear();
+        }
+        output.credentials_masked = output.credentials_masked.saturating_add(masked);
+        output.restart_required = if !plan.read_only() && succeeded {
+            self.restart.after_mutation().await
+        } else {
+            self.restart.required()
+        };
+        Outcome::Ran {
+            what: plan.what,
+            ran: Ran::Execution(Box::new(output)),
         }
     }
 }

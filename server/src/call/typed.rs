@@ -58,7 +58,7 @@ use crate::tools::server_options::{
 
 /// What the server decides for typed calls, fixed at startup.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Settings {
+pub struct TypedSettings {
     /// Mutations without `yes: true` run as dry runs (off with
     /// `--no-confirm`).
     pub confirm: bool,
@@ -116,7 +116,7 @@ pub fn prepare(
     policy: &Policy,
     cmd: CommandIdx,
     args: &Map<String, Value>,
-    settings: Settings,
+    settings: TypedSettings,
 ) -> Result<TypedCall, Early> {
     let command = &catalog.commands[cmd];
     let invalid = |e: ArgumentError| Early::Invalid(vec![e]);
@@ -157,7 +157,7 @@ pub fn prepare(
         approve(catalog, cmd, &args, &mut call).map_err(invalid)?;
     } else if settings.confirm
         && call.classification.requires_write
-        && call.classification.outcome == policy::Outcome::Runs
+        && call.classification.outcome == policy::Invocation::Runs
         && let Some((yes, dry_run)) = confirm_properties(command)
         && args.get(yes) != Some(&Value::Bool(true))
     {
@@ -297,7 +297,7 @@ fn guard_existing(
 /// `/timeout_seconds` (not a finite number > 0).
 pub fn take_server_options(
     args: &mut Map<String, Value>,
-    settings: Settings,
+    settings: TypedSettings,
 ) -> Result<(Option<Vec<u8>>, Option<Duration>), ArgumentError> {
     let err = |path: &str, rule: String| ArgumentError {
         path: path.into(),
@@ -343,8 +343,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn settings() -> Settings {
-        Settings {
+    fn settings() -> TypedSettings {
+        TypedSettings {
             confirm: true,
             limits: Limits {
                 timeout: Duration::from_secs(30),

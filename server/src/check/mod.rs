@@ -393,6 +393,19 @@ fn tools_step(
         crate::startup::StartupError::Schema(e) => format!("building the tools failed: {e}"),
         other => other.to_string(),
     })?;
+    listing(s, catalog, &tools, r);
+    Ok(tools)
+}
+
+/// Step 6, the listing: the tools by policy class and what the policy
+/// lets each class do, `conda_execute` and `conda_cli_command`, and the
+/// policy line.
+fn listing(
+    s: &Settings,
+    catalog: &crate::catalog::Catalog,
+    tools: &crate::tools::ToolSet,
+    r: &mut Builder,
+) {
     // In compact mode the commands are not tools: they are named by the
     // command path conda_call takes.
     let compact = s.mode == crate::tools::ToolMode::Compact;
@@ -473,7 +486,6 @@ fn tools_step(
         );
     }
     r.item("policy", policy_line(&s.policy));
-    Ok(tools)
 }
 
 /// Step 7: the warnings, then the host configuration (stdio, or HTTP with

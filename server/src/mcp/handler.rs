@@ -28,20 +28,21 @@ use rmcp::model::{
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
     Resource, ResourceContents, ServerConfig, ServerResult, UpdateTaskParams,
 };
-use rmcp::service::{Peer, RequestContext};
+use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::approval::{Consent, Reply};
 use super::capabilities;
+use super::consent::{self, Consent, Reply};
+use super::context::CallContext;
 use super::live::{LiveTools, Served, Surface};
 use super::principal::Principal;
 use super::progress::{Progress, Tracker};
 use super::results::Results;
-use super::tasks::{End, TaskInput, TaskStore, UpdateError};
+use super::tasks::{TaskEnd, TaskInput, TaskStore, UpdateError};
 use crate::call::{self, NotRun, Outcome, Plan, Runner};
 use crate::policy::Policy;
 use crate::schema::Profile;
@@ -93,7 +94,7 @@ pub struct CallSettings {
     pub mode: ToolMode,
     /// What the server decides for typed calls (confirmation by dry run,
     /// `conda_run`'s server options).
-    pub typed: call::typed::Settings,
+    pub typed: call::typed::TypedSettings,
     /// `--allow-base-writes`, `--protect-env`, `--allowed-channel`: what a
     /// change may not touch and a solve may not use.
     pub restrictions: call::restrict::Restrictions,
@@ -105,11 +106,11 @@ pub struct CallSettings {
 /// The MCP server once startup has finished (cheap to clone); served
 /// through [`super::ready::CondaMcp`], which answers `initialize` before.
 #[derive(Debug, Clone)]
-pub struct Loaded {
+pub struct Handler {
     state: Arc<State>,
 }
 
-impl Loaded {
+impl Handler {
     /// Wraps the startup state.
     pub fn new(state: Arc<State>) -> Self {
         Self { state }
@@ -147,7 +148,7 @@ impl Loaded {
             Route::CliCommand => {
                 call::completion::plan(&sf.catalog, sf.tools.cli_command.is_some(), st.limits, args)
             }
-            Route::Compact(tool) => call::compact::plan(
+            Route::Compact(tool) => call::compact_call::plan(
                 &sf.catalog,
                 &policy,
                 st.typed,
@@ -187,7 +188,7 @@ impl Loaded {
         reply
     }
 
-    /// [`Loaded::call`]'s steps; `watch` learns what the audit line needs.
+    /// [`Handler::call`]'s steps; `watch` learns what the audit line needs.
     #[allow(clippy::too_many_arguments)]
     async fn call_watched(
         &self,
@@ -217,10 +218,17 @@ impl Loaded {
         let _ = planned.send(Planned::of(&plan));
         let peer = call.peer.clone();
         let outcome = match plan.approval.take() {
-            None => self.run(plan, &call).await,
-            Some(approval) => match self
-                .approved(plan, approval, tool, &args, consent, call)
-                .await
+            None => call.run(&self.state.runner, plan).await,
+            Some(approval) => match consent::approved(
+                &self.state.runner,
+                plan,
+                approval,
+                tool,
+                &args,
+                consent,
+                call,
+            )
+            .await
             {
                 Reply::Done(outcome) => outcome,
                 ask @ Reply::Ask(_) => return ask,
@@ -233,18 +241,155 @@ impl Loaded {
         Reply::Done(outcome)
     }
 
-    /// Runs one plan of the call to its outcome (on the call's cancellation
-    /// and tracker).
-    pub(super) async fn run(&self, plan: Plan, call: &CallContext) -> Outcome {
-        self.state
-            .runner
-            .run(
-                plan,
-                &call.principal,
-                call.tracker.observer(),
-                call.cancel.clone(),
-            )
-            .await
+    /// The route of tool `name` on `surface`. Errors: an unknown tool,
+    /// invalid params (-32602) that does not echo the name (in the compact
+    /// mode, it names `conda_call`).
+    fn route(&self, surface: &Surface, name: &str) -> Result<Route, McpError> {
+        surface.tools.route(name).ok_or_else(|| {
+            self.state
+                .metrics
+                .tool_call(crate::metrics::UNKNOWN_TOOL, "error", 0.0, "-");
+            if self.state.settings.mode == ToolMode::Compact {
+                unknown(&format!(
+                    "tool; {}",
+                    crate::tools::compact::UNKNOWN_TOOL_HINT
+                ))
+            } else {
+                unknown("tool")
+            }
+        })
+    }
+
+    /// Starts the call of `route` in its own task, on its own cancellation
+    /// token and tracker, for the principal of `context` (read once here:
+    /// it picks the worker and owns the task, if the call becomes one).
+    fn spawn(
+        &self,
+        route: Route,
+        surface: Arc<Surface>,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Spawned {
+        let name = request.name.to_string();
+        let declared_tasks = context
+            .client_capabilities()
+            .is_some_and(|caps| caps.supports_tasks());
+        // A client that declared tasks is asked inside the task.
+        let input = TaskInput::new();
+        let consent = Consent::of(&request, context, declared_tasks.then_some(&input));
+        let in_task = consent.in_task();
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let principal = Principal::of(context);
+        let tracker = Tracker::new();
+        let cancel = CancellationToken::new();
+        let call = CallContext {
+            cancel: cancel.clone(),
+            tracker: tracker.clone(),
+            peer: context.peer.clone(),
+            surface,
+            principal: principal.clone(),
+            trail: crate::audit::Trail::default(),
+        };
+        let (planned_tx, planned) = oneshot::channel();
+        let this = self.clone();
+        let tool = name.clone();
+        let running = tokio::spawn(async move {
+            this.call(route, tool, args, consent, call, planned_tx)
+                .await
+        });
+        Spawned {
+            name,
+            principal,
+            declared_tasks,
+            in_task,
+            planned: Awaited::Pending(planned),
+            call: RunningCall {
+                tracker,
+                cancel,
+                input,
+                running,
+            },
+        }
+    }
+
+    /// Answers the request as `delivery` says: with a task handle, or with
+    /// the call's result once it is done (with progress notifications for
+    /// a progress token).
+    async fn finish(
+        &self,
+        spawned: Spawned,
+        delivery: Delivery,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let Spawned {
+            name,
+            principal,
+            planned,
+            call,
+            ..
+        } = spawned;
+        let planned = match planned {
+            Awaited::Known(p) => p,
+            Awaited::Pending(_) => None,
+        };
+        let done = match (delivery, planned) {
+            (Delivery::Task, Some(planned)) => {
+                let legacy = context
+                    .protocol_version()
+                    .is_none_or(|v| v.has_initialize());
+                return CallToolResponse::Task(self.start_task(principal, legacy, planned, call));
+            }
+            (Delivery::Done(r), planned) => (Some(r), planned),
+            (_, planned) => (None, planned),
+        };
+        let (done, planned) = done;
+        let RunningCall {
+            tracker,
+            cancel,
+            mut running,
+            ..
+        } = call;
+        let progress = match (&planned, context.meta.get_progress_token()) {
+            (Some(p), Some(token)) if p.reports_progress && done.is_none() => {
+                Progress::start(context.peer.clone(), token, p.what.clone(), &tracker)
+            }
+            _ => Progress::inert(),
+        };
+        let request_ct = context.ct.clone();
+        let joined_result = match done {
+            Some(r) => r,
+            None => tokio::select! {
+                r = &mut running => r,
+                () = request_ct.cancelled() => {
+                    cancel.cancel();
+                    running.await
+                }
+            },
+        };
+        progress.finish().await;
+        match joined(joined_result, name) {
+            Reply::Done(outcome) => self.tool_result(outcome).into(),
+            Reply::Ask(question) => consent::input_required(&question).into(),
+        }
+    }
+
+    /// `resources/subscribe` / `resources/unsubscribe` of `uri`: served
+    /// with `--live-tools` only (without it the capabilities document never
+    /// changes and the method is not found, as the capabilities say); only
+    /// the capabilities resource exists.
+    fn subscription(&self, uri: &str, on: bool) -> Result<(), McpError> {
+        let Some(live) = &self.state.live else {
+            return Err(McpError::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "method not found",
+                None,
+            ));
+        };
+        if uri != capabilities::URI {
+            return Err(unknown("resource"));
+        }
+        live.subscribe_capabilities(on);
+        Ok(())
     }
 
     /// The tool result of an outcome (output-schema checked), with the
@@ -293,19 +438,19 @@ impl Loaded {
                 },
             };
             let end = if cancel.is_cancelled() && outcome.cancelled() {
-                End::Cancelled
+                TaskEnd::Cancelled
             } else {
                 let mut result = ServerResult::CallToolResult(this.tool_result(outcome));
                 if legacy {
                     result.strip_result_type_for_legacy_peer();
                 }
                 match serde_json::to_value(result) {
-                    Ok(Value::Object(result)) => End::Completed(result),
+                    Ok(Value::Object(result)) => TaskEnd::Completed(result),
                     // A CallToolResult is a JSON object with string keys:
                     // never reached; logged should it ever be.
                     _ => {
                         tracing::error!("a task's result did not serialize as an object");
-                        End::Completed(JsonObject::new())
+                        TaskEnd::Completed(JsonObject::new())
                     }
                 }
             };
@@ -325,6 +470,69 @@ struct RunningCall {
     input: TaskInput,
     /// The call itself.
     running: JoinHandle<Reply>,
+}
+
+/// A call started by [`Handler::spawn`], as its request follows it.
+struct Spawned {
+    /// The tool's name (for the internal error of a panicked call).
+    name: String,
+    /// Who is calling (read once per request).
+    principal: Principal,
+    /// The client declared the tasks extension.
+    declared_tasks: bool,
+    /// A question of `--approve-writes` is asked inside the task.
+    in_task: bool,
+    /// What the request learns of the plan.
+    planned: Awaited,
+    /// The call itself.
+    call: RunningCall,
+}
+
+/// What the request knows of the call's plan.
+enum Awaited {
+    /// Not yet: the plan arrives on this channel.
+    Pending(oneshot::Receiver<Planned>),
+    /// Planned (or `None`: it ended early, or the request was cancelled
+    /// before).
+    Known(Option<Planned>),
+}
+
+impl Spawned {
+    /// Waits for the plan (or the request's cancellation, which cancels
+    /// the call) and decides how the request is answered: a change that
+    /// needs approval asked inside a task, a call that may run long, or
+    /// one that has to wait in a queue, gets a task handle when the client
+    /// declared tasks; anything else is answered inline.
+    async fn decide(&mut self, context: &RequestContext<RoleServer>) -> Delivery {
+        // rmcp cancels this on notifications/cancelled, and after the
+        // response: watched only while the request is open.
+        let request_ct = context.ct.clone();
+        let planned = match std::mem::replace(&mut self.planned, Awaited::Known(None)) {
+            Awaited::Pending(rx) => tokio::select! {
+                p = rx => p.ok(),
+                () = request_ct.cancelled() => {
+                    self.call.cancel.cancel();
+                    None
+                }
+            },
+            Awaited::Known(p) => p,
+        };
+        let delivery = match &planned {
+            Some(p) if p.approval && self.in_task => Delivery::Task,
+            Some(p) if p.approval => Delivery::Inline,
+            Some(p) if self.declared_tasks && p.long => Delivery::Task,
+            Some(_) if self.declared_tasks => tokio::select! {
+                phase = self.call.tracker.left_arrival() => {
+                    if phase.waiting() { Delivery::Task } else { Delivery::Inline }
+                }
+                r = &mut self.call.running => Delivery::Done(r),
+                () = request_ct.cancelled() => Delivery::Inline,
+            },
+            _ => Delivery::Inline,
+        };
+        self.planned = Awaited::Known(planned);
+        delivery
+    }
 }
 
 /// What the request learns of a call once it is planned.
@@ -378,35 +586,13 @@ fn joined(r: Result<Reply, tokio::task::JoinError>, what: String) -> Reply {
 }
 
 /// How a call of a client that declared tasks is answered.
-enum Answer {
+enum Delivery {
     /// With a task handle now.
     Task,
     /// With its result when it is done.
     Inline,
     /// It is already done.
     Done(Result<Reply, tokio::task::JoinError>),
-}
-
-/// What a call needs of its request besides the arguments.
-#[derive(Debug, Clone)]
-pub struct CallContext {
-    /// The call's own cancellation: cancelled by the request's
-    /// `notifications/cancelled` while the request is open, and by
-    /// `tasks/cancel` when it became a task (never by rmcp's cancellation
-    /// of the request after its response).
-    pub cancel: CancellationToken,
-    /// Where the job's updates go.
-    pub tracker: Tracker,
-    /// The client (for the notifications of `--live-tools`).
-    pub peer: Peer<RoleServer>,
-    /// The surface the call was routed with.
-    pub surface: Arc<Surface>,
-    /// Who is calling (over HTTP, whom the token names; else the local
-    /// principal): picks the worker and owns the task.
-    pub principal: Principal,
-    /// What the approval steps tell the call's audit line (the plan shown,
-    /// the person's answer).
-    pub trail: crate::audit::Trail,
 }
 
 fn unknown(what: &str) -> McpError {
@@ -434,7 +620,7 @@ const SERVED_METHODS: &[&str] = &[
     "tasks/cancel",
 ];
 
-impl ServerHandler for Loaded {
+impl ServerHandler for Handler {
     fn get_info(&self) -> ServerConfig {
         self.state.info.clone()
     }
@@ -480,7 +666,7 @@ impl ServerHandler for Loaded {
     /// other that has to wait in a queue before it starts
     /// ([`super::tasks`]); with `--approve-writes` a change of a client that
     /// declared tasks and elicitation is a task too, asking inside it
-    /// ([`super::approval`]); otherwise the result comes when the call is
+    /// ([`super::consent`]); otherwise the result comes when the call is
     /// done, with progress notifications for a progress token.
     /// `notifications/cancelled` for the request cancels the call while
     /// the request is open (rmcp then sends no response).
@@ -490,113 +676,10 @@ impl ServerHandler for Loaded {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let surface = self.state.surface.get();
-        let Some(route) = surface.tools.route(&request.name) else {
-            self.state.metrics.tool_call(
-                crate::metrics::UNKNOWN_TOOL,
-                "error",
-                0.0,
-                &Principal::of(&context).name,
-            );
-            if self.state.settings.mode == ToolMode::Compact {
-                return Err(unknown(&format!(
-                    "tool; {}",
-                    crate::tools::compact::UNKNOWN_TOOL_HINT
-                )));
-            }
-            return Err(unknown("tool"));
-        };
-        let name = request.name.to_string();
-        let declared_tasks = context
-            .client_capabilities()
-            .is_some_and(|caps| caps.supports_tasks());
-        // A client that declared tasks is asked inside the task.
-        let input = TaskInput::new();
-        let consent = Consent::of(&request, &context, declared_tasks.then_some(&input));
-        let in_task = consent.in_task();
-        let args = Value::Object(request.arguments.unwrap_or_default());
-        let tracker = Tracker::new();
-        let cancel = CancellationToken::new();
-        let call = CallContext {
-            cancel: cancel.clone(),
-            tracker: tracker.clone(),
-            peer: context.peer.clone(),
-            surface,
-            principal: Principal::of(&context),
-            trail: crate::audit::Trail::default(),
-        };
-        let (planned_tx, planned_rx) = oneshot::channel();
-        let this = self.clone();
-        let tool = name.clone();
-        let mut running = tokio::spawn(async move {
-            this.call(route, tool, args, consent, call, planned_tx)
-                .await
-        });
-        // rmcp cancels this on notifications/cancelled, and after the
-        // response: watched only while the request is open.
-        let request_ct = context.ct.clone();
-        let mut planned = tokio::select! {
-            p = planned_rx => p.ok(),
-            () = request_ct.cancelled() => {
-                cancel.cancel();
-                None
-            }
-        };
-        let answer = match &planned {
-            Some(p) if p.approval && in_task => Answer::Task,
-            Some(p) if p.approval => Answer::Inline,
-            Some(p) if declared_tasks && p.long => Answer::Task,
-            Some(_) if declared_tasks => tokio::select! {
-                phase = tracker.left_arrival() => {
-                    if phase.waiting() { Answer::Task } else { Answer::Inline }
-                }
-                r = &mut running => Answer::Done(r),
-                () = request_ct.cancelled() => Answer::Inline,
-            },
-            _ => Answer::Inline,
-        };
-        let done = match answer {
-            Answer::Task => match planned.take() {
-                Some(planned) => {
-                    let owner = Principal::of(&context);
-                    let legacy = context
-                        .protocol_version()
-                        .is_none_or(|v| v.has_initialize());
-                    let call = RunningCall {
-                        tracker,
-                        cancel,
-                        input,
-                        running,
-                    };
-                    return Ok(CallToolResponse::Task(
-                        self.start_task(owner, legacy, planned, call),
-                    ));
-                }
-                None => None,
-            },
-            Answer::Inline => None,
-            Answer::Done(r) => Some(r),
-        };
-        let progress = match (&planned, context.meta.get_progress_token()) {
-            (Some(p), Some(token)) if p.reports_progress && done.is_none() => {
-                Progress::start(context.peer.clone(), token, p.what.clone(), &tracker)
-            }
-            _ => Progress::inert(),
-        };
-        let joined_result = match done {
-            Some(r) => r,
-            None => tokio::select! {
-                r = &mut running => r,
-                () = request_ct.cancelled() => {
-                    cancel.cancel();
-                    running.await
-                }
-            },
-        };
-        progress.finish().await;
-        match joined(joined_result, name) {
-            Reply::Done(outcome) => Ok(self.tool_result(outcome).into()),
-            Reply::Ask(question) => Ok(super::approval::input_required(&question).into()),
-        }
+        let route = self.route(&surface, &request.name)?;
+        let mut call = self.spawn(route, surface, request, &context);
+        let delivery = call.decide(&context).await;
+        Ok(self.finish(call, delivery, &context).await)
     }
 
     /// `tasks/get`: the task's status, message and, once finished, its
@@ -730,26 +813,5 @@ impl ServerHandler for Loaded {
             }])
             .into(),
         )
-    }
-}
-
-impl Loaded {
-    /// `resources/subscribe` / `resources/unsubscribe` of `uri`: served
-    /// with `--live-tools` only (without it the capabilities document never
-    /// changes and the method is not found, as the capabilities say); only
-    /// the capabilities resource exists.
-    fn subscription(&self, uri: &str, on: bool) -> Result<(), McpError> {
-        let Some(live) = &self.state.live else {
-            return Err(McpError::new(
-                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-                "method not found",
-                None,
-            ));
-        };
-        if uri != capabilities::URI {
-            return Err(unknown("resource"));
-        }
-        live.subscribe_capabilities(on);
-        Ok(())
     }
 }

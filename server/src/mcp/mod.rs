@@ -6,7 +6,8 @@
 //!
 //! * [`handler`]: the [`rmcp::ServerHandler`]; [`ready`]: the server
 //!   before startup finished;
-//! * [`approval`]: `--approve-writes` in both protocol eras;
+//! * [`consent`]: `--approve-writes` in both protocol eras (the person's
+//!   consent to a change: the form, the question, preview → answer → apply);
 //! * [`live`]: the served [`live::Surface`] (catalog, tools, capabilities)
 //!   and `--live-tools`, which rebuilds it when conda or its plugins change;
 //! * [`progress`]: `notifications/progress` for long calls, and the phase
@@ -25,9 +26,10 @@
 //! [`crate::startup`]'s, and the process lifecycle around a transport the
 //! composition root's (`crate::app`); this module only speaks the protocol.
 
-pub mod approval;
 pub mod call_note;
 pub mod capabilities;
+pub mod consent;
+pub mod context;
 pub mod handler;
 pub mod live;
 mod oversight;

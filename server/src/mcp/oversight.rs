@@ -15,8 +15,8 @@ use crate::metrics::outcome_label;
 use crate::policy::{Refusal, scopes};
 use crate::principal::Principal;
 
-use super::approval::Reply;
-use super::handler::Loaded;
+use super::consent::Reply;
+use super::handler::Handler;
 use super::live::Surface;
 use crate::tools::Route;
 
@@ -55,7 +55,7 @@ pub(super) fn lacks_read(tool: &str, principal: &Principal) -> Option<Outcome> {
     }
 }
 
-impl Loaded {
+impl Handler {
     /// Checks a planned conda call against the restrictions and starts its
     /// audit draft when it is a change (`watch`).
     ///

@@ -2,11 +2,11 @@
 //! `server/discover` are answered at once whatever discovery is doing (a
 //! conda that takes tens of seconds to start must not exceed a host's
 //! 30-60 s connection limit); every other request waits for startup, at
-//! most `--timeout`, and is then handled by [`Loaded`], or fails with a
+//! most `--timeout`, and is then handled by [`Handler`], or fails with a
 //! clear error when startup failed or did not finish in time.
 //!
 //! A startup that finishes first ([`CondaMcp::new`]) serves exactly as
-//! [`Loaded`] does, `initialize` included.
+//! [`Handler`] does, `initialize` included.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,12 +19,12 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
-use super::handler::{Loaded, State};
+use super::handler::{Handler, State};
 use super::live::LiveTools;
 
 /// Where startup is: `None` while it runs, then the server or why startup
 /// failed (one sentence).
-type Ready = Option<Result<Loaded, String>>;
+type Ready = Option<Result<Handler, String>>;
 
 /// What is answered before startup has finished.
 #[derive(Debug)]
@@ -52,7 +52,7 @@ pub struct Readiness(tokio::sync::watch::Sender<Ready>);
 impl Readiness {
     /// Startup finished: requests are served with `state`.
     pub fn ready(self, state: Arc<State>) {
-        self.0.send_replace(Some(Ok(Loaded::new(state))));
+        self.0.send_replace(Some(Ok(Handler::new(state))));
     }
 
     /// Startup failed: requests fail with `reason` (one sentence).
@@ -100,7 +100,7 @@ impl CondaMcp {
     ///
     /// Errors: an internal error (-32603) saying that startup failed (and
     /// why) or did not finish in time.
-    async fn loaded(&self) -> Result<Loaded, McpError> {
+    async fn loaded(&self) -> Result<Handler, McpError> {
         let mut rx = self.ready.clone();
         let wait = self.early.wait;
         let failed = |m: String| McpError::internal_error(m, None);

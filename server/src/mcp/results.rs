@@ -42,11 +42,28 @@ impl std::fmt::Debug for Results {
     }
 }
 
-fn compile(schema: &Value, what: &str) -> Result<jsonschema::Validator, String> {
+/// An output schema of the tool results that does not compile (a bug,
+/// reported at startup): which schema, and the JSON Schema keyword at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{what} does not compile: {keyword}")]
+pub struct SchemaCompileError {
+    /// Which schema (`the output schema`).
+    pub what: &'static str,
+    /// The keyword the validator could not build.
+    pub keyword: String,
+}
+
+fn compile(
+    schema: &Value,
+    what: &'static str,
+) -> Result<jsonschema::Validator, SchemaCompileError> {
     jsonschema::options()
         .with_draft(jsonschema::Draft::Draft202012)
         .build(schema)
-        .map_err(|e| format!("{what} does not compile: {}", e.kind().keyword()))
+        .map_err(|e| SchemaCompileError {
+            what,
+            keyword: e.kind().keyword().to_string(),
+        })
 }
 
 /// The typed error of a call that could not run.
@@ -83,7 +100,7 @@ impl Results {
     /// `conda_cli_command`'s).
     ///
     /// Errors: a schema does not compile (a bug, reported at startup).
-    pub fn new() -> Result<Self, String> {
+    pub fn new() -> Result<Self, SchemaCompileError> {
         let execution = Value::Object(full_output_schema().as_ref().clone());
         Ok(Self {
             execution: compile(&execution, "the output schema")?,

@@ -17,7 +17,7 @@ use crate::catalog::{ArgKind, Catalog, CommandIdx, Passthrough};
 
 /// What happens when conda is run with the argv.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub enum Invocation {
     /// The command runs.
     Runs,
     /// Only usage or the version is printed.
@@ -65,7 +65,7 @@ pub struct Classification {
     /// Needs `--allow-exec`.
     pub requires_exec: bool,
     /// What argparse does with the argv.
-    pub outcome: Outcome,
+    pub outcome: Invocation,
     /// Why.
     pub reason: Reason,
     /// The options (as the catalog spells them, e.g. `--set`) that make the
@@ -100,7 +100,7 @@ fn passes_through(catalog: &Catalog, idx: CommandIdx) -> bool {
 fn fail_closed(
     catalog: &Catalog,
     r: &Resolved,
-    outcome: Outcome,
+    outcome: Invocation,
     reason: Reason,
     exec: bool,
 ) -> Classification {
@@ -130,7 +130,7 @@ pub fn classify_resolved(catalog: &Catalog, r: &Resolved) -> Classification {
             return fail_closed(
                 catalog,
                 r,
-                Outcome::Rejected(why),
+                Invocation::Rejected(why),
                 Reason::Unresolved(why),
                 exec,
             );
@@ -143,7 +143,7 @@ pub fn classify_resolved(catalog: &Catalog, r: &Resolved) -> Classification {
                 open_world: false,
                 requires_write: false,
                 requires_exec: false,
-                outcome: Outcome::HelpOrVersion,
+                outcome: Invocation::HelpOrVersion,
                 reason: Reason::HelpOrVersion,
                 triggers: Vec::new(),
             };
@@ -152,7 +152,7 @@ pub fn classify_resolved(catalog: &Catalog, r: &Resolved) -> Classification {
     }
     let Some(entry) = lookup(catalog, idx) else {
         let exec = passes_through(catalog, idx) || r.passthrough > 0;
-        return fail_closed(catalog, r, Outcome::Runs, Reason::UnknownCommand, exec);
+        return fail_closed(catalog, r, Invocation::Runs, Reason::UnknownCommand, exec);
     };
     // an action the catalog could not represent (unknown argparse base or
     // nargs, custom zero-value action): the resolver's model of it may be
@@ -173,7 +173,7 @@ pub fn classify_resolved(catalog: &Catalog, r: &Resolved) -> Classification {
             .any(|t| t.command == cmd && doubtful(cmd, &catalog.commands[cmd].arguments[t.arg]));
         if positional_doubt || taken_doubt {
             let exec = r.passthrough > 0 || passes_through(catalog, idx);
-            return fail_closed(catalog, r, Outcome::Runs, Reason::UnknownOption, exec);
+            return fail_closed(catalog, r, Invocation::Runs, Reason::UnknownOption, exec);
         }
     }
     // every action taken, in every parser on the way, must be known
@@ -195,7 +195,7 @@ pub fn classify_resolved(catalog: &Catalog, r: &Resolved) -> Classification {
             let mut c = fail_closed(
                 catalog,
                 r,
-                Outcome::Runs,
+                Invocation::Runs,
                 Reason::UnknownOption,
                 r.passthrough > 0 || passes_through(catalog, idx),
             );
@@ -240,7 +240,7 @@ pub fn classify_resolved(catalog: &Catalog, r: &Resolved) -> Classification {
         open_world: open_world || exec,
         requires_write: write,
         requires_exec: exec,
-        outcome: Outcome::Runs,
+        outcome: Invocation::Runs,
         reason,
         triggers,
     }

@@ -27,10 +27,10 @@ pub mod required;
 pub mod scopes;
 pub mod table;
 
-/// Why argparse rejects an argv: part of [`Outcome::Rejected`].
+/// Why argparse rejects an argv: part of [`Invocation::Rejected`].
 pub use crate::argparse::Rejection;
 pub use annotations::{Runnable, ToolAnnotationsHint, annotations, policy_class, runnable};
-pub use classify::{Classification, Outcome, Reason, classify, classify_resolved, evaluate};
+pub use classify::{Classification, Invocation, Reason, classify, classify_resolved, evaluate};
 pub use scopes::Scopes;
 
 use std::fmt;

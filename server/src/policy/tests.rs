@@ -357,14 +357,14 @@ fn dry_run_spellings() {
     let cl = c(&k, "install --dry-run=1 x");
     assert!(matches!(
         cl.outcome,
-        Outcome::Rejected(Rejection::IgnoredExplicitArgument)
+        Invocation::Rejected(Rejection::IgnoredExplicitArgument)
     ));
     assert!(!cl.read_only);
     // `-d` as the value of `-n` is not a dry run... it is not even a value
     let cl = c(&k, "install -n -d x");
     assert!(matches!(
         cl.outcome,
-        Outcome::Rejected(Rejection::ExpectedArgument)
+        Invocation::Rejected(Rejection::ExpectedArgument)
     ));
     // `-nd` is `--name d`, not a dry run
     let cl = c(&k, "install -nd x");
@@ -387,16 +387,16 @@ fn prefixes_unique_and_ambiguous() {
     let cl = c(&k, "config --se k v");
     assert!(cl.requires_write);
     assert_eq!(cl.triggers, vec!["--set"]);
-    assert_eq!(cl.outcome, Outcome::Runs);
+    assert_eq!(cl.outcome, Invocation::Runs);
     let cl = c(&k, "plug --se");
-    assert_eq!(cl.outcome, Outcome::Rejected(Rejection::AmbiguousOption));
+    assert_eq!(cl.outcome, Invocation::Rejected(Rejection::AmbiguousOption));
     assert!(cl.requires_write && !cl.read_only);
     // exact match wins over prefixes
     assert!(c(&k, "config --show").read_only);
     // root-level ambiguity applies to strings after the command too
     // (`--v` could be --verbose or --version in the root parser)
     let cl = c(&k, "list --v");
-    assert_eq!(cl.outcome, Outcome::Rejected(Rejection::AmbiguousOption));
+    assert_eq!(cl.outcome, Invocation::Rejected(Rejection::AmbiguousOption));
 }
 
 #[test]
@@ -431,14 +431,20 @@ fn config_rules() {
     }
     // mutually exclusive: argparse rejects, so not read-only
     let cl = c(&k, "config --show --describe");
-    assert_eq!(cl.outcome, Outcome::Rejected(Rejection::NotAllowedWith));
+    assert_eq!(cl.outcome, Invocation::Rejected(Rejection::NotAllowedWith));
     let cl = c(&k, "config --get k --set k v");
-    assert_eq!(cl.outcome, Outcome::Rejected(Rejection::NotAllowedWith));
+    assert_eq!(cl.outcome, Invocation::Rejected(Rejection::NotAllowedWith));
     // --set takes exactly two values
     let cl = c(&k, "config --set k");
-    assert_eq!(cl.outcome, Outcome::Rejected(Rejection::ExpectedArgument));
+    assert_eq!(
+        cl.outcome,
+        Invocation::Rejected(Rejection::ExpectedArgument)
+    );
     let cl = c(&k, "config --set=k v");
-    assert_eq!(cl.outcome, Outcome::Rejected(Rejection::ExpectedArgument));
+    assert_eq!(
+        cl.outcome,
+        Invocation::Rejected(Rejection::ExpectedArgument)
+    );
 }
 
 #[test]
@@ -460,7 +466,7 @@ fn export_file_spellings() {
     }
     // -y is not an option of export: rejected, fails closed
     let cl = c(&k, "export -yf out.yml");
-    assert!(matches!(cl.outcome, Outcome::Rejected(_)));
+    assert!(matches!(cl.outcome, Invocation::Rejected(_)));
     assert!(cl.requires_write);
 }
 
@@ -472,11 +478,11 @@ fn global_flags_before_the_command() {
     assert!(c(&k, "--json install x").requires_write);
     assert_eq!(
         c(&k, "--bogus list").outcome,
-        Outcome::Rejected(Rejection::Unrecognized)
+        Invocation::Rejected(Rejection::Unrecognized)
     );
     assert_eq!(
         c(&k, "-- list").outcome,
-        Outcome::Rejected(Rejection::UnknownCommand)
+        Invocation::Rejected(Rejection::UnknownCommand)
     );
 }
 
@@ -485,14 +491,14 @@ fn double_dash_and_values() {
     let k = mini();
     // the regex of `list` may look like an option after `--`
     let cl = c(&k, "list -- --all");
-    assert!(cl.read_only && cl.outcome == Outcome::Runs);
+    assert!(cl.read_only && cl.outcome == Invocation::Runs);
     // a negative-number-looking string is a value
     assert!(c(&k, "list -1").read_only);
     // a string with a space is a positional even when it starts with '-'
     assert!(cv(&k, &["list", "-x y"]).read_only);
     assert_eq!(
         c(&k, "list -x").outcome,
-        Outcome::Rejected(Rejection::Unrecognized)
+        Invocation::Rejected(Rejection::Unrecognized)
     );
 }
 
@@ -507,7 +513,7 @@ fn run_and_passthrough() {
     assert!(cl.requires_exec && cl.requires_write);
     assert_eq!(cl.reason, Reason::UnknownCommand);
     let cl = c(&k, "nosuchcommand");
-    assert_eq!(cl.outcome, Outcome::Rejected(Rejection::UnknownCommand));
+    assert_eq!(cl.outcome, Invocation::Rejected(Rejection::UnknownCommand));
     assert!(cl.requires_exec && cl.requires_write);
 }
 
@@ -524,7 +530,7 @@ fn help_and_version_are_read_only() {
     ] {
         let cl = c(&k, s);
         assert!(cl.read_only, "{s}: {cl:?}");
-        assert_eq!(cl.outcome, Outcome::HelpOrVersion, "{s}");
+        assert_eq!(cl.outcome, Invocation::HelpOrVersion, "{s}");
     }
     // an error before the help is consumed wins
     assert!(!c(&k, "config --set k -h").read_only);

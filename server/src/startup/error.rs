@@ -9,6 +9,7 @@
 //! secret or a value the process did not choose itself.
 
 use crate::discovery::DiscoveryError;
+use crate::host_env::WorkerHomeError;
 use crate::schema::SchemaError;
 use crate::tools::filter::UnmatchedEntry;
 use crate::worker_client::ExecError;
@@ -26,8 +27,28 @@ pub enum StartupError {
     Runtime(#[source] std::io::Error),
     /// `--worker-user`'s home (or `--worker-home`) cannot be used; the
     /// text says why and which flag helps.
-    #[error("{0}")]
-    WorkerHome(String),
+    #[error(transparent)]
+    WorkerHome(#[from] WorkerHomeError),
+    /// The `--auth-tokens` file or the `--user-map` maps principals to OS
+    /// users, and the server does not run as root.
+    #[error(
+        "the --auth-tokens file or the --user-map maps principals to OS users, which needs \
+         the server to run as root (each user's worker changes to that user, as with \
+         --worker-user)"
+    )]
+    MappedUsersNeedRoot,
+    /// A principal is mapped to an OS user whose home conda cannot use.
+    #[error(
+        "the --auth-tokens file or the --user-map maps a principal to OS user {user}, \
+         which cannot run conda: {source}"
+    )]
+    MappedUserHome {
+        /// The OS user (from the operator's file).
+        user: String,
+        /// Why its home cannot be used.
+        #[source]
+        source: WorkerHomeError,
+    },
     /// No usable conda: the message says how to point at one and where to
     /// get one.
     #[error("{0}")]
@@ -44,15 +65,15 @@ pub enum StartupError {
     #[error(transparent)]
     Schema(#[from] SchemaError),
     /// The output schemas of the tool results could not be compiled.
-    #[error("{0}")]
-    ResultSchemas(String),
+    #[error(transparent)]
+    ResultSchemas(#[from] crate::mcp::results::SchemaCompileError),
     /// The listening worker of `--worker-socket` is absent or refuses this
     /// server.
     #[error("{0}")]
     Worker(#[source] ExecError),
     /// The startup task itself failed (a panic inside it: a bug).
-    #[error("{0}")]
-    Internal(String),
+    #[error("startup failed: {0}")]
+    Internal(#[source] tokio::task::JoinError),
     /// The HTTP mode cannot start (`--listen`): an unauthenticated
     /// non-loopback address or a malformed token file (usage errors), an
     /// unreadable token file, an address that cannot be bound.
@@ -94,9 +115,9 @@ mod tests {
                 .starts_with("--tools entry \"conda_instal\" matches no tool"),
             "{unmatched}"
         );
-        let home = StartupError::WorkerHome("no home".into());
+        let home = StartupError::WorkerHome(WorkerHomeError::NoSuchUser("nobody2".into()));
         assert_eq!(home.exit_code(), EXIT_FAILURE);
-        assert_eq!(home.to_string(), "no home");
+        assert_eq!(home.to_string(), "no such user: nobody2 (--worker-user)");
         let worker = StartupError::Worker(ExecError::WorkerUnavailable("gone".into()));
         assert_eq!(
             worker.to_string(),

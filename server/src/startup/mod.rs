@@ -92,9 +92,7 @@ pub async fn start_checked(
         settings.live_tools,
         settings.policy.approve_writes,
     );
-    let results = Results::new()
-        .map_err(StartupError::ResultSchemas)?
-        .with_live_tools(settings.live_tools);
+    let results = Results::new()?.with_live_tools(settings.live_tools);
     if discovered.exec.config().warm_conda {
         // The warm conda starts now, while the host reads the tool list, so
         // that the first call can run warm (README "Warm conda").
@@ -178,25 +176,21 @@ pub fn build_tools(catalog: &Catalog, options: &ToolOptions) -> Result<ToolSet, 
 /// workers change user like `--worker-user`) and each user's home to be
 /// usable by conda (the `--worker-user` rules, `host_env::check_worker_home`).
 ///
-/// Errors: [`StartupError::WorkerHome`] naming the user and why.
+/// Errors: [`StartupError::MappedUsersNeedRoot`],
+/// [`StartupError::MappedUserHome`] naming the user and why.
 pub fn check_users(users: &[String]) -> Result<(), StartupError> {
     if users.is_empty() {
         return Ok(());
     }
     if !nix::unistd::Uid::effective().is_root() {
-        return Err(StartupError::WorkerHome(
-            "the --auth-tokens file or the --user-map maps principals to OS users, which needs \
-             the server to run as root (each user's worker changes to that user, as with \
-             --worker-user)"
-                .into(),
-        ));
+        return Err(StartupError::MappedUsersNeedRoot);
     }
     for user in users {
-        crate::host_env::check_worker_home(user, None).map_err(|e| {
-            StartupError::WorkerHome(format!(
-                "the --auth-tokens file or the --user-map maps a principal to OS user {user}, \
-                 which cannot run conda: {e}"
-            ))
+        crate::host_env::check_worker_home(user, None).map_err(|source| {
+            StartupError::MappedUserHome {
+                user: user.clone(),
+                source,
+            }
         })?;
     }
     Ok(())

@@ -41,7 +41,7 @@ use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::request_log::RequestLog;
-use super::undecodable::Rejection;
+use super::undecodable::UndecodableResponse;
 
 /// Upper bound of the line limit: 64 MiB.
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
@@ -146,10 +146,10 @@ where
 /// have no id, get no answer: only a log line).
 async fn reject(writer: &Writer, bytes: &[u8]) {
     match super::undecodable::rejection(bytes) {
-        Rejection::Notification => {
+        UndecodableResponse::Notification => {
             tracing::warn!("an undecodable notification on stdin was ignored");
         }
-        Rejection::Answer { id, code, message } => {
+        UndecodableResponse::Answer { id, code, message } => {
             if code == -32700 {
                 tracing::warn!("a line on stdin is not JSON; answered with a parse error");
             } else {

@@ -80,7 +80,7 @@ pub const INVALID_MESSAGE: &str = "Invalid Request: not a valid JSON-RPC 2.0 mes
 /// -32700 Parse error for what is not JSON, -32600 Invalid Request for the
 /// rest). No answer quotes the message.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Rejection {
+pub enum UndecodableResponse {
     /// A notification (a `method` and no `id`): on stdio it gets no answer;
     /// over HTTP the POST is still answered (400, id `null`).
     Notification,
@@ -98,11 +98,11 @@ pub enum Rejection {
 
 /// How to answer `bytes`, a message that did not decode as a JSON-RPC 2.0
 /// message.
-pub fn rejection(bytes: &[u8]) -> Rejection {
+pub fn rejection(bytes: &[u8]) -> UndecodableResponse {
     match classify(bytes) {
-        Some(Undecodable::Notification) => return Rejection::Notification,
+        Some(Undecodable::Notification) => return UndecodableResponse::Notification,
         Some(Undecodable::Request(id)) => {
-            return Rejection::Answer {
+            return UndecodableResponse::Answer {
                 id,
                 code: CODE,
                 message: MESSAGE,
@@ -111,20 +111,20 @@ pub fn rejection(bytes: &[u8]) -> Rejection {
         None => {}
     }
     let Ok(v) = serde_json::from_slice::<Value>(bytes) else {
-        return Rejection::Answer {
+        return UndecodableResponse::Answer {
             id: Value::Null,
             code: -32700,
             message: PARSE_ERROR_MESSAGE,
         };
     };
     if v.get("method").is_some() && v.get("id").is_none() {
-        return Rejection::Notification;
+        return UndecodableResponse::Notification;
     }
     let id = match v.get("id") {
         Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
         _ => Value::Null,
     };
-    Rejection::Answer {
+    UndecodableResponse::Answer {
         id,
         code: CODE,
         message: INVALID_MESSAGE,
@@ -176,7 +176,7 @@ mod tests {
 
     #[test]
     fn every_rejection_has_its_code_and_the_readable_id() {
-        let answer = |id: Value, code, message| Rejection::Answer { id, code, message };
+        let answer = |id: Value, code, message| UndecodableResponse::Answer { id, code, message };
         for (line, want) in [
             (
                 r#"{"jsonrpc":"#.as_bytes(),
@@ -198,7 +198,10 @@ mod tests {
                 r#"{"id":5,"p":"\ud800"}"#.as_bytes(),
                 answer(5.into(), CODE, MESSAGE),
             ),
-            (r#"{"method":7}"#.as_bytes(), Rejection::Notification),
+            (
+                r#"{"method":7}"#.as_bytes(),
+                UndecodableResponse::Notification,
+            ),
         ] {
             assert_eq!(rejection(line), want, "{}", String::from_utf8_lossy(line));
         }

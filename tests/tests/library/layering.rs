@@ -415,3 +415,53 @@ fn the_reader_sees_through_comments_strings_and_groups() {
         .insert("x".into(), "y.rs:2".into());
     assert_eq!(circles(&circle), vec![vec!["x".to_owned(), "y".to_owned()]]);
 }
+
+/// The public type names (`pub struct`, `pub enum`, `pub trait`, `pub
+/// type`) of the files under `src`, each with the files that declare it.
+fn public_types(src: &Path) -> BTreeMap<String, Vec<String>> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut names: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("read source");
+        let toks = tokens(&text);
+        let rel = file
+            .strip_prefix(src)
+            .expect("below src")
+            .display()
+            .to_string();
+        for w in toks.windows(3) {
+            if let (Tok::Ident(vis), Tok::Ident(kind), Tok::Ident(name)) =
+                (&w[0].0, &w[1].0, &w[2].0)
+                && vis == "pub"
+                && matches!(kind.as_str(), "struct" | "enum" | "trait" | "type")
+            {
+                names
+                    .entry(name.clone())
+                    .or_default()
+                    .push(format!("{rel}:{}", w[2].1));
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn each_public_type_name_of_the_server_has_one_meaning() {
+    let names = public_types(&server_src());
+    assert!(
+        names.contains_key("Outcome") && names.contains_key("Settings"),
+        "the reader finds the server's types: {} names",
+        names.len()
+    );
+    let twice: Vec<String> = names
+        .iter()
+        .filter(|(_, at)| at.len() > 1)
+        .map(|(name, at)| format!("{name}: {}", at.join(", ")))
+        .collect();
+    assert!(
+        twice.is_empty(),
+        "public type names declared more than once in server/src:\n{}",
+        twice.join("\n")
+    );
+}

@@ -7,7 +7,7 @@
 
 use conda_mcp_server::catalog::{self, ArgKind, Catalog, Passthrough};
 use conda_mcp_server::dump::{Dump, DumpParser, DumpSubcommand};
-use conda_mcp_server::policy::{self, Classification, Outcome, Policy, table};
+use conda_mcp_server::policy::{self, Classification, Invocation, Policy, table};
 use conda_mcp_tests::paths::real_dump;
 
 /// The real dump plus one synthetic greedy plugin command (`conda
@@ -359,8 +359,8 @@ const POLICIES: [Policy; 4] = [
 ];
 
 fn check_class(argv: &str, class: Class, c: &Classification) -> Result<(), String> {
-    let rejected = matches!(c.outcome, Outcome::Rejected(_));
-    let help = c.outcome == Outcome::HelpOrVersion;
+    let rejected = matches!(c.outcome, Invocation::Rejected(_));
+    let help = c.outcome == Invocation::HelpOrVersion;
     let got = (
         c.read_only,
         c.open_world,

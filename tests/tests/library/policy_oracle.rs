@@ -17,7 +17,7 @@
 
 use conda_mcp_server::catalog::{self, Catalog, CommandIdx, Nargs};
 use conda_mcp_server::dump::Dump;
-use conda_mcp_server::policy::{self, Outcome, Reason, table};
+use conda_mcp_server::policy::{self, Invocation, Reason, table};
 use conda_mcp_tests::paths;
 use conda_mcp_tests::standin::Oracle;
 use proptest::prelude::*;
@@ -385,7 +385,7 @@ fn run_oracle(name: &str, dump_path: &std::path::Path) -> Stats {
         // `init`'s shells (['bash']) that real conda accepts. The resolver
         // follows conda; such a case is counted, not failed (the safety
         // property above was still checked).
-        if c.outcome == Outcome::Runs && py_rejected && err.contains("invalid choice: [") {
+        if c.outcome == Invocation::Runs && py_rejected && err.contains("invalid choice: [") {
             stats.borrow_mut().list_choice_divergence += 1;
             return Ok(());
         }
@@ -408,9 +408,9 @@ fn run_oracle(name: &str, dump_path: &std::path::Path) -> Stats {
         }
         // exactness: accept / reject / help and the command path
         let ours = match c.outcome {
-            Outcome::Runs => "runs",
-            Outcome::HelpOrVersion => "help",
-            Outcome::Rejected(_) => "rejected",
+            Invocation::Runs => "runs",
+            Invocation::HelpOrVersion => "help",
+            Invocation::Rejected(_) => "rejected",
         };
         let theirs = if ok {
             "runs"

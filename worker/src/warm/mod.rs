@@ -49,7 +49,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::net::unix::pipe;
 use tokio::sync::OwnedMutexGuard;
 
-use self::zygote::{ChildFds, Recipe, Zygote};
+use self::zygote::{ChildFds, Recipe, Zygote, ZygoteError};
 
 /// Longest a conda job waits for a warm conda that is already starting
 /// before it runs as a fresh process.
@@ -72,7 +72,7 @@ pub struct Warm {
 #[derive(Debug, Default)]
 struct Slot {
     zygote: Option<Zygote>,
-    starting: Option<tokio::task::JoinHandle<Result<Zygote, String>>>,
+    starting: Option<tokio::task::JoinHandle<Result<Zygote, ZygoteError>>>,
     failures: u32,
 }
 
@@ -345,7 +345,7 @@ impl WarmJob {
         }
         let answer = match self.slot.zygote.as_ref() {
             Some(z) => z.status().await,
-            None => Err("gone".to_string()),
+            None => Err(ZygoteError::Missing("gone")),
         };
         let status = match answer {
             Ok(s) => Some(s),

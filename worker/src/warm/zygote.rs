@@ -78,15 +78,85 @@ pub struct Starting {
     output: [OwnedFd; 2],
 }
 
+/// Why a zygote could not start, or answered wrongly (after which it is
+/// not used again). The text is one sentence for the worker's log.
+#[derive(Debug, thiserror::Error)]
+pub enum ZygoteError {
+    /// A system call failed: which one, and the OS error as it reported it.
+    #[error("{call}: {source}")]
+    Os {
+        /// The call (`socketpair`, `fcntl`, `sending the job`).
+        call: &'static str,
+        /// The OS error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The interpreter could not be started.
+    #[error("cannot start {}: {source}", python.display())]
+    Spawn {
+        /// The interpreter.
+        python: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Something the started process must have was not there (its pid,
+    /// a pipe).
+    #[error("{0}")]
+    Missing(&'static str),
+    /// The zygote reported a failure (its `failed` text), or its message
+    /// was not the one expected there.
+    #[error("{0}")]
+    Reported(String),
+    /// A failure while starting, with what the zygote printed (one line,
+    /// at most 300 characters).
+    #[error("{error}; it printed: {printed}")]
+    Printed {
+        /// The failure.
+        error: Box<ZygoteError>,
+        /// What it printed on stdout and stderr.
+        printed: String,
+    },
+    /// No ready message within the time allowed.
+    #[error("not ready within {0:?}")]
+    NotReady(Duration),
+    /// conda printed something when imported: a fork would hide it from
+    /// every call, so conda runs fresh.
+    #[error("conda writes output when imported ({0}); every call must see it")]
+    ImportOutput(String),
+    /// The zygote's end of the socket closed (it exited).
+    #[error("the zygote closed its socket (it exited)")]
+    Closed,
+    /// A message that is not a JSON object.
+    #[error("the zygote sent a message that is not a JSON object")]
+    NotAnObject,
+    /// No pid for a job within the time allowed.
+    #[error("no pid within {0:?}")]
+    NoPid(Duration),
+    /// The pid reported for a job is not the zygote's child.
+    #[error("the reported pid {0} is not the zygote's child")]
+    NotChild(i32),
+}
+
+/// The [`ZygoteError::Os`] of `call`, keeping the error's own text.
+fn os<E: std::error::Error + Send + Sync + 'static>(
+    call: &'static str,
+) -> impl FnOnce(E) -> ZygoteError {
+    move |e| ZygoteError::Os {
+        call,
+        source: Box::new(e),
+    }
+}
+
 /// Starts a zygote (returns at once; [`Starting::ready`] waits for it).
-pub fn start(recipe: &Recipe) -> Result<Starting, String> {
+pub fn start(recipe: &Recipe) -> Result<Starting, ZygoteError> {
     let (mine, theirs) = socketpair(
         AddressFamily::Unix,
         SockType::SeqPacket,
         None,
         SockFlag::SOCK_CLOEXEC | SockFlag::SOCK_NONBLOCK,
     )
-    .map_err(|e| format!("socketpair: {e}"))?;
+    .map_err(os("socketpair"))?;
     // The zygote's end must block.
     let theirs = set_blocking(theirs)?;
     let mut cmd = std::process::Command::new(&recipe.python);
@@ -96,23 +166,24 @@ pub fn start(recipe: &Recipe) -> Result<Starting, String> {
     cmd.stdin(Stdio::from(theirs))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", recipe.python.display()))?;
+    let mut child = cmd.spawn().map_err(|source| ZygoteError::Spawn {
+        python: recipe.python.clone(),
+        source,
+    })?;
     let pid = child.id() as i32;
     let pidfd = rustix::process::Pid::from_raw(pid)
-        .ok_or_else(|| "bad pid".to_string())
-        .and_then(|p| pidfd_open(p, PidfdFlags::empty()).map_err(|e| format!("pidfd_open: {e}")))?;
+        .ok_or(ZygoteError::Missing("bad pid"))
+        .and_then(|p| pidfd_open(p, PidfdFlags::empty()).map_err(os("pidfd_open")))?;
     let out: OwnedFd = child
         .stdout
         .take()
         .map(Into::into)
-        .ok_or("no stdout pipe")?;
+        .ok_or(ZygoteError::Missing("no stdout pipe"))?;
     let err: OwnedFd = child
         .stderr
         .take()
         .map(Into::into)
-        .ok_or("no stderr pipe")?;
+        .ok_or(ZygoteError::Missing("no stderr pipe"))?;
     for fd in [&out, &err] {
         set_nonblocking(fd.as_fd())?;
     }
@@ -122,7 +193,7 @@ pub fn start(recipe: &Recipe) -> Result<Starting, String> {
     // SOCK_SEQPACKET keeps message boundaries as a datagram socket does;
     // tokio's UnixDatagram only issues send/recv/sendmsg on it.
     let ctl = UnixDatagram::from_std(std::os::unix::net::UnixDatagram::from(mine))
-        .map_err(|e| format!("registering the socket: {e}"))?;
+        .map_err(os("registering the socket"))?;
     Ok(Starting {
         pid,
         pidfd,
@@ -134,7 +205,7 @@ pub fn start(recipe: &Recipe) -> Result<Starting, String> {
 impl Starting {
     /// Waits until the zygote reports ready (or fails, or times out); on any
     /// failure the zygote is killed and reaped.
-    pub async fn ready(self, recipe: &Recipe) -> Result<Zygote, String> {
+    pub async fn ready(self, recipe: &Recipe) -> Result<Zygote, ZygoteError> {
         let stamp = match tokio::time::timeout(READY_TIMEOUT, self.handshake(recipe)).await {
             Ok(Ok(stamp)) => stamp,
             Ok(Err(e)) => {
@@ -143,12 +214,15 @@ impl Starting {
                 return Err(if detail.is_empty() {
                     e
                 } else {
-                    format!("{e}; it printed: {detail}")
+                    ZygoteError::Printed {
+                        error: Box::new(e),
+                        printed: detail,
+                    }
                 });
             }
             Err(_) => {
                 kill(&self.pidfd).await;
-                return Err(format!("not ready within {READY_TIMEOUT:?}"));
+                return Err(ZygoteError::NotReady(READY_TIMEOUT));
             }
         };
         // conda printed something while importing: a fresh process prints
@@ -156,9 +230,7 @@ impl Starting {
         let printed = drain_text(&self.output);
         if !printed.is_empty() {
             kill(&self.pidfd).await;
-            return Err(format!(
-                "conda writes output when imported ({printed}); every call must see it"
-            ));
+            return Err(ZygoteError::ImportOutput(printed));
         }
         Ok(Zygote {
             pid: self.pid,
@@ -170,7 +242,7 @@ impl Starting {
         })
     }
 
-    async fn handshake(&self, recipe: &Recipe) -> Result<Stamp, String> {
+    async fn handshake(&self, recipe: &Recipe) -> Result<Stamp, ZygoteError> {
         let hello = next_message(&self.ctl).await?;
         let Some(Value::Array(path)) = hello.get("hello") else {
             return Err(failure_or(&hello, "the first message was not hello"));
@@ -192,10 +264,12 @@ impl Starting {
 }
 
 /// The `failed` text of a message, else `otherwise`.
-fn failure_or(msg: &Value, otherwise: &str) -> String {
-    msg.get("failed")
-        .and_then(Value::as_str)
-        .map_or_else(|| otherwise.to_string(), str::to_string)
+fn failure_or(msg: &Value, otherwise: &str) -> ZygoteError {
+    ZygoteError::Reported(
+        msg.get("failed")
+            .and_then(Value::as_str)
+            .map_or_else(|| otherwise.to_string(), str::to_string),
+    )
 }
 
 /// What the zygote printed on stdout and stderr so far (at most 300
@@ -218,18 +292,15 @@ fn drain_text(output: &[OwnedFd; 2]) -> String {
 
 /// Receives one datagram and parses it as a JSON object. End of file or
 /// anything else is an error.
-async fn next_message(ctl: &UnixDatagram) -> Result<Value, String> {
+async fn next_message(ctl: &UnixDatagram) -> Result<Value, ZygoteError> {
     let mut buf = vec![0u8; MAX_MESSAGE];
-    let n = ctl
-        .recv(&mut buf)
-        .await
-        .map_err(|e| format!("socket: {e}"))?;
+    let n = ctl.recv(&mut buf).await.map_err(os("socket"))?;
     if n == 0 {
-        return Err("the zygote closed its socket (it exited)".into());
+        return Err(ZygoteError::Closed);
     }
     match serde_json::from_slice::<Value>(&buf[..n]) {
         Ok(v @ Value::Object(_)) => Ok(v),
-        _ => Err("the zygote sent a message that is not a JSON object".into()),
+        _ => Err(ZygoteError::NotAnObject),
     }
 }
 
@@ -278,7 +349,7 @@ impl Zygote {
         argv: &[String],
         cwd: Option<&Path>,
         fds: ChildFds,
-    ) -> Result<i32, String> {
+    ) -> Result<i32, ZygoteError> {
         let bytes = request(argv, cwd);
         let raw = [
             fds.stdin.as_raw_fd(),
@@ -298,11 +369,11 @@ impl Zygote {
             .map_err(std::io::Error::from)
         })
         .await
-        .map_err(|e| format!("sending the job: {e}"))?;
+        .map_err(os("sending the job"))?;
         drop(fds);
         let msg = tokio::time::timeout(FORK_TIMEOUT, next_message(&self.ctl))
             .await
-            .map_err(|_| format!("no pid within {FORK_TIMEOUT:?}"))??;
+            .map_err(|_| ZygoteError::NoPid(FORK_TIMEOUT))??;
         let pid = msg
             .get("pid")
             .and_then(Value::as_i64)
@@ -310,14 +381,14 @@ impl Zygote {
             .filter(|p| *p > 1)
             .ok_or_else(|| failure_or(&msg, "the answer to a job was not a pid"))?;
         if parent_of(pid) != Some(self.pid) {
-            return Err(format!("the reported pid {pid} is not the zygote's child"));
+            return Err(ZygoteError::NotChild(pid));
         }
         Ok(pid)
     }
 
     /// Waits for the status of the job's child. `Err` when the zygote died
     /// or answered something else; the zygote must not be used again then.
-    pub async fn status(&self) -> Result<ExitStatus, String> {
+    pub async fn status(&self) -> Result<ExitStatus, ZygoteError> {
         use std::os::unix::process::ExitStatusExt;
         let msg = next_message(&self.ctl).await?;
         msg.get("status")
@@ -357,24 +428,24 @@ pub fn parent_of(pid: i32) -> Option<i32> {
     rest.split_ascii_whitespace().nth(1)?.parse().ok()
 }
 
-fn set_nonblocking(fd: std::os::fd::BorrowedFd<'_>) -> Result<(), String> {
+fn set_nonblocking(fd: std::os::fd::BorrowedFd<'_>) -> Result<(), ZygoteError> {
     use nix::fcntl::{FcntlArg, OFlag, fcntl};
-    let flags = fcntl(fd, FcntlArg::F_GETFL).map_err(|e| format!("fcntl: {e}"))?;
+    let flags = fcntl(fd, FcntlArg::F_GETFL).map_err(os("fcntl"))?;
     fcntl(
         fd,
         FcntlArg::F_SETFL(OFlag::from_bits_truncate(flags) | OFlag::O_NONBLOCK),
     )
-    .map_err(|e| format!("fcntl: {e}"))?;
+    .map_err(os("fcntl"))?;
     Ok(())
 }
 
-fn set_blocking(fd: OwnedFd) -> Result<OwnedFd, String> {
+fn set_blocking(fd: OwnedFd) -> Result<OwnedFd, ZygoteError> {
     use nix::fcntl::{FcntlArg, OFlag, fcntl};
-    let flags = fcntl(&fd, FcntlArg::F_GETFL).map_err(|e| format!("fcntl: {e}"))?;
+    let flags = fcntl(&fd, FcntlArg::F_GETFL).map_err(os("fcntl"))?;
     fcntl(
         &fd,
         FcntlArg::F_SETFL(OFlag::from_bits_truncate(flags) - OFlag::O_NONBLOCK),
     )
-    .map_err(|e| format!("fcntl: {e}"))?;
+    .map_err(os("fcntl"))?;
     Ok(fd)
 }

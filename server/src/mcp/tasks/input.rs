@@ -43,7 +43,7 @@ struct Pending {
 
 /// Why a request got no response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum InputError {
+pub enum NoResponse {
     /// The key was already used for this task.
     #[error("the input request key was already used for this task")]
     KeyReused,
@@ -71,19 +71,19 @@ impl TaskInput {
     /// message while it waits) and waits for the client's response to it.
     /// Dropping the returned future withdraws the request.
     ///
-    /// Errors: [`InputError::KeyReused`] (nothing surfaced),
-    /// [`InputError::Withdrawn`].
+    /// Errors: [`NoResponse::KeyReused`] (nothing surfaced),
+    /// [`NoResponse::Withdrawn`].
     pub async fn request(
         &self,
         key: &str,
         request: InputRequest,
         message: String,
-    ) -> Result<Value, InputError> {
+    ) -> Result<Value, NoResponse> {
         let (reply, answer) = oneshot::channel();
         {
             let mut slot = self.lock();
             if !slot.used.insert(key.to_owned()) {
-                return Err(InputError::KeyReused);
+                return Err(NoResponse::KeyReused);
             }
             slot.pending = Some(Pending {
                 key: key.to_owned(),
@@ -93,7 +93,7 @@ impl TaskInput {
             });
         }
         let _withdraw = Withdraw(self);
-        answer.await.map_err(|_| InputError::Withdrawn)
+        answer.await.map_err(|_| NoResponse::Withdrawn)
     }
 
     /// The outstanding request as `inputRequests` and the status message,
@@ -131,7 +131,7 @@ impl TaskInput {
     }
 
     /// Withdraws the outstanding request, if any: its waiting call gets
-    /// [`InputError::Withdrawn`].
+    /// [`NoResponse::Withdrawn`].
     pub fn withdraw(&self) {
         self.lock().pending = None;
     }
@@ -205,7 +205,7 @@ mod tests {
             .expect("ignored");
         assert_eq!(
             input.request("q", request(), String::new()).await,
-            Err(InputError::KeyReused)
+            Err(NoResponse::KeyReused)
         );
     }
 
@@ -218,7 +218,7 @@ mod tests {
             tokio::task::yield_now().await;
         }
         input.withdraw();
-        assert_eq!(call.await.expect("joined"), Err(InputError::Withdrawn));
+        assert_eq!(call.await.expect("joined"), Err(NoResponse::Withdrawn));
         // A call that stops waiting (its future dropped) withdraws it too.
         let waiting = input.request("b", request(), String::new());
         let gave_up = tokio::time::timeout(std::time::Duration::from_millis(10), waiting).await;

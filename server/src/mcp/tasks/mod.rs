@@ -23,7 +23,7 @@
 //! * `input_required`: with `--approve-writes`, a change answered as a task
 //!   asks the person inside the task: `tasks/get` carries the approval form
 //!   in `inputRequests` ([`input`]), the client answers with `tasks/update`
-//!   and `inputResponses`, and the call goes on (`super::approval`);
+//!   and `inputResponses`, and the call goes on (`super::consent`);
 //! * a task belongs to its creator's [`Principal`]; to anyone else it is
 //!   unknown (-32602, as for an id that never existed);
 //! * bounds and loss on restart: [`store`].
@@ -41,7 +41,7 @@ use std::time::Duration;
 use rmcp::model::{GetTaskResult, MetaObject};
 
 pub use input::TaskInput;
-pub use store::{End, Report, TaskStore, UnknownTask, UpdateError};
+pub use store::{TaskEnd, TaskReport, TaskStore, UnknownTask, UpdateError};
 
 #[cfg(doc)]
 use super::principal::Principal;
@@ -77,7 +77,7 @@ impl Default for TaskSettings {
 }
 
 /// The `tasks/get` answer of a report.
-pub fn get_result(report: Report) -> GetTaskResult {
+pub fn get_result(report: TaskReport) -> GetTaskResult {
     let mut result = GetTaskResult::new(report.task);
     if let Some(ahead) = report.queued_behind {
         let mut meta = MetaObject::new();

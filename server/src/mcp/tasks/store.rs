@@ -45,7 +45,7 @@ pub enum UpdateError {
 
 /// How a task ended.
 #[derive(Debug, Clone, PartialEq)]
-pub enum End {
+pub enum TaskEnd {
     /// The call's result (a `CallToolResult` as JSON): exactly what the
     /// plain call would have returned, `isError` results included.
     Completed(JsonObject),
@@ -56,7 +56,7 @@ pub enum End {
 
 /// What `tasks/get` reports.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Report {
+pub struct TaskReport {
     /// Status, status message, timestamps, ttl and the final result.
     pub task: DetailedTask,
     /// How many calls are ahead while it waits in the queue.
@@ -88,7 +88,7 @@ enum State {
         input: TaskInput,
     },
     Finished {
-        end: End,
+        end: TaskEnd,
         at: Instant,
     },
 }
@@ -143,17 +143,17 @@ impl TaskStore {
 
     /// Records how task `id` ended (its call is over). A task already
     /// dropped (it cannot be: working tasks are kept) is ignored.
-    pub fn finish(&self, id: &str, end: End) {
+    pub fn finish(&self, id: &str, end: TaskEnd) {
         let mut tasks = self.lock();
         if let Some(e) = tasks.get_mut(id) {
             let at = Instant::now();
             e.task.status = match end {
-                End::Completed(_) => TaskStatus::Completed,
-                End::Cancelled => TaskStatus::Cancelled,
+                TaskEnd::Completed(_) => TaskStatus::Completed,
+                TaskEnd::Cancelled => TaskStatus::Cancelled,
             };
             e.task.status_message = Some(match end {
-                End::Completed(_) => format!("{}: finished", e.what),
-                End::Cancelled => format!("{}: cancelled", e.what),
+                TaskEnd::Completed(_) => format!("{}: finished", e.what),
+                TaskEnd::Cancelled => format!("{}: cancelled", e.what),
             });
             e.task.last_updated_at = current_timestamp();
             e.task.ttl_ms = Some(millis(at - e.created + self.settings.retention));
@@ -169,7 +169,7 @@ impl TaskStore {
     ///
     /// Errors: [`UnknownTask`] for an id that does not exist, was dropped,
     /// or belongs to another principal.
-    pub fn get(&self, owner: &Principal, id: &str) -> Result<Report, UnknownTask> {
+    pub fn get(&self, owner: &Principal, id: &str) -> Result<TaskReport, UnknownTask> {
         let mut tasks = self.lock();
         self.sweep(&mut tasks);
         let e = owned(&mut tasks, owner, id)?;
@@ -191,7 +191,7 @@ impl TaskStore {
                 }
                 let mut task = e.task.clone();
                 task.status_message = Some(message);
-                Report {
+                TaskReport {
                     task: DetailedTask::new(task, payload),
                     queued_behind: match phase {
                         Phase::Queued { ahead } if ahead > 0 => Some(ahead),
@@ -199,14 +199,14 @@ impl TaskStore {
                     },
                 }
             }
-            State::Finished { end, .. } => Report {
+            State::Finished { end, .. } => TaskReport {
                 task: DetailedTask::new(
                     e.task.clone(),
                     match end {
-                        End::Completed(result) => TaskPayload::Completed {
+                        TaskEnd::Completed(result) => TaskPayload::Completed {
                             result: result.clone(),
                         },
-                        End::Cancelled => TaskPayload::Cancelled,
+                        TaskEnd::Cancelled => TaskPayload::Cancelled,
                     },
                 ),
                 queued_behind: None,
@@ -342,8 +342,8 @@ mod tests {
         (t.task_id, cancel)
     }
 
-    fn done() -> End {
-        End::Completed(JsonObject::new())
+    fn done() -> TaskEnd {
+        TaskEnd::Completed(JsonObject::new())
     }
 
     #[test]
@@ -394,7 +394,7 @@ mod tests {
         );
         let mut result = JsonObject::new();
         result.insert("isError".into(), false.into());
-        s.finish(&t.task_id, End::Completed(result.clone()));
+        s.finish(&t.task_id, TaskEnd::Completed(result.clone()));
         let r = s.get(&me, &t.task_id).expect("known");
         assert_eq!(r.task.payload, TaskPayload::Completed { result });
         assert_eq!(r.task.status(), TaskStatus::Completed);
@@ -436,7 +436,7 @@ mod tests {
         let s = store(60_000, 2);
         let me = Principal::stdio();
         let (id, cancel) = working(&s, &me);
-        s.finish(&id, End::Cancelled);
+        s.finish(&id, TaskEnd::Cancelled);
         s.cancel(&me, &id).expect("known");
         assert!(!cancel.is_cancelled());
         assert_eq!(

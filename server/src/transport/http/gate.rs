@@ -65,7 +65,7 @@ use super::tokens::TokenTable;
 use crate::mcp::{CallNote, Noted};
 use crate::principal::Principal;
 use crate::transport::request_log::{id_text, name_or_invalid};
-use crate::transport::undecodable::{self, Rejection};
+use crate::transport::undecodable::{self, UndecodableResponse};
 
 /// The `realm` of every challenge.
 pub const REALM: &str = "conda-mcp";
@@ -265,10 +265,10 @@ fn too_large_response() -> Response {
 /// The answer to a body that is no JSON-RPC message
 /// ([`undecodable::rejection`]): 400 with the JSON-RPC error, carrying the
 /// request's id when it can be read; the id goes into the log line.
-fn undecodable_response(r: Rejection, d: &mut Described) -> Response {
+fn undecodable_response(r: UndecodableResponse, d: &mut Described) -> Response {
     let (id, code, message) = match r {
-        Rejection::Answer { id, code, message } => (id, code, message),
-        Rejection::Notification => (
+        UndecodableResponse::Answer { id, code, message } => (id, code, message),
+        UndecodableResponse::Notification => (
             serde_json::Value::Null,
             undecodable::CODE,
             undecodable::INVALID_MESSAGE,

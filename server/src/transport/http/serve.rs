@@ -81,13 +81,13 @@ pub struct Listening {
 /// The HTTP settings checked and their files loaded, nothing bound yet
 /// (what `conda-mcp check` reports on).
 #[derive(Debug)]
-pub struct Loaded {
+pub struct LoadedFiles {
     tokens: Option<TokenTable>,
     oauth: Option<OAuth>,
     tls: Option<Arc<rustls::ServerConfig>>,
 }
 
-impl Loaded {
+impl LoadedFiles {
     /// How many principals the `--auth-tokens` file lists (`None` without
     /// it).
     pub fn token_principals(&self) -> Option<usize> {
@@ -133,7 +133,7 @@ fn os_users(tokens: &Option<TokenTable>, oauth: &Option<OAuth>) -> Vec<String> {
 /// fetched) and the TLS certificate and key, without binding.
 ///
 /// Errors: [`StartError`] (never [`StartError::Bind`]).
-pub async fn load(settings: &HttpSettings) -> Result<Loaded, StartError> {
+pub async fn load(settings: &HttpSettings) -> Result<LoadedFiles, StartError> {
     let authenticated = settings.auth_tokens.is_some() || settings.oauth.is_some();
     if !settings.listen.ip().is_loopback() && !authenticated {
         return Err(StartError::Unauthenticated(settings.listen));
@@ -150,7 +150,7 @@ pub async fn load(settings: &HttpSettings) -> Result<Loaded, StartError> {
         Some((cert, key)) => Some(super::tls::server_config(cert, key)?),
         None => None,
     };
-    Ok(Loaded { tokens, oauth, tls })
+    Ok(LoadedFiles { tokens, oauth, tls })
 }
 
 /// [`load`], then binds the address. Runs before discovery, so a wrong
@@ -158,7 +158,7 @@ pub async fn load(settings: &HttpSettings) -> Result<Loaded, StartError> {
 ///
 /// Errors: [`StartError`].
 pub async fn bind(settings: &HttpSettings) -> Result<Listening, StartError> {
-    let Loaded { tokens, oauth, tls } = load(settings).await?;
+    let LoadedFiles { tokens, oauth, tls } = load(settings).await?;
     let listener = TcpListener::bind(settings.listen)
         .await
         .map_err(|source| StartError::Bind {

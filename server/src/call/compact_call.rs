@@ -25,7 +25,7 @@ use super::plan::Plan;
 pub fn plan(
     catalog: &Catalog,
     policy: &Policy,
-    settings: crate::call::typed::Settings,
+    settings: crate::call::typed::TypedSettings,
     tools: &ToolSet,
     profile: Profile,
     which: CompactTool,

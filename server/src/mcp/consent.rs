@@ -25,7 +25,8 @@
 //! within the limit counts as no (`declined`), so the installation's lock is
 //! never held for longer than that on a question nobody answers.
 //!
-//! The steps ([`Loaded::approved`]): plan (conda's dry run, when the
+//! The steps ([`approved`], a function of the runner and the call's
+//! context): plan (conda's dry run, when the
 //! command has one) → ask → on approval, plan again just before applying:
 //! a plan whose digest differs from the one shown ends with `plan_changed`
 //! and nothing applied; otherwise the call's own argv (with `--yes`) runs.
@@ -43,14 +44,14 @@ use rmcp::model::{
 use rmcp::service::{Peer, RequestContext};
 use serde_json::Value;
 
-use super::handler::{CallContext, Loaded};
+use super::context::CallContext;
 use super::tasks::TaskInput;
-use super::tasks::input::InputError;
+use super::tasks::input::NoResponse;
 use crate::audit::Approval as AuditApproval;
 use crate::call::approval::{self, APPROVE_FIELD, Answer, Approval, Question};
 use crate::call::error::ErrorCode;
 use crate::call::install_lock::WriterGuard;
-use crate::call::{CallOutput, NotRun, Outcome, Plan, Ran};
+use crate::call::{CallOutput, NotRun, Outcome, Plan, Ran, Runner};
 use crate::worker_client::{ExecError, JobUpdate};
 
 /// The key of the approval form in an input-required result's
@@ -195,179 +196,175 @@ fn not_run(plan: &Plan, reason: NotRun) -> Outcome {
     }
 }
 
-impl Loaded {
-    /// Runs `plan`, which needs the person's approval, through the steps of
-    /// the module docs; `tool` and `args` are the call's, bound into the
-    /// question's digest.
-    pub(super) async fn approved(
-        &self,
-        plan: Plan,
-        approval: Approval,
-        tool: &str,
-        args: &Value,
-        consent: Consent,
-        call: CallContext,
-    ) -> Reply {
-        let mut writer = None;
-        let trail = call.trail.clone();
-        let shown = match consent {
-            Consent::Unavailable => {
-                trail.answered(AuditApproval::Unavailable);
-                return Reply::Done(not_run(&plan, NotRun::ApprovalUnavailable));
-            }
-            Consent::Answered {
-                answer: answer @ (Answer::Decline | Answer::Cancel),
-                ..
-            } => {
-                trail.answered(AuditApproval::Answered(answer));
-                return Reply::Done(not_run(&plan, NotRun::Declined));
-            }
-            Consent::Defer => {
-                return match self.question(&plan, &approval, tool, args, &call).await {
-                    Ok(q) => Reply::Ask(q),
-                    Err(outcome) => Reply::Done(outcome),
-                };
-            }
-            // From the preview to the apply, the installation must not
-            // change under the plan shown: the installation's writer lock
-            // is held for the rest of this function (no other conda-mcp
-            // writes in between; read-only calls still run).
-            Consent::Ask(asker) => {
-                writer = match self.hold_writer(&plan, &call).await {
-                    Ok(w) => w,
-                    Err(outcome) => return Reply::Done(outcome),
-                };
-                let q = match self.question(&plan, &approval, tool, args, &call).await {
-                    Ok(q) => q,
-                    Err(outcome) => return Reply::Done(outcome),
-                };
-                match ask(&asker, &q, &plan, &call).await {
-                    Ok(Answer::Approve) => {
-                        trail.answered(AuditApproval::Answered(Answer::Approve));
-                        q.digest
-                    }
-                    Ok(answer @ (Answer::Decline | Answer::Cancel)) => {
-                        trail.answered(AuditApproval::Answered(answer));
-                        return Reply::Done(not_run(&plan, NotRun::Declined));
-                    }
-                    Err(reason) => {
-                        if matches!(reason, NotRun::ApprovalUnavailable) {
-                            trail.answered(AuditApproval::Unavailable);
-                        }
-                        return Reply::Done(not_run(&plan, reason));
-                    }
-                }
-            }
-            Consent::Answered {
-                answer: Answer::Approve,
-                shown,
-            } => {
-                trail.answered(AuditApproval::Answered(Answer::Approve));
-                shown
-            }
-        };
-        // Stateless lifecycle: the question was answered in a later request,
-        // so the lock is held from the re-plan to the apply (the digest
-        // check below proves the plan is still the one shown).
-        if writer.is_none() {
-            writer = match self.hold_writer(&plan, &call).await {
+/// Runs `plan`, which needs the person's approval, through the steps of
+/// the module docs; `tool` and `args` are the call's, bound into the
+/// question's digest.
+pub async fn approved(
+    runner: &Runner,
+    plan: Plan,
+    approval: Approval,
+    tool: &str,
+    args: &Value,
+    consent: Consent,
+    call: CallContext,
+) -> Reply {
+    let mut writer = None;
+    let trail = call.trail.clone();
+    let shown = match consent {
+        Consent::Unavailable => {
+            trail.answered(AuditApproval::Unavailable);
+            return Reply::Done(not_run(&plan, NotRun::ApprovalUnavailable));
+        }
+        Consent::Answered {
+            answer: answer @ (Answer::Decline | Answer::Cancel),
+            ..
+        } => {
+            trail.answered(AuditApproval::Answered(answer));
+            return Reply::Done(not_run(&plan, NotRun::Declined));
+        }
+        Consent::Defer => {
+            return match question(runner, &plan, &approval, tool, args, &call).await {
+                Ok(q) => Reply::Ask(q),
+                Err(outcome) => Reply::Done(outcome),
+            };
+        }
+        // From the preview to the apply, the installation must not
+        // change under the plan shown: the installation's writer lock
+        // is held for the rest of this function (no other conda-mcp
+        // writes in between; read-only calls still run).
+        Consent::Ask(asker) => {
+            writer = match hold_writer(runner, &plan, &call).await {
                 Ok(w) => w,
                 Err(outcome) => return Reply::Done(outcome),
             };
-        }
-        let again = match self.question(&plan, &approval, tool, args, &call).await {
-            Ok(q) => q,
-            Err(outcome) => return Reply::Done(outcome),
-        };
-        if again.digest != shown {
-            tracing::info!(tool = %tool, "approved plan changed before the apply; not applied");
-            return Reply::Done(not_run(&plan, NotRun::PlanChanged));
-        }
-        tracing::info!(tool = %tool, "change approved by the person; applying");
-        let outcome = match &writer {
-            Some(guard) => {
-                self.state()
-                    .runner
-                    .run_holding(
-                        plan,
-                        &call.principal,
-                        guard,
-                        call.tracker.observer(),
-                        call.cancel.clone(),
-                    )
-                    .await
-            }
-            None => self.run(plan, &call).await,
-        };
-        Reply::Done(outcome)
-    }
-
-    /// Takes the installation's writer lock for an approved change, waiting
-    /// (with the "waiting for another conda-mcp" progress) at most the
-    /// plan's time limit; `Ok(None)` when the server has no lock.
-    ///
-    /// Errors: the outcome [`NotRun::InstallLock`] (timed out, cancelled,
-    /// lock file unusable): nothing ran.
-    async fn hold_writer(
-        &self,
-        plan: &Plan,
-        call: &CallContext,
-    ) -> Result<Option<WriterGuard>, Outcome> {
-        let mut observe = call.tracker.observer();
-        self.state()
-            .runner
-            .take_writer(plan.limits.timeout, &call.cancel, move || {
-                observe(JobUpdate::WaitingForWriter)
-            })
-            .await
-            .map_err(|e| not_run(plan, NotRun::InstallLock(e)))
-    }
-
-    /// The question for `plan`: runs its preview (conda's dry run), when
-    /// there is one, and describes it.
-    ///
-    /// Errors: the preview's outcome when it did not show a plan
-    /// ([`previewed`]: conda's own error, a timeout, a cancel): nothing is
-    /// asked.
-    async fn question(
-        &self,
-        plan: &Plan,
-        approval: &Approval,
-        tool: &str,
-        args: &Value,
-        call: &CallContext,
-    ) -> Result<Question, Outcome> {
-        let document = match &approval.preview {
-            None => None,
-            Some(preview) => {
-                let mut dry = plan.clone();
-                dry.argv = preview.argv.clone();
-                dry.classification = Some(preview.classification.clone());
-                dry.approval = None;
-                // The apply's checks are not the dry run's.
-                dry.postcondition = None;
-                dry.replacement = None;
-                match self.run(dry, call).await {
-                    Outcome::Ran {
-                        ran: Ran::Execution(out),
-                        ..
-                    } if previewed(&out) => out.parsed_json,
-                    other => return Err(other),
+            let q = match question(runner, &plan, &approval, tool, args, &call).await {
+                Ok(q) => q,
+                Err(outcome) => return Reply::Done(outcome),
+            };
+            match ask(&asker, &q, &plan, &call).await {
+                Ok(Answer::Approve) => {
+                    trail.answered(AuditApproval::Answered(Answer::Approve));
+                    q.digest
+                }
+                Ok(answer @ (Answer::Decline | Answer::Cancel)) => {
+                    trail.answered(AuditApproval::Answered(answer));
+                    return Reply::Done(not_run(&plan, NotRun::Declined));
+                }
+                Err(reason) => {
+                    if matches!(reason, NotRun::ApprovalUnavailable) {
+                        trail.answered(AuditApproval::Unavailable);
+                    }
+                    return Reply::Done(not_run(&plan, reason));
                 }
             }
+        }
+        Consent::Answered {
+            answer: Answer::Approve,
+            shown,
+        } => {
+            trail.answered(AuditApproval::Answered(Answer::Approve));
+            shown
+        }
+    };
+    // Stateless lifecycle: the question was answered in a later request,
+    // so the lock is held from the re-plan to the apply (the digest
+    // check below proves the plan is still the one shown).
+    if writer.is_none() {
+        writer = match hold_writer(runner, &plan, &call).await {
+            Ok(w) => w,
+            Err(outcome) => return Reply::Done(outcome),
         };
-        call.trail.shown(
-            document.as_ref(),
-            plan.replacement.as_ref().map(|r| r.prefix.as_str()),
-        );
-        Ok(approval::question(
-            tool,
-            args,
-            &plan.argv,
-            document.as_ref(),
-            plan.replacement.as_ref(),
-        ))
     }
+    let again = match question(runner, &plan, &approval, tool, args, &call).await {
+        Ok(q) => q,
+        Err(outcome) => return Reply::Done(outcome),
+    };
+    if again.digest != shown {
+        tracing::info!(tool = %tool, "approved plan changed before the apply; not applied");
+        return Reply::Done(not_run(&plan, NotRun::PlanChanged));
+    }
+    tracing::info!(tool = %tool, "change approved by the person; applying");
+    let outcome = match &writer {
+        Some(guard) => {
+            runner
+                .run_holding(
+                    plan,
+                    &call.principal,
+                    guard,
+                    call.tracker.observer(),
+                    call.cancel.clone(),
+                )
+                .await
+        }
+        None => call.run(runner, plan).await,
+    };
+    Reply::Done(outcome)
+}
+
+/// Takes the installation's writer lock for an approved change, waiting
+/// (with the "waiting for another conda-mcp" progress) at most the
+/// plan's time limit; `Ok(None)` when the server has no lock.
+///
+/// Errors: the outcome [`NotRun::InstallLock`] (timed out, cancelled,
+/// lock file unusable): nothing ran.
+async fn hold_writer(
+    runner: &Runner,
+    plan: &Plan,
+    call: &CallContext,
+) -> Result<Option<WriterGuard>, Outcome> {
+    let mut observe = call.tracker.observer();
+    runner
+        .take_writer(plan.limits.timeout, &call.cancel, move || {
+            observe(JobUpdate::WaitingForWriter)
+        })
+        .await
+        .map_err(|e| not_run(plan, NotRun::InstallLock(e)))
+}
+
+/// The question for `plan`: runs its preview (conda's dry run), when
+/// there is one, and describes it.
+///
+/// Errors: the preview's outcome when it did not show a plan
+/// ([`previewed`]: conda's own error, a timeout, a cancel): nothing is
+/// asked.
+async fn question(
+    runner: &Runner,
+    plan: &Plan,
+    approval: &Approval,
+    tool: &str,
+    args: &Value,
+    call: &CallContext,
+) -> Result<Question, Outcome> {
+    let document = match &approval.preview {
+        None => None,
+        Some(preview) => {
+            let mut dry = plan.clone();
+            dry.argv = preview.argv.clone();
+            dry.classification = Some(preview.classification.clone());
+            dry.approval = None;
+            // The apply's checks are not the dry run's.
+            dry.postcondition = None;
+            dry.replacement = None;
+            match call.run(runner, dry).await {
+                Outcome::Ran {
+                    ran: Ran::Execution(out),
+                    ..
+                } if previewed(&out) => out.parsed_json,
+                other => return Err(other),
+            }
+        }
+    };
+    call.trail.shown(
+        document.as_ref(),
+        plan.replacement.as_ref().map(|r| r.prefix.as_str()),
+    );
+    Ok(approval::question(
+        tool,
+        args,
+        &plan.argv,
+        document.as_ref(),
+        plan.replacement.as_ref(),
+    ))
 }
 
 /// Whether a dry run showed its plan: it exited 0, or printed its success
@@ -401,9 +398,9 @@ async fn ask(
                 let waiting = format!("{}: waiting for the person's approval", plan.what);
                 match input.request(INPUT_KEY, input_request(q), waiting).await {
                     Ok(response) => Ok(read(&response)),
-                    Err(InputError::Withdrawn) => Err(NotRun::Exec(ExecError::Cancelled)),
+                    Err(NoResponse::Withdrawn) => Err(NotRun::Exec(ExecError::Cancelled)),
                     // One question per call: never reached.
-                    Err(InputError::KeyReused) => {
+                    Err(NoResponse::KeyReused) => {
                         Err(NotRun::Internal("an internal error occurred"))
                     }
                 }
