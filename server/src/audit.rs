@@ -24,6 +24,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+#[cfg(unix)]
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -67,15 +68,14 @@ pub struct AuditLog {
 }
 
 fn open_append(path: &Path) -> Result<File, AuditError> {
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(|source| AuditError::Open {
-            path: path.to_owned(),
-            source,
-        })
+    let mut options = OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    options.mode(0o600);
+    options.open(path).map_err(|source| AuditError::Open {
+        path: path.to_owned(),
+        source,
+    })
 }
 
 impl AuditLog {
@@ -135,9 +135,22 @@ impl AuditLog {
         }
     }
 
-    /// Reopens the file on every SIGHUP, for as long as the runtime runs.
+    /// Reopens the file on every SIGHUP, for as long as the runtime runs
+    /// (Unix; Windows has no SIGHUP: there a rotation needs a restart,
+    /// docs/operating.md).
     ///
     /// Errors: the signal handler cannot be installed.
+    #[cfg(not(unix))]
+    pub fn reopen_on_sighup(self: &Arc<Self>) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    /// Reopens the file on every SIGHUP, for as long as the runtime runs
+    /// (Unix; Windows has no SIGHUP: there a rotation needs a restart,
+    /// docs/operating.md).
+    ///
+    /// Errors: the signal handler cannot be installed.
+    #[cfg(unix)]
     pub fn reopen_on_sighup(self: &Arc<Self>) -> std::io::Result<()> {
         use tokio::signal::unix::{SignalKind, signal};
         let mut hup = signal(SignalKind::hangup())?;
@@ -203,8 +216,9 @@ pub enum Ending {
     Failed,
     /// The person said no (or did not answer in time).
     Declined,
-    /// The policy, a protected environment, the channel list or the guard
-    /// of existing environments refused it; nothing ran.
+    /// The policy, a protected environment, the channel list, the guard
+    /// of existing environments or a check inside conda refused it; nothing
+    /// was changed.
     Refused,
     /// The call was cancelled (before or while it ran).
     Cancelled,
@@ -228,6 +242,11 @@ pub struct Shown {
     /// (`replace_existing`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replaced: Option<String>,
+    /// Files no package installed that were removed with the environment
+    /// (`remove_unmanaged_files: true`), as the guard listed them inside
+    /// conda: the prefix, how many, their bytes, the first paths.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub removed_files: Option<crate::call::output::UnmanagedFiles>,
 }
 
 impl Shown {
@@ -249,11 +268,15 @@ impl Shown {
             link: list("LINK"),
             unlink: list("UNLINK"),
             replaced: None,
+            removed_files: None,
         }
     }
 
     fn is_empty(&self) -> bool {
-        self.link.is_empty() && self.unlink.is_empty() && self.replaced.is_none()
+        self.link.is_empty()
+            && self.unlink.is_empty()
+            && self.replaced.is_none()
+            && self.removed_files.is_none()
     }
 }
 
@@ -454,6 +477,7 @@ impl Draft {
                     .as_ref()
                     .filter(|r| r.applied)
                     .map(|r| r.prefix.clone());
+                plan.removed_files = out.unmanaged_files.clone().filter(|u| u.removed);
                 applied_plan = Some(plan);
                 if out.execution.timed_out {
                     Ending::TimedOut
@@ -465,7 +489,7 @@ impl Draft {
             }
             Outcome::Ran { .. } | Outcome::Answered { .. } => Ending::Applied,
             Outcome::NotRun {
-                reason: NotRun::Declined,
+                reason: NotRun::Declined { .. },
                 ..
             } => Ending::Declined,
             Outcome::Refused(r) => {
@@ -478,6 +502,12 @@ impl Draft {
             }
             Outcome::EnvironmentExists(_) | Outcome::DryRunNotHonoured { .. } => {
                 reason = Some("refused before it ran".to_owned());
+                Ending::Refused
+            }
+            // Stopped inside conda before its command acted; the error's
+            // sentence is the server's (masked like every log line).
+            Outcome::Stopped { error, .. } => {
+                reason = Some(mask(&error.message));
                 Ending::Refused
             }
             Outcome::NotRun { reason: why, .. } => {
@@ -610,6 +640,8 @@ mod tests {
         assert_eq!(undo("/e", true, Some(1), Some(1)), None);
     }
 
+    // Unix: Windows renames no open file, and has no file modes.
+    #[cfg(unix)]
     #[test]
     fn lines_are_appended_synced_and_survive_a_rotation() {
         let dir = tempfile::tempdir().expect("tempdir");

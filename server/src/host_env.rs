@@ -13,6 +13,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use conda_mcp_shared::env::{EnvRules, FIXED_CWD, child_environment};
+#[cfg(unix)]
 use conda_mcp_shared::home::{HomeUser, check_home, prepare_home};
 
 /// The rules the spawned worker applies: `--pass-env` patterns, and whether
@@ -38,6 +39,7 @@ pub fn env_rules(pass_env: &[String], worker_user: Option<&str>, home: Option<&P
 #[derive(Debug, thiserror::Error)]
 pub enum WorkerHomeError {
     /// The user database could not be read.
+    #[cfg(unix)]
     #[error("looking up the worker user {user}: {source}")]
     Lookup {
         /// The user looked up (named by the operator's flag).
@@ -49,6 +51,9 @@ pub enum WorkerHomeError {
     /// No user of that name.
     #[error("no such user: {0} (--worker-user)")]
     NoSuchUser(String),
+    /// Windows: no worker under another OS user ([`NOT_ON_WINDOWS`]).
+    #[error("--worker-user {0}: {NOT_ON_WINDOWS}")]
+    NotOnWindows(String),
     /// The home (or `--worker-home`) is missing, not a directory, or not
     /// writable by the user; the text names the fix.
     #[error(transparent)]
@@ -63,6 +68,7 @@ pub enum WorkerHomeError {
 /// Errors: [`WorkerHomeError`], one sentence naming the user, the
 /// directory and the fix (`--worker-home DIR`, creating the home, or
 /// `usermod -d`).
+#[cfg(unix)]
 pub fn check_worker_home(
     user: &str,
     worker_home: Option<&Path>,
@@ -86,6 +92,22 @@ pub fn check_worker_home(
         }
     }
 }
+
+/// Windows: conda runs as the server's own user; a worker under another
+/// user is refused ([`NOT_ON_WINDOWS`]).
+///
+/// Errors: always, naming `--worker-user`.
+#[cfg(windows)]
+pub fn check_worker_home(
+    user: &str,
+    _worker_home: Option<&Path>,
+) -> Result<PathBuf, WorkerHomeError> {
+    Err(WorkerHomeError::NotOnWindows(user.to_owned()))
+}
+
+/// Why a worker under another OS user (`--worker-user`, principals mapped
+/// to OS users) is refused on Windows.
+pub const NOT_ON_WINDOWS: &str = "workers under another OS user are not available on Windows (they change user with Unix uids; run conda-mcp itself as the user conda should run as)";
 
 /// Why conda will not load the file `CONDARC` names, as one sentence, or
 /// `None` when it will (or `CONDARC` is unset).

@@ -215,7 +215,8 @@ fn duration_histogram() -> Histogram {
 
 /// The outcome word of a tool call's [`Outcome`]: `ok` (ran, exit 0, no
 /// error), `tool_error` (ran and failed, or a typed error), `invalid`
-/// (arguments), `refused` (policy), `declined` (the person said no),
+/// (arguments), `refused` (policy, restrictions, a check inside conda),
+/// `declined` (the person said no),
 /// `cancelled`, `not_run` (anything else that kept it from running).
 pub fn outcome_label(outcome: &Outcome) -> &'static str {
     if outcome.cancelled() {
@@ -226,9 +227,10 @@ pub fn outcome_label(outcome: &Outcome) -> &'static str {
         Outcome::Refused(_)
         | Outcome::Restricted(_)
         | Outcome::EnvironmentExists(_)
-        | Outcome::DryRunNotHonoured { .. } => "refused",
+        | Outcome::DryRunNotHonoured { .. }
+        | Outcome::Stopped { .. } => "refused",
         Outcome::NotRun {
-            reason: NotRun::Declined,
+            reason: NotRun::Declined { .. },
             ..
         } => "declined",
         Outcome::NotRun { .. } => "not_run",

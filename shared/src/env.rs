@@ -17,6 +17,13 @@
 //! * `HOME`, `USER`, `LOGNAME`, `LANG`, `LANGUAGE`, `LC_*`, `TZ`, `TMPDIR`,
 //!   `XDG_*` (not when conda runs as another user than the worker was
 //!   started as: those directories belong to the first user);
+//! * on Windows also what a Windows process needs to start and find its
+//!   user's folders ([`WINDOWS_NAMES`]: `SYSTEMROOT`, `USERPROFILE`,
+//!   `APPDATA`, `TEMP`, `PATHEXT`, ...); Windows variable names are
+//!   case-insensitive (`Path` is `PATH`), so there names are compared in
+//!   upper case, and an activation's directories are the ones conda's
+//!   activator prepends on Windows (`<prefix>`, `<prefix>\Library\bin`,
+//!   `<prefix>\Scripts`, ...);
 //! * proxies and certificates: `*_PROXY` / `*_proxy` (`HTTPS_PROXY`,
 //!   `http_proxy`, `ALL_PROXY`, ...), `NO_PROXY`, `no_proxy`, `SSL_CERT_*`,
 //!   `REQUESTS_CA_BUNDLE`, `CURL_CA_BUNDLE`;
@@ -39,11 +46,48 @@ use std::ffi::{OsStr, OsString};
 /// call names one: the filesystem root. Nothing relative resolves to a
 /// directory that depends on how the server was started, and a discovery
 /// helper run as `python -` cannot import modules from a random directory.
+#[cfg(unix)]
 pub const FIXED_CWD: &str = "/";
+/// The working directory of every process the worker starts (Windows): the
+/// root of the system drive, for the reasons given on Unix.
+#[cfg(windows)]
+pub const FIXED_CWD: &str = "C:\\";
 
 /// conda's `PATH` when the worker's has no absolute entry (or none at all):
 /// the system directories, never the current directory.
+#[cfg(unix)]
 pub const DEFAULT_PATH: &str = "/usr/bin:/bin";
+/// conda's `PATH` when the worker's has no absolute entry (Windows): the
+/// system directories.
+#[cfg(windows)]
+pub const DEFAULT_PATH: &str = "C:\\Windows\\System32;C:\\Windows";
+
+/// Names also passed on Windows, by exact (case-insensitive) match: what
+/// a process needs to start there (`SYSTEMROOT`: Python's sockets and
+/// random source fail without it; `PATHEXT`, `COMSPEC` for `conda run`)
+/// and the user's folders conda reads (`USERPROFILE` is `~`, `APPDATA`,
+/// `LOCALAPPDATA`, `TEMP`, `TMP`).
+pub const WINDOWS_NAMES: &[&str] = &[
+    "SYSTEMROOT",
+    "SYSTEMDRIVE",
+    "WINDIR",
+    "COMSPEC",
+    "PATHEXT",
+    "USERPROFILE",
+    "USERNAME",
+    "USERDOMAIN",
+    "HOMEDRIVE",
+    "HOMEPATH",
+    "APPDATA",
+    "LOCALAPPDATA",
+    "PROGRAMDATA",
+    "PROGRAMFILES",
+    "TEMP",
+    "TMP",
+    "OS",
+    "NUMBER_OF_PROCESSORS",
+    "PROCESSOR_ARCHITECTURE",
+];
 
 /// Variables that carry a shell's conda activation state (`CONDA_PREFIX_<N>`,
 /// stacked activations, is matched by pattern, see [`is_activation_variable`]).
@@ -94,7 +138,7 @@ pub fn allowed_by_default(name: &str, foreign_user: bool) -> bool {
     if is_activation_variable(name) {
         return false;
     }
-    if ALLOWED_NAMES.contains(&name) {
+    if ALLOWED_NAMES.contains(&name) || (cfg!(windows) && WINDOWS_NAMES.contains(&name)) {
         return true;
     }
     if name.len() > "_PROXY".len() && name.to_ascii_uppercase().ends_with("_PROXY") {
@@ -166,9 +210,39 @@ pub struct EnvRules {
 impl EnvRules {
     /// Whether a variable of this name is passed.
     pub fn passes(&self, name: &str) -> bool {
+        let name = &*canonical_name(name);
         !is_activation_variable(name)
             && (allowed_by_default(name, self.foreign_user)
                 || self.pass_env.iter().any(|p| glob_match(p, name)))
+    }
+}
+
+/// A variable's name as the allowlist compares it: as it is on Unix, in
+/// upper case on Windows (where `Path` and `PATH` are one variable).
+pub fn canonical_name(name: &str) -> std::borrow::Cow<'_, str> {
+    if cfg!(windows) {
+        std::borrow::Cow::Owned(name.to_ascii_uppercase())
+    } else {
+        std::borrow::Cow::Borrowed(name)
+    }
+}
+
+/// The directories conda's activator prepends to `PATH` for `prefix`
+/// (`conda/activate.py`, `_get_path_dirs`): `<prefix>/bin` on Unix; on
+/// Windows `<prefix>`, `Library\mingw-w64\bin`, `Library\usr\bin`,
+/// `Library\bin`, `Scripts` and `bin` under it.
+pub fn activated_dirs(prefix: &std::path::Path) -> Vec<std::path::PathBuf> {
+    if cfg!(windows) {
+        vec![
+            prefix.to_path_buf(),
+            prefix.join("Library").join("mingw-w64").join("bin"),
+            prefix.join("Library").join("usr").join("bin"),
+            prefix.join("Library").join("bin"),
+            prefix.join("Scripts"),
+            prefix.join("bin"),
+        ]
+    } else {
+        vec![prefix.join("bin")]
     }
 }
 
@@ -187,12 +261,13 @@ pub fn child_environment(
     let activated: Vec<std::path::PathBuf> = vars
         .iter()
         .filter(|(k, _)| {
-            k.to_str().is_some_and(|k| {
-                k == "CONDA_PREFIX" || (k.starts_with("CONDA_PREFIX_") && is_activation_variable(k))
+            k.to_str().map(canonical_name).is_some_and(|k| {
+                k == "CONDA_PREFIX"
+                    || (k.starts_with("CONDA_PREFIX_") && is_activation_variable(&k))
             })
         })
         .filter(|(_, v)| !v.is_empty())
-        .map(|(_, v)| std::path::Path::new(v).join("bin"))
+        .flat_map(|(_, v)| activated_dirs(std::path::Path::new(v)))
         .collect();
     let mut out: Vec<(OsString, OsString)> = Vec::new();
     for (k, v) in vars {
@@ -200,9 +275,9 @@ pub fn child_environment(
         if !rules.passes(name) {
             continue;
         }
-        if name == "PATH" {
+        if canonical_name(name) == "PATH" {
             if let Some(path) = clean_path(&v, &activated) {
-                out.push((k, path));
+                out.push(("PATH".into(), path));
             }
         } else {
             out.push((k, v));
@@ -226,13 +301,27 @@ pub fn child_environment(
 fn clean_path(path: &OsStr, drop: &[std::path::PathBuf]) -> Option<OsString> {
     let kept: Vec<std::path::PathBuf> = std::env::split_paths(path)
         .filter(|entry| entry.is_absolute())
-        .filter(|entry| !drop.iter().any(|d| d.components().eq(entry.components())))
+        .filter(|entry| !drop.iter().any(|d| same_dir(d, entry)))
         .collect();
     if kept.is_empty() {
         return None;
     }
     // An absolute entry with ':' cannot come out of split_paths.
     std::env::join_paths(kept).ok()
+}
+
+/// Whether two `PATH` entries name one directory, compared by components
+/// (a trailing separator does not matter); on Windows without regard to
+/// case, as its filesystems compare names.
+fn same_dir(a: &std::path::Path, b: &std::path::Path) -> bool {
+    if cfg!(windows) {
+        let low = |p: &std::path::Path| p.to_string_lossy().to_lowercase();
+        std::path::Path::new(&low(a))
+            .components()
+            .eq(std::path::Path::new(&low(b)).components())
+    } else {
+        a.components().eq(b.components())
+    }
 }
 
 /// The names (never the values) of the variables a child gets from `vars`
@@ -334,6 +423,7 @@ mod tests {
         assert!(check_pattern("A B").is_err());
     }
 
+    #[cfg(unix)]
     #[test]
     fn environment_of_a_child() {
         let env = vars(&[
@@ -381,6 +471,7 @@ mod tests {
         assert!(!out.iter().any(|(k, _)| k == "MY_SETTING"));
     }
 
+    #[cfg(unix)]
     #[test]
     fn path_never_names_the_current_directory() {
         let path_of = |env: &[(&str, &str)]| {
@@ -403,6 +494,45 @@ mod tests {
         // The activated environment's directory was the only one.
         assert_eq!(
             path_of(&[("PATH", "/envs/A/bin:"), ("CONDA_PREFIX", "/envs/A")]),
+            DEFAULT_PATH
+        );
+    }
+
+    /// Windows: `;` separates `PATH`, names are case-insensitive (`Path`),
+    /// drive letters make a path absolute, and an activation's directories
+    /// (`<prefix>`, `Library\bin`, `Scripts`, ...) are dropped whatever
+    /// their case.
+    #[cfg(windows)]
+    #[test]
+    fn windows_path_and_names() {
+        let env = vars(&[
+            (
+                "Path",
+                r"C:\envs\A;C:\Windows\System32;c:\envs\a\Library\bin;.;relative\dir;;C:\envs\A\Scripts\;D:\Tools",
+            ),
+            ("CONDA_PREFIX", r"C:\envs\A"),
+            ("SystemRoot", r"C:\Windows"),
+            ("UserProfile", r"C:\Users\me"),
+            ("SECRET_TOKEN", "x"),
+        ]);
+        let out = child_environment(env, &EnvRules::default());
+        let names: Vec<String> = out
+            .iter()
+            .map(|(k, _)| k.to_string_lossy().into_owned())
+            .collect();
+        assert!(names.contains(&"PATH".to_string()), "{names:?}");
+        assert!(names.contains(&"SystemRoot".to_string()), "{names:?}");
+        assert!(names.contains(&"UserProfile".to_string()), "{names:?}");
+        assert!(
+            !names
+                .iter()
+                .any(|n| n == "SECRET_TOKEN" || n == "CONDA_PREFIX")
+        );
+        let path = &out.iter().find(|(k, _)| k == "PATH").expect("PATH").1;
+        assert_eq!(path, r"C:\Windows\System32;D:\Tools");
+        let bare = child_environment(vars(&[("PATH", ".;x")]), &EnvRules::default());
+        assert_eq!(
+            bare.iter().find(|(k, _)| k == "PATH").expect("PATH").1,
             DEFAULT_PATH
         );
     }

@@ -15,7 +15,13 @@
 //!   it does not exist, then checked.
 //!
 //! Errors name the user, the directory and the fix ([`HomeError`]).
+//!
+//! On Windows there are no permission bits to judge and no other user to
+//! hand a directory to (per-user workers are Unix-only): writability is
+//! probed by creating and removing a file, and a created directory keeps
+//! the access rules it inherits from its parent.
 
+#[cfg(unix)]
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
@@ -24,9 +30,9 @@ use std::path::{Path, PathBuf};
 pub struct HomeUser {
     /// User name.
     pub name: String,
-    /// Numeric user id.
+    /// Numeric user id (Unix; unused on Windows).
     pub uid: u32,
-    /// Numeric id of the primary group.
+    /// Numeric id of the primary group (Unix; unused on Windows).
     pub gid: u32,
 }
 
@@ -91,6 +97,7 @@ impl HomeError {
 
 /// Whether `meta` (a directory's metadata) lets `user` create files in it,
 /// judged by the permission bits (ACLs are not consulted); uid 0 always may.
+#[cfg(unix)]
 pub fn writable_by(meta: &std::fs::Metadata, user: &HomeUser) -> bool {
     let mode = meta.permissions().mode();
     user.uid == 0
@@ -107,10 +114,28 @@ pub fn check_home(user: &HomeUser, dir: &Path, flag: &str) -> Result<(), HomeErr
     let problem = match std::fs::metadata(dir) {
         Err(_) => HomeProblem::Missing,
         Ok(m) if !m.is_dir() => HomeProblem::NotADirectory,
-        Ok(m) if !writable_by(&m, user) => HomeProblem::NotWritable,
+        Ok(m) if !writable(dir, &m, user) => HomeProblem::NotWritable,
         Ok(_) => return Ok(()),
     };
     Err(HomeError::new(user, dir, &problem, flag))
+}
+
+#[cfg(unix)]
+fn writable(_dir: &Path, meta: &std::fs::Metadata, user: &HomeUser) -> bool {
+    writable_by(meta, user)
+}
+
+/// Windows: a file can be created in `dir` (and removed again); the
+/// directory's ACL decides, for the worker's own user.
+#[cfg(windows)]
+fn writable(dir: &Path, _meta: &std::fs::Metadata, _user: &HomeUser) -> bool {
+    let probe = dir.join(format!(".conda-mcp-write-probe-{}", std::process::id()));
+    let made = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .is_ok();
+    made && std::fs::remove_file(&probe).is_ok()
 }
 
 /// Creates `dir` (and missing parents) when it does not exist, the last
@@ -133,9 +158,16 @@ pub fn prepare_home(user: &HomeUser, dir: &Path, flag: &str) -> Result<PathBuf, 
             if let Some(parent) = dir.parent() {
                 std::fs::create_dir_all(parent)?;
             }
-            std::fs::DirBuilder::new().mode(0o700).create(dir)?;
-            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
-            std::os::unix::fs::chown(dir, Some(user.uid), Some(user.gid))
+            #[cfg(unix)]
+            {
+                std::fs::DirBuilder::new().mode(0o700).create(dir)?;
+                std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+                std::os::unix::fs::chown(dir, Some(user.uid), Some(user.gid))
+            }
+            #[cfg(windows)]
+            {
+                std::fs::create_dir(dir)
+            }
         };
         if let Err(e) = create() {
             return Err(HomeError::new(
@@ -150,7 +182,7 @@ pub fn prepare_home(user: &HomeUser, dir: &Path, flag: &str) -> Result<PathBuf, 
     Ok(dir.to_path_buf())
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
@@ -233,6 +265,32 @@ mod tests {
         std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o777)).expect("chmod");
         let m = std::fs::metadata(&base).expect("meta");
         assert!(writable_by(&m, &other));
+        std::fs::remove_dir_all(&base).expect("cleanup");
+    }
+}
+
+#[cfg(all(test, windows))]
+mod windows_tests {
+    use super::*;
+
+    #[test]
+    fn probe_and_create_on_windows() {
+        let user = HomeUser {
+            name: "me".into(),
+            uid: 0,
+            gid: 0,
+        };
+        let base = std::env::temp_dir().join(format!("conda-mcp-home-{}", std::process::id()));
+        let dir = base.join("a").join("home");
+        prepare_home(&user, &dir, "--home").expect("created");
+        assert!(dir.is_dir());
+        check_home(&user, &dir, "--home").expect("writable");
+        let file = base.join("file");
+        std::fs::write(&file, "x").expect("write");
+        let e = check_home(&user, &file, "--home").expect_err("a file");
+        assert!(e.to_string().contains("is not a directory"), "{e}");
+        let e = check_home(&user, &base.join("missing"), "--home").expect_err("missing");
+        assert!(e.to_string().contains("does not exist"), "{e}");
         std::fs::remove_dir_all(&base).expect("cleanup");
     }
 }

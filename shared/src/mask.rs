@@ -25,7 +25,6 @@
 //! how many credentials they hide.
 
 use std::borrow::Cow;
-use std::io::Write;
 
 /// What a masked password becomes.
 pub const MASKED_PASSWORD: &str = "***";
@@ -143,28 +142,6 @@ pub fn mask_json(value: &mut serde_json::Value) -> usize {
         }
     }
     count
-}
-
-/// stderr through [`mask`]: the writer of every log line of the server and
-/// the worker (`tracing_subscriber`'s `with_writer(|| MaskedStderr)`).
-///
-/// tracing-subscriber formats one event into a buffer and hands it over in
-/// one `write_all`, so each call holds whole lines and a URL is never split
-/// across two calls. Masking here cannot be turned off: logs are read by
-/// operators and kept by hosts, and a credential must not reach them.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct MaskedStderr;
-
-impl Write for MaskedStderr {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let text = String::from_utf8_lossy(buf);
-        std::io::stderr().lock().write_all(mask(&text).as_bytes())?;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        std::io::stderr().flush()
-    }
 }
 
 /// The scheme before `://` at `sep`: its first byte's index, when it is a

@@ -13,11 +13,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::guard::InProcessChecks;
 use crate::limits::Limits;
 use crate::result::ExecutionResult;
 
 /// Version of this message set; bump on any change of the types below.
-pub const PROTOCOL_VERSION: u32 = 5;
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// Identifies the build of both binaries: crate version + protocol version.
 /// Server and worker refuse each other when it differs.
@@ -64,6 +65,12 @@ pub struct RunRequest {
     /// A short label for the worker's log line (e.g. the command path
     /// `conda env list`); never contains argument values.
     pub label: String,
+    /// Checks the guard enforces inside the conda process before the
+    /// command acts (conda jobs only; [`crate::guard`]). The outcome comes
+    /// back as [`ExecutionResult::guard`]. A worker that cannot run them
+    /// (conda is not a Python entry-point script) refuses the job with
+    /// [`JobRefusal::ChecksUnsupported`].
+    pub checks: Option<InProcessChecks>,
 }
 
 /// Client → worker.
@@ -179,6 +186,14 @@ pub enum JobRefusal {
     /// server's lane never sends one).
     #[error("the worker is already running a job (one at a time)")]
     Busy,
+    /// The job carries in-process checks and this worker cannot run them:
+    /// conda is not a Python entry-point script (the guard runs in conda's
+    /// own interpreter), or the job is not a conda job. Nothing ran.
+    #[error("the in-process checks cannot run here: {reason}")]
+    ChecksUnsupported {
+        /// Why (the worker's own words, no argument values).
+        reason: String,
+    },
     /// The worker's task running the job ended without a result (it
     /// panicked or was cancelled).
     #[error("the job task failed: {error}")]
@@ -224,6 +239,12 @@ mod tests {
             (
                 JobRefusal::spawn(&std::io::Error::from(std::io::ErrorKind::NotFound)),
                 "could not start the program: entity not found",
+            ),
+            (
+                JobRefusal::ChecksUnsupported {
+                    reason: "x is not a script".into(),
+                },
+                "the in-process checks cannot run here: x is not a script",
             ),
             (
                 JobRefusal::Busy,

@@ -10,6 +10,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::guard::GuardOutcome;
+
 /// The signal that ended a process the worker stopped (time limit or
 /// cancellation): SIGTERM when the process exited within the grace after
 /// it, SIGKILL when the grace ran out (or the connection dropped, which
@@ -83,6 +85,13 @@ pub struct ExecutionResult {
     /// process ended by itself, or when nothing ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_by: Option<StopSignal>,
+    /// What the in-process guard reported (`None` when the job carried no
+    /// checks). Travels between worker and server only: the server turns
+    /// it into its own result fields and typed errors, so it is never part
+    /// of a tool's output.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub guard: Option<GuardOutcome>,
 }
 
 /// The wire form of [`ExecutionResult`] inside bincode frames.
@@ -91,7 +100,7 @@ pub struct ExecutionResult {
 /// (`skip_serializing_if`), so on the wire every field is present. Used by
 /// `protocol::JobEvent::Finished` through `#[serde(with = "...")]`.
 pub mod wire {
-    use super::{ExecutionResult, StopSignal};
+    use super::{ExecutionResult, GuardOutcome, StopSignal};
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     #[derive(Serialize, Deserialize)]
@@ -107,6 +116,7 @@ pub mod wire {
         stdout_lossy: bool,
         stderr_lossy: bool,
         stopped_by: Option<StopSignal>,
+        guard: Option<GuardOutcome>,
     }
 
     /// Serializes `r` in its wire form.
@@ -123,6 +133,7 @@ pub mod wire {
             stdout_lossy: r.stdout_lossy,
             stderr_lossy: r.stderr_lossy,
             stopped_by: r.stopped_by,
+            guard: r.guard.clone(),
         }
         .serialize(s)
     }
@@ -142,6 +153,7 @@ pub mod wire {
             stdout_lossy: w.stdout_lossy,
             stderr_lossy: w.stderr_lossy,
             stopped_by: w.stopped_by,
+            guard: w.guard,
         })
     }
 }
@@ -172,6 +184,7 @@ impl ExecutionResult {
             stdout_lossy: false,
             stderr_lossy: false,
             stopped_by: None,
+            guard: None,
         }
     }
 

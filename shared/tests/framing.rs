@@ -6,6 +6,7 @@ use std::time::Duration;
 use conda_mcp_shared::framing::{
     FrameError, MAX_FRAME_BYTES, decode_payload, encode_frame, read_frame, write_frame,
 };
+use conda_mcp_shared::guard::{GuardOutcome, GuardRefusal, GuardReport};
 use conda_mcp_shared::limits::Limits;
 use conda_mcp_shared::protocol::{
     ClientMessage, JobEvent, JobRefusal, PROTOCOL_VERSION, Program, RunRequest, WorkerMessage,
@@ -30,9 +31,10 @@ fn arb_result() -> impl Strategy<Value = ExecutionResult> {
         any::<u64>(),
         proptest::option::of(any::<bool>()),
         any::<[bool; 6]>(),
+        0u8..3,
     )
         .prop_map(
-            |(exit_code, stdout, stderr, duration_ms, stop, b)| ExecutionResult {
+            |(exit_code, stdout, stderr, duration_ms, stop, b, g)| ExecutionResult {
                 exit_code,
                 stdout,
                 stderr,
@@ -50,6 +52,18 @@ fn arb_result() -> impl Strategy<Value = ExecutionResult> {
                         StopSignal::Kill
                     }
                 }),
+                guard: match g {
+                    0 => None,
+                    1 => Some(GuardOutcome::NoReport),
+                    _ => Some(GuardOutcome::Report(Box::new(GuardReport {
+                        prefix: Some("/p".into()),
+                        refusal: Some(GuardRefusal::EnvironmentExists {
+                            prefix: "/p".into(),
+                            packages: 3,
+                        }),
+                        ..GuardReport::default()
+                    }))),
+                },
             },
         )
 }
@@ -84,6 +98,7 @@ fn arb_client() -> impl Strategy<Value = ClientMessage> {
                         stdin_limit_bytes: s,
                     },
                     label,
+                    checks: None,
                 })
             }),
     ]
@@ -213,6 +228,7 @@ fn a_vec_claiming_more_than_the_frame_is_refused() {
             stdin_limit_bytes: 1,
         },
         label: String::new(),
+        checks: None,
     });
     let good = encode_frame(&msg).expect("encode");
     // variant index (1 byte), job (1 byte), program (1 byte), then argv's length.
@@ -241,6 +257,7 @@ fn run_request_limits_encode_as_three_flat_integers() {
             output_limit_bytes: u64,
             stdin_limit_bytes: u64,
             label: String,
+            checks: Option<u8>,
         },
     }
     let nested = ClientMessage::Run(RunRequest {
@@ -255,6 +272,7 @@ fn run_request_limits_encode_as_three_flat_integers() {
             stdin_limit_bytes: 300,
         },
         label: "conda info".into(),
+        checks: None,
     });
     let flat = FlatClientMessage::Run {
         job: 7,
@@ -266,6 +284,7 @@ fn run_request_limits_encode_as_three_flat_integers() {
         output_limit_bytes: 1 << 20,
         stdin_limit_bytes: 300,
         label: "conda info".into(),
+        checks: None,
     };
     assert_eq!(
         encode_frame(&nested).expect("encode"),
@@ -275,7 +294,7 @@ fn run_request_limits_encode_as_three_flat_integers() {
 
 #[test]
 fn handshake_values_are_stable() {
-    assert_eq!(PROTOCOL_VERSION, 5);
+    assert_eq!(PROTOCOL_VERSION, 6);
     assert!(build_id().contains(env!("CARGO_PKG_VERSION")));
 }
 

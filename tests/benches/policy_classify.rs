@@ -95,7 +95,8 @@ fn bench_guard(c: &mut Criterion, cat: &catalog::Catalog) {
     let output = CallOutput::new(ExecutionResult::nothing_ran());
     c.bench_function("postcondition/create_plan_and_check", |b| {
         b.iter(|| {
-            postcondition::of(black_box(cat), black_box(&a), cwd).and_then(|pc| pc.failure(&output))
+            postcondition::of(black_box(cat), black_box(&a), cwd)
+                .and_then(|pc| pc.failure(&output, None))
         })
     });
 }

@@ -73,12 +73,25 @@ impl RawClient {
     /// [`RawClient::start_with_env`] does, and sends nothing: the test
     /// opens the session itself.
     pub fn spawn(conda_exe: &Path, args: &[&str], env: &[(&str, &str)]) -> RawClient {
+        Self::spawn_with_stderr(conda_exe, args, env, None)
+    }
+
+    /// [`RawClient::spawn`] with the server's stderr on `stderr` (e.g. a
+    /// pipe the test does not read) instead of [`RawClient::stderr_path`],
+    /// which then stays empty.
+    pub fn spawn_with_stderr(
+        conda_exe: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        stderr: Option<Stdio>,
+    ) -> RawClient {
         let dir = tempfile::Builder::new()
             .prefix("conda-mcp-raw-")
             .tempdir()
             .expect("tempdir");
         let stderr_path = dir.path().join("stderr.log");
-        let stderr = std::fs::File::create(&stderr_path).expect("stderr log");
+        let file = std::fs::File::create(&stderr_path).expect("stderr log");
+        let stderr = stderr.unwrap_or_else(|| Stdio::from(file));
         let mut child = tokio::process::Command::new(bins::server())
             .arg("--conda-exe")
             .arg(conda_exe)
@@ -91,7 +104,7 @@ impl RawClient {
             .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::from(stderr))
+            .stderr(stderr)
             .kill_on_drop(true)
             .spawn()
             .expect("spawn conda-mcp");
@@ -108,7 +121,7 @@ impl RawClient {
 
     /// `initialize` (protocol 2025-11-25) declaring `capabilities`, then
     /// `notifications/initialized`; returns the `initialize` result.
-    async fn initialize(&mut self, capabilities: Value) -> Value {
+    pub async fn initialize(&mut self, capabilities: Value) -> Value {
         self.send(json!({
             "jsonrpc": "2.0", "id": "init", "method": "initialize",
             "params": {

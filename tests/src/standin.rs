@@ -173,6 +173,11 @@ pub struct ControlRule {
     /// writing the environment (a success that did not happen).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skip_create: Option<bool>,
+    /// For this command only, conda's envs directories start with these
+    /// (`--name` resolves there first): what conda sees differs from what
+    /// anyone outside the process predicts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub envs_dirs_first: Option<Vec<PathBuf>>,
 }
 
 impl ControlRule {

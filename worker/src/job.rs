@@ -7,25 +7,26 @@
 //!    a second;
 //! 3. the child exits, or the time limit / a cancel ends it: SIGTERM to the
 //!    group, [`KILL_GRACE`] later SIGKILL (an abort after a connection drop
-//!    skips the grace: nobody is waiting for a tidy exit);
+//!    skips the grace: nobody is waiting for a tidy exit; so does Windows,
+//!    which has no SIGTERM: its job object is terminated at once);
 //! 4. the readers get [`DRAIN_GRACE`] to reach EOF; a grandchild still
 //!    holding a pipe is not waited for;
 //! 5. the group and every remaining descendant are killed and reaped
-//!    ([`crate::reap`]);
+//!    ([`crate::reap`]; on Windows the job object ends them all);
 //! 6. `Finished` with the result.
 
-use std::os::unix::process::ExitStatusExt;
 use std::time::{Duration, Instant};
 
+use conda_mcp_shared::guard::GuardOutcome;
 use conda_mcp_shared::limits::{KILL_GRACE, Limits};
 use conda_mcp_shared::protocol::{JobEvent, JobRefusal, RunRequest};
 use conda_mcp_shared::{ExecutionResult, StopSignal};
-use nix::sys::signal::Signal;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::capture::{self, SharedCapture};
+use crate::contain::{self, Signal};
 use crate::limit;
 use crate::reap;
 use crate::spawn::Programs;
@@ -126,8 +127,14 @@ pub async fn run(
         stdin,
         stdout,
         stderr,
+        report,
         process: mut child,
     } = launched;
+    #[cfg(unix)]
+    let report = report.map(|r| tokio::spawn(crate::guard::read_report(r)));
+    #[cfg(windows)]
+    let report: Option<tokio::task::JoinHandle<GuardOutcome>> = report.map(|r| match r {});
+    let has_checks = req.checks.is_some();
     // The argv is the caller's submitted values (specs, paths, channel URLs
     // that may carry credentials): the log shows only how many there are.
     // The label is the command path, chosen by the server.
@@ -165,6 +172,7 @@ pub async fn run(
             _ = stop.cancel.cancelled() => break Ended::Cancelled,
             _ = stop.abort.cancelled() => break Ended::Aborted,
             _ = ticker.tick() => {
+                reap::observe(&programs.spared());
                 let (o, e) = (capture::lock(&out), capture::lock(&err));
                 let ev = JobEvent::Output {
                     stdout_bytes: o.total,
@@ -178,7 +186,7 @@ pub async fn run(
         }
     };
     if ended != Ended::Exited {
-        let grace = if ended == Ended::Aborted {
+        let grace = if ended == Ended::Aborted || !contain::HAS_TERM {
             Duration::ZERO
         } else {
             KILL_GRACE
@@ -194,18 +202,33 @@ pub async fn run(
     let drained = tokio::time::timeout(DRAIN_GRACE, futures::future::join_all(&mut readers))
         .await
         .is_ok();
-    reap::signal_group(pid, Signal::SIGKILL);
+    child.signal_tree(pid, Signal::Kill);
     let descendants_killed = reap::kill_all_descendants(&programs.spared()).await;
     if !drained {
+        // Only the readers still running: a finished one already gave its
+        // output to the first wait, and polling it again panics.
         let _ = tokio::time::timeout(
             Duration::from_secs(1),
-            futures::future::join_all(&mut readers),
+            futures::future::join_all(readers.iter_mut().filter(|r| !r.is_finished())),
         )
         .await;
     }
     for r in &readers {
         r.abort();
     }
+    // Every process of the job is gone, so the report pipe is at end of
+    // file (the bound only guards against a descriptor leaked elsewhere).
+    let guard = match report {
+        Some(task) => Some(
+            tokio::time::timeout(DRAIN_GRACE, task)
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .unwrap_or(GuardOutcome::NoReport),
+        ),
+        None if has_checks && cfg!(windows) => Some(GuardOutcome::Unavailable),
+        None => None,
+    };
     if let Some(t) = stdin_task {
         t.abort();
     }
@@ -222,7 +245,7 @@ pub async fn run(
     let (stderr, stderr_truncated, stderr_lossy) =
         limit::to_text(&e.kept, limit, e.total > e.kept.len() as u64);
     let exit_code = match ended {
-        Ended::Exited => status.and_then(|s| s.code().or_else(|| s.signal().map(|n| -n))),
+        Ended::Exited => status.and_then(contain::exit_code),
         _ => None,
     };
     let result = ExecutionResult {
@@ -237,6 +260,7 @@ pub async fn run(
         stdout_lossy,
         stderr_lossy,
         stopped_by,
+        guard,
     };
     tracing::info!(
         job = req.job,
@@ -268,14 +292,14 @@ async fn terminate(
     abort: &CancellationToken,
 ) -> (Option<std::process::ExitStatus>, StopSignal) {
     if !grace.is_zero() {
-        reap::signal_group(pgid, Signal::SIGTERM);
+        child.signal_tree(pgid, Signal::Term);
         tokio::select! {
             s = child.wait() => return (s, StopSignal::Term),
             _ = tokio::time::sleep(grace) => {}
             _ = abort.cancelled() => {}
         }
     }
-    reap::signal_group(pgid, Signal::SIGKILL);
+    child.signal_tree(pgid, Signal::Kill);
     // SIGKILL cannot be ignored; the cap only guards against a process
     // stuck in uninterruptible sleep.
     let status = tokio::time::timeout(Duration::from_secs(10), child.wait())

@@ -6,9 +6,16 @@
 //! [`serve`] (listening mode), [`spawn`] (process group, stdio, environment),
 //! [`capture`] (bounded draining of output), [`limit`] (UTF-8 cut and the
 //! lossy flag), [`job`] (one job: timeout, cancel, drain grace),
-//! [`reap`] (child subreaper: kill and reap every descendant),
-//! [`privdrop`] (`--user`, `--home`), [`warm`] (the warm conda: conda jobs
-//! forked from a pre-imported interpreter).
+//! [`contain`] (a job's process tree: process group or job object),
+//! [`reap`] (after a job, kill and reap every descendant: the Linux child
+//! subreaper, libproc on macOS, nothing left on Windows),
+//! [`privdrop`] (`--user`, `--home`; Unix), [`warm`] (the warm conda: conda
+//! jobs forked from a pre-imported interpreter on Unix, a spare
+//! pre-imported interpreter on Windows); conda runs through its own
+//! interpreter on Windows (`conda_mcp_shared::conda_cmd`).
+//!
+//! Platforms: Linux, macOS and Windows. What differs lives in small
+//! modules chosen by `cfg` (README "Platforms", docs/testing.md).
 //!
 //! Started by the server (spawned mode) the worker *connects* to the socket
 //! the server listens on; see [`cli`].
@@ -21,20 +28,43 @@
 mod capture;
 mod cli;
 mod connection;
+mod contain;
+#[cfg(unix)]
+mod guard;
 mod job;
+#[cfg(target_os = "macos")]
+mod libproc;
 mod limit;
 mod log;
+#[cfg(unix)]
 mod privdrop;
+#[cfg(target_os = "linux")]
 mod reap;
+#[cfg(target_os = "macos")]
+#[path = "reap_macos.rs"]
+mod reap;
+#[cfg(windows)]
+#[path = "reap_windows.rs"]
+mod reap;
+#[cfg(unix)]
 mod serve;
 mod spawn;
+#[cfg(unix)]
 mod warm;
+#[cfg(windows)]
+#[path = "spare.rs"]
+mod warm;
+#[cfg(all(test, windows))]
+mod windows_tests;
 
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
+#[cfg(unix)]
 use interprocess::local_socket::GenericFilePath;
+#[cfg(windows)]
+use interprocess::local_socket::GenericNamespaced;
 use interprocess::local_socket::tokio::prelude::*;
 use tokio_util::sync::CancellationToken;
 
@@ -51,7 +81,8 @@ pub fn main() -> ExitCode {
         Some(Command::Serve(s)) => s.common.log_format,
         None => cli.common.log_format,
     };
-    log::init(format);
+    // Held to the end: dropping it writes the last queued lines.
+    let _log = log::init(format);
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -91,7 +122,9 @@ fn context(
         warm: None,
     };
     if common.no_warm_conda {
-        tracing::info!("warm conda off (--no-warm-conda): conda calls run as fresh processes");
+        // At debug: the server starts its discovery worker this way at
+        // every start, whatever the person chose.
+        tracing::debug!("warm conda off (--no-warm-conda): conda calls run as fresh processes");
     } else {
         // Runs as the worker's user (after --user took effect); starts at
         // the first conda job.
@@ -117,22 +150,53 @@ fn own_home(
     if common.home.is_none() && !check {
         return Ok(Vec::new());
     }
-    let uid = nix::unistd::Uid::effective();
-    let entry = nix::unistd::User::from_uid(uid).ok().flatten();
-    let who = HomeUser {
-        name: entry
-            .as_ref()
-            .map_or_else(|| uid.to_string(), |u| u.name.clone()),
-        uid: uid.as_raw(),
-        gid: nix::unistd::Gid::effective().as_raw(),
-    };
-    match &common.home {
-        Some(dir) => {
-            let home = prepare_home(&who, dir, "--home").map_err(|e| e.to_string())?;
-            Ok(vec![("HOME".into(), home.into_os_string())])
+    #[cfg(windows)]
+    {
+        // Windows: conda's `~` is USERPROFILE (Python's expanduser); the
+        // directory's ACL decides who may write (shared::home).
+        let who = HomeUser {
+            name: std::env::var("USERNAME").unwrap_or_else(|_| "this user".into()),
+            uid: 0,
+            gid: 0,
+        };
+        match &common.home {
+            Some(dir) => {
+                let home = prepare_home(&who, dir, "--home").map_err(|e| e.to_string())?;
+                Ok(vec![
+                    ("HOME".into(), home.clone().into_os_string()),
+                    ("USERPROFILE".into(), home.into_os_string()),
+                ])
+            }
+            None => {
+                let home = std::env::var_os("USERPROFILE")
+                    .filter(|h| !h.is_empty())
+                    .map(std::path::PathBuf::from)
+                    .ok_or_else(|| {
+                        format!("the worker user {} has no home (USERPROFILE is unset); pass --home DIR", who.name)
+                    })?;
+                check_home(&who, &home, "--home").map_err(|e| e.to_string())?;
+                Ok(Vec::new())
+            }
         }
-        None => {
-            let home = std::env::var_os("HOME")
+    }
+    #[cfg(unix)]
+    {
+        let uid = nix::unistd::Uid::effective();
+        let entry = nix::unistd::User::from_uid(uid).ok().flatten();
+        let who = HomeUser {
+            name: entry
+                .as_ref()
+                .map_or_else(|| uid.to_string(), |u| u.name.clone()),
+            uid: uid.as_raw(),
+            gid: nix::unistd::Gid::effective().as_raw(),
+        };
+        match &common.home {
+            Some(dir) => {
+                let home = prepare_home(&who, dir, "--home").map_err(|e| e.to_string())?;
+                Ok(vec![("HOME".into(), home.into_os_string())])
+            }
+            None => {
+                let home = std::env::var_os("HOME")
                 .filter(|h| !h.is_empty())
                 .map(std::path::PathBuf::from)
                 .or_else(|| entry.map(|u| u.dir))
@@ -142,14 +206,16 @@ fn own_home(
                         who.name
                     )
                 })?;
-            check_home(&who, &home, "--home").map_err(|e| e.to_string())?;
-            Ok(Vec::new())
+                check_home(&who, &home, "--home").map_err(|e| e.to_string())?;
+                Ok(Vec::new())
+            }
         }
     }
 }
 
 /// SIGTERM/SIGINT → `shutdown`: the running job is killed, then the worker
 /// exits.
+#[cfg(unix)]
 fn shutdown_on_signals() -> Result<CancellationToken, String> {
     use tokio::signal::unix::{SignalKind, signal};
     let token = CancellationToken::new();
@@ -164,10 +230,37 @@ fn shutdown_on_signals() -> Result<CancellationToken, String> {
     Ok(token)
 }
 
+/// Ctrl+C, Ctrl+Break and the console closing → `shutdown` (Windows): the
+/// running job is killed, then the worker exits. (A worker that is simply
+/// killed takes its jobs along: their job objects close with it.)
+#[cfg(windows)]
+fn shutdown_on_signals() -> Result<CancellationToken, String> {
+    use tokio::signal::windows::{ctrl_break, ctrl_c, ctrl_close};
+    let token = CancellationToken::new();
+    let mut c = ctrl_c().map_err(|e| e.to_string())?;
+    let mut b = ctrl_break().map_err(|e| e.to_string())?;
+    let mut close = ctrl_close().map_err(|e| e.to_string())?;
+    let t = token.clone();
+    tokio::spawn(async move {
+        tokio::select! { _ = c.recv() => {}, _ = b.recv() => {}, _ = close.recv() => {} }
+        tracing::info!("console control event received: shutting down");
+        t.cancel();
+    });
+    Ok(token)
+}
+
+/// The refusal of what Windows cannot do: a worker that changes user or
+/// listens for servers of other users (both need Unix uids).
+#[cfg(windows)]
+const NOT_ON_WINDOWS: &str = "is not available on Windows: per-OS-user workers need Unix users and uids (on Windows run conda-mcp as the user conda should run as; docs/operating.md \"Operators\")";
+
 async fn run(cli: Cli) -> Result<(), String> {
-    reap::become_subreaper().map_err(|e| format!("PR_SET_CHILD_SUBREAPER: {e}"))?;
+    reap::become_subreaper()?;
     let shutdown = shutdown_on_signals()?;
     match cli.command {
+        #[cfg(windows)]
+        Some(Command::Serve(_)) => Err(format!("conda-mcp-worker serve {NOT_ON_WINDOWS}")),
+        #[cfg(unix)]
         Some(Command::Serve(args)) => {
             let overrides = own_home(&args.common, true)?;
             let ctx = context(&args.common, false, overrides)?;
@@ -182,21 +275,14 @@ async fn run(cli: Cli) -> Result<(), String> {
         }
         None => {
             let socket = cli.socket.ok_or("--socket is required")?;
-            let name = socket
-                .as_path()
-                .to_fs_name::<GenericFilePath>()
-                .map_err(|e| format!("socket path: {e}"))?;
-            let stream = LocalSocketStream::connect(name)
-                .await
-                .map_err(|e| format!("cannot connect to {}: {e}", socket.display()))?;
-            // The listener must be our own user: the server that started us.
-            let me = nix::unistd::Uid::effective().as_raw();
-            let peer = stream.peer_creds().ok().and_then(|c| c.euid());
-            if peer != Some(me) {
-                return Err(format!(
-                    "the socket's listener has uid {peer:?}, expected {me}"
-                ));
+            #[cfg(windows)]
+            if cli.user.is_some() {
+                return Err(format!("--user {NOT_ON_WINDOWS}"));
             }
+            let stream = connect(&socket).await?;
+            #[cfg(windows)]
+            let overrides = own_home(&cli.common, false)?;
+            #[cfg(unix)]
             let overrides = match &cli.user {
                 Some(user) => {
                     let o = privdrop::drop_to(user, cli.common.home.as_deref())?;
@@ -212,4 +298,41 @@ async fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
     }
+}
+
+/// Connects to the server's socket (Unix: a socket file in the server's
+/// private directory, whose listener must have the worker's own uid).
+#[cfg(unix)]
+async fn connect(socket: &std::path::Path) -> Result<LocalSocketStream, String> {
+    let name = socket
+        .to_fs_name::<GenericFilePath>()
+        .map_err(|e| format!("socket path: {e}"))?;
+    let stream = LocalSocketStream::connect(name)
+        .await
+        .map_err(|e| format!("cannot connect to {}: {e}", socket.display()))?;
+    // The listener must be our own user: the server that started us.
+    let me = nix::unistd::Uid::effective().as_raw();
+    let peer = stream.peer_creds().ok().and_then(|c| c.euid());
+    if peer != Some(me) {
+        return Err(format!(
+            "the socket's listener has uid {peer:?}, expected {me}"
+        ));
+    }
+    Ok(stream)
+}
+
+/// Connects to the server's named pipe (Windows): `--socket` is the pipe's
+/// name (`\\.\pipe\NAME` or `NAME`). The server created it as its first
+/// instance with a DACL that admits only its own user
+/// (`conda_mcp_shared::private_pipe`), and accepts one client.
+#[cfg(windows)]
+async fn connect(socket: &std::path::Path) -> Result<LocalSocketStream, String> {
+    let text = socket.to_string_lossy();
+    let bare = text.strip_prefix(r"\\.\pipe\").unwrap_or(&text).to_string();
+    let name = bare
+        .to_ns_name::<GenericNamespaced>()
+        .map_err(|e| format!("pipe name: {e}"))?;
+    LocalSocketStream::connect(name)
+        .await
+        .map_err(|e| format!("cannot connect to the pipe {text}: {e}"))
 }

@@ -10,7 +10,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use conda_mcp_shared::home::{HomeUser, check_home, prepare_home};
-use nix::unistd::{Uid, User, setgid, setgroups, setuid};
+use nix::unistd::{Uid, User, setgid, setuid};
 
 /// Becomes `name`; returns the `HOME`, `USER` and `LOGNAME` the jobs should
 /// see. `home` (`--home`) replaces the user's own home directory: it is
@@ -34,7 +34,7 @@ pub fn drop_to(name: &str, home: Option<&Path>) -> Result<Vec<(OsString, OsStrin
         Some(dir) => prepare_home(&who, dir, "--home").map_err(|e| e.to_string())?,
         None => user.dir.clone(),
     };
-    setgroups(&[user.gid]).map_err(|e| format!("setgroups: {e}"))?;
+    set_groups(user.gid).map_err(|e| format!("setgroups: {e}"))?;
     setgid(user.gid).map_err(|e| format!("setgid: {e}"))?;
     setuid(user.uid).map_err(|e| format!("setuid: {e}"))?;
     if Uid::effective() != user.uid || Uid::current() != user.uid {
@@ -59,4 +59,21 @@ pub fn drop_to(name: &str, home: Option<&Path>) -> Result<Vec<(OsString, OsStrin
         ("USER".into(), name.into()),
         ("LOGNAME".into(), name.into()),
     ])
+}
+
+/// The supplementary groups become exactly `gid`.
+#[cfg(not(target_os = "macos"))]
+fn set_groups(gid: nix::unistd::Gid) -> nix::Result<()> {
+    nix::unistd::setgroups(&[gid])
+}
+
+/// The supplementary groups become exactly `gid` (macOS: nix leaves
+/// `setgroups` out there, libc has it).
+#[cfg(target_os = "macos")]
+#[allow(unsafe_code)]
+fn set_groups(gid: nix::unistd::Gid) -> nix::Result<()> {
+    let groups = [gid.as_raw()];
+    // SAFETY: one gid_t, and the count says one.
+    let r = unsafe { libc::setgroups(1, groups.as_ptr()) };
+    nix::errno::Errno::result(r).map(drop)
 }

@@ -15,21 +15,18 @@ use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, killpg};
 use nix::sys::wait::{WaitPidFlag, waitpid};
 use nix::unistd::Pid;
 
 /// Makes the current process a child subreaper (Linux `prctl`).
-pub fn become_subreaper() -> nix::Result<()> {
-    nix::sys::prctl::set_child_subreaper(true)
+///
+/// Errors: the `prctl` error, as text.
+pub fn become_subreaper() -> Result<(), String> {
+    nix::sys::prctl::set_child_subreaper(true).map_err(|e| format!("PR_SET_CHILD_SUBREAPER: {e}"))
 }
 
-/// Sends `sig` to process group `pgid`, ignoring a group that is gone.
-pub fn signal_group(pgid: u32, sig: Signal) {
-    if let Ok(raw) = i32::try_from(pgid) {
-        let _ = killpg(Pid::from_raw(raw), sig);
-    }
-}
+/// Nothing to record while a job runs: orphans come to the worker.
+pub fn observe(_spare: &[i32]) {}
 
 /// One `/proc` entry: pid, parent pid, and whether it is a zombie.
 #[derive(Debug, Clone, Copy)]

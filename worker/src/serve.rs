@@ -35,9 +35,14 @@ pub async fn serve(
     let name = socket
         .to_fs_name::<GenericFilePath>()
         .map_err(|e| format!("socket path: {e}"))?;
+    // mode_t is 16 bits on macOS; `mode` is at most 0o777 (cli::parse_mode).
+    #[cfg(target_os = "macos")]
+    let socket_mode = u16::try_from(mode).unwrap_or(0o600);
+    #[cfg(not(target_os = "macos"))]
+    let socket_mode = mode;
     let listener = ListenerOptions::new()
         .name(name)
-        .mode(mode)
+        .mode(socket_mode)
         .try_overwrite(true)
         .create_tokio()
         .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;

@@ -9,10 +9,16 @@
 //! (nothing else of the worker's environment) and
 //! [`conda_mcp_shared::env::FIXED_CWD`] unless the request names a directory.
 //!
-//! A conda job runs in a child forked from the warm conda ([`crate::warm`])
-//! when one is ready, else as a fresh process (command-group). Both paths
-//! take their environment and directory from [`Programs::child_setup`], so
-//! they cannot differ.
+//! A conda job runs in a child forked from the warm conda ([`crate::warm`];
+//! on Windows a spare interpreter that already imported conda) when one is
+//! ready, else as a fresh process, contained by [`crate::contain`] (a
+//! process group on Unix, a job object on Windows). Both paths take their
+//! environment and directory from [`Programs::child_setup`], so they cannot
+//! differ. On Unix a job with in-process checks runs under the guard on
+//! either path (`crate::guard`): fresh, conda is started through its own
+//! interpreter with the guard in front of its script. Windows runs no guard
+//! yet: such a job runs as it is, and its result says the guard was
+//! unavailable ([`conda_mcp_shared::guard::GuardOutcome::Unavailable`]).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -20,12 +26,25 @@ use std::pin::Pin;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 
-use command_group::{AsyncCommandGroup, AsyncGroupChild};
 use conda_mcp_shared::env::{EnvRules, FIXED_CWD, child_environment};
+#[cfg(doc)]
+use conda_mcp_shared::guard::InProcessChecks;
 use conda_mcp_shared::protocol::{JobRefusal, Program, RunRequest};
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use crate::warm::{Warm, WarmJob};
+use crate::contain::{self, Signal};
+use crate::warm::Warm;
+#[cfg(unix)]
+use crate::warm::WarmJob;
+
+/// The worker's end of the guard's report pipe: a Unix pipe; Windows runs
+/// no guard, so there it has no values.
+#[cfg(unix)]
+pub type ReportReader = tokio::net::unix::pipe::Receiver;
+/// The worker's end of the guard's report pipe: a Unix pipe; Windows runs
+/// no guard, so there it has no values.
+#[cfg(windows)]
+pub type ReportReader = std::convert::Infallible;
 
 /// The programs this worker can run, fixed at startup.
 #[derive(Debug, Clone)]
@@ -55,6 +74,8 @@ pub struct Launched {
     pub stdout: Pin<Box<dyn AsyncRead + Send>>,
     /// Its stderr.
     pub stderr: Pin<Box<dyn AsyncRead + Send>>,
+    /// The read end of the guard's report pipe (jobs with checks, Unix).
+    pub report: Option<ReportReader>,
     /// The process.
     pub process: Process,
 }
@@ -62,9 +83,12 @@ pub struct Launched {
 /// A job's process, fresh or forked from the warm conda.
 #[derive(Debug)]
 pub enum Process {
-    /// Spawned by the worker (tokio reaps it).
-    Fresh(AsyncGroupChild),
+    /// Spawned by the worker, contained by [`crate::contain`] (tokio reaps
+    /// it). On Windows also a job run by the spare interpreter, which was
+    /// spawned the same way.
+    Fresh(contain::Child),
     /// A child of the zygote (the zygote reaps it and reports the status).
+    #[cfg(unix)]
     Warm(WarmJob),
 }
 
@@ -73,8 +97,19 @@ impl Process {
     /// cannot be known.
     pub async fn wait(&mut self) -> Option<ExitStatus> {
         match self {
-            Process::Fresh(child) => child.inner().wait().await.ok(),
+            Process::Fresh(child) => child.wait().await,
+            #[cfg(unix)]
             Process::Warm(job) => job.wait().await,
+        }
+    }
+
+    /// Sends `sig` to the job's whole tree; `pid` is the job's pid (its
+    /// process group id on Unix).
+    pub fn signal_tree(&mut self, pid: u32, sig: Signal) {
+        match self {
+            Process::Fresh(child) => child.signal_tree(pid, sig),
+            #[cfg(unix)]
+            Process::Warm(_) => contain::signal_group(pid, sig),
         }
     }
 }
@@ -129,9 +164,21 @@ impl Programs {
 
     /// Starts `req`: forked from the warm conda for a conda job when it is
     /// ready, else spawned fresh ([`Programs::spawn`]).
+    ///
+    /// Errors: [`JobRefusal::ChecksUnsupported`] for a job with checks that
+    /// is not a conda job, or with checks that enforce something
+    /// ([`InProcessChecks::enforces`]) whose conda is not a Python
+    /// entry-point script (nothing is started); checks that only report
+    /// run such a conda unguarded (the result has no report).
     pub async fn launch(&self, req: &RunRequest) -> Result<Launched, JobRefusal> {
         self.path_of(req.program)?;
         let setup = self.child_setup(req)?;
+        if req.checks.is_some() && req.program != Program::Conda {
+            return Err(JobRefusal::ChecksUnsupported {
+                reason: "only conda jobs run under the guard".into(),
+            });
+        }
+        #[cfg(unix)]
         if req.program == Program::Conda
             && let Some(warm) = &self.warm
             && let Ok(l) = warm
@@ -140,6 +187,7 @@ impl Programs {
                     Some(setup.cwd.as_path()),
                     req.stdin.is_some(),
                     &setup.env,
+                    req.checks.as_ref(),
                 )
                 .await
         {
@@ -151,25 +199,37 @@ impl Programs {
                     .map(|s| Box::pin(s) as Pin<Box<dyn AsyncWrite + Send>>),
                 stdout: Box::pin(l.stdout),
                 stderr: Box::pin(l.stderr),
+                report: l.report,
                 process: Process::Warm(l.job),
             });
         }
-        let mut child = self.spawn_fresh(req, setup)?;
-        let inner = child.inner();
-        let pid = inner.id().unwrap_or(0);
-        let stdin = inner
-            .stdin
-            .take()
+        #[cfg(windows)]
+        let ((child, report), warm) = match (req.program, &self.warm) {
+            (Program::Conda, Some(spare)) => {
+                match spare.take(&req.argv, &setup, req.stdin.is_some()).await {
+                    Some(child) => ((child, None), true),
+                    None => (self.spawn_fresh(req, setup)?, false),
+                }
+            }
+            _ => (self.spawn_fresh(req, setup)?, false),
+        };
+        #[cfg(unix)]
+        let ((child, report), warm) = (self.spawn_fresh(req, setup)?, false);
+        let mut child = child;
+        let pid = child.id();
+        let stdin = child
+            .take_stdin()
             .map(|s| Box::pin(s) as Pin<Box<dyn AsyncWrite + Send>>);
-        let (Some(stdout), Some(stderr)) = (inner.stdout.take(), inner.stderr.take()) else {
+        let Some((stdout, stderr)) = child.take_output() else {
             return Err(JobRefusal::spawn(&std::io::Error::other("no output pipes")));
         };
         Ok(Launched {
             pid,
-            warm: false,
+            warm,
             stdin,
             stdout: Box::pin(stdout),
             stderr: Box::pin(stderr),
+            report,
             process: Process::Fresh(child),
         })
     }
@@ -189,20 +249,18 @@ impl Programs {
         self.warm.as_ref().map(|w| w.spared()).unwrap_or_default()
     }
 
-    /// Spawns `req` as a fresh process in a new process group with stdout
-    /// and stderr piped and stdin piped (when the request has bytes) or
-    /// `/dev/null`, in the environment and directory of `setup`.
+    /// Spawns `req` as a fresh, contained process ([`crate::contain`]) with
+    /// stdout and stderr piped and stdin piped (when the request has bytes)
+    /// or the null device, in the environment and directory of `setup`; on
+    /// Unix a job with checks through conda's interpreter under the guard,
+    /// with the read end of its report pipe.
     fn spawn_fresh(
         &self,
         req: &RunRequest,
         setup: ChildSetup,
-    ) -> Result<AsyncGroupChild, JobRefusal> {
-        let program = self.path_of(req.program)?;
-        let mut cmd = tokio::process::Command::new(program);
-        cmd.args(&req.argv)
-            .current_dir(&setup.cwd)
-            .env_clear()
-            .envs(setup.env);
+    ) -> Result<(contain::Child, Option<ReportReader>), JobRefusal> {
+        let (mut cmd, report) = self.job_command(req)?;
+        cmd.current_dir(&setup.cwd).env_clear().envs(setup.env);
         cmd.stdin(if req.stdin.is_some() {
             Stdio::piped()
         } else {
@@ -210,6 +268,71 @@ impl Programs {
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-        cmd.group_spawn().map_err(|e| JobRefusal::spawn(&e))
+        let child = contain::spawn(cmd).map_err(|e| JobRefusal::spawn(&e))?;
+        // The child has its copy of the report writer; ours closes with the
+        // command, so the reader sees end of file once the guard (or the
+        // process) is done.
+        Ok((child, report))
+    }
+
+    /// The command of `req` with its arguments, and the read end of the
+    /// guard's report pipe when it runs under the guard. Checks that enforce
+    /// nothing (they only report) run without the guard where it cannot
+    /// run; enforcing ones are refused there.
+    #[cfg(unix)]
+    fn job_command(
+        &self,
+        req: &RunRequest,
+    ) -> Result<(tokio::process::Command, Option<ReportReader>), JobRefusal> {
+        let program = self.path_of(req.program)?;
+        let guarded = match &req.checks {
+            Some(checks) => match crate::guard::interpreter(program) {
+                Ok(python) => Some((checks, python)),
+                Err(refusal) if checks.enforces() => return Err(refusal),
+                Err(_) => None,
+            },
+            None => None,
+        };
+        Ok(match guarded {
+            Some((checks, python)) => {
+                let pipe = crate::guard::report_pipe().map_err(|e| JobRefusal::spawn(&e))?;
+                let cmd =
+                    crate::guard::fresh_command(&python, program, checks, &req.argv, pipe.writer)?;
+                (cmd, Some(pipe.reader))
+            }
+            None => {
+                let mut cmd = self.command_of(req.program)?;
+                cmd.args(&req.argv);
+                (cmd, None)
+            }
+        })
+    }
+
+    /// The command of `req` with its arguments; Windows runs no guard, so
+    /// there is never a report pipe.
+    #[cfg(windows)]
+    fn job_command(
+        &self,
+        req: &RunRequest,
+    ) -> Result<(tokio::process::Command, Option<ReportReader>), JobRefusal> {
+        let mut cmd = self.command_of(req.program)?;
+        cmd.args(&req.argv);
+        Ok((cmd, None))
+    }
+
+    /// The command that runs `program`, before the request's arguments:
+    /// the configured path itself, except for conda on Windows, which runs
+    /// through its own interpreter (`conda_mcp_shared::conda_cmd`).
+    fn command_of(&self, program: Program) -> Result<tokio::process::Command, JobRefusal> {
+        let path = self.path_of(program)?;
+        #[cfg(windows)]
+        if program == Program::Conda {
+            let how = conda_mcp_shared::conda_cmd::resolve(path)
+                .map_err(|e| JobRefusal::spawn(&std::io::Error::from(e)))?;
+            let mut cmd = tokio::process::Command::new(&how.program);
+            cmd.args(&how.prefix_args);
+            return Ok(cmd);
+        }
+        Ok(tokio::process::Command::new(path))
     }
 }

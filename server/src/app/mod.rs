@@ -56,8 +56,9 @@ pub fn main() -> ExitCode {
         Mode::Check => crate::check::CHECK_LOG_FILTER,
     };
     // Logs go to stderr only (stdout carries MCP frames), masked and
-    // without the MCP library's own lines; RUST_LOG filters.
-    crate::logging::init(settings.log_format, default_filter);
+    // without the MCP library's own lines; RUST_LOG filters. Held to the
+    // end: dropping it writes the last queued lines (a startup error).
+    let _log = crate::logging::init(settings.log_format, default_filter);
     // One thread: the server only routes I/O (conda runs in the worker), and
     // a current-thread runtime runs tasks in the order they were spawned, so
     // calls reach the exec lane in the order they arrived. (The

@@ -86,6 +86,28 @@ pub async fn serve(settings: &Settings, http: &HttpSettings) -> Result<(), Start
         let _ = workers_slot.set(w.clone());
     }
     started.state.runner.workers = workers.clone();
+    // Each mapped OS user's own forced keys, for the operator (in the
+    // background: a helper run per user must not hold up serving).
+    if !users.is_empty() {
+        let base = exec.config().clone();
+        let timeout = settings.limits.timeout;
+        let users = users.clone();
+        tokio::spawn(async move {
+            for user in users {
+                match crate::discovery::config::forced_for_user(&base, &user, timeout).await {
+                    Ok(forced) => {
+                        tracing::info!(os_user = %user, forced = %forced.describe(), "conda's forced keys for this OS user");
+                        if let Some(k) = forced.dry_run_defeated() {
+                            tracing::warn!(os_user = %user, "conda would not honour --dry-run for this OS user (`{}` is marked final in {}): that user's previews and dry runs are refused with dry_run_not_honoured", k.key, k.place());
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(os_user = %user, "could not read conda's forced keys for this OS user: {e}")
+                    }
+                }
+            }
+        });
+    }
     started.state.metrics = metrics;
     readiness.ready(Arc::new(started.state));
     health.ready((*exec).clone());

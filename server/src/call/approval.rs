@@ -37,6 +37,8 @@ pub struct Preview {
     pub argv: Vec<String>,
     /// The policy's classification of it (read-only).
     pub classification: crate::policy::Classification,
+    /// Its in-process checks (`super::checks`), filled in with the plan.
+    pub checks: conda_mcp_shared::guard::InProcessChecks,
 }
 
 /// What the person is asked.
@@ -87,10 +89,31 @@ pub fn question(
     plan: Option<&Value>,
     replaces: Option<&Replacement>,
 ) -> Question {
+    question_with(tool, args, argv, plan, replaces, None)
+}
+
+/// [`question`] for a removal of a whole environment whose preview found
+/// `unmanaged` files no package installed: the form names them.
+pub fn question_with(
+    tool: &str,
+    args: &Value,
+    argv: &[String],
+    plan: Option<&Value>,
+    replaces: Option<&Replacement>,
+    unmanaged: Option<&super::output::UnmanagedFiles>,
+) -> Question {
     let mut m = String::from("conda-mcp asks for your approval before it changes anything.\n\n");
     m.push_str("Command: ");
     m.push_str(&command_line(argv));
     m.push('\n');
+    if let Some(u) = unmanaged {
+        m.push_str(&format!(
+            "Also deletes: the environment at {} holds {}; without remove_unmanaged_files: true \
+             the apply is refused and nothing is deleted\n",
+            u.prefix,
+            u.phrase()
+        ));
+    }
     if let Some(r) = replaces {
         m.push_str(&format!(
             "Replaces: the existing environment at {} ({} package(s)) is removed first, \

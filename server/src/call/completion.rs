@@ -74,6 +74,7 @@ pub fn plan(
         apply_requires: Vec::new(),
         replacement: None,
         postcondition: None,
+        checks: None,
     })
 }
 

@@ -243,8 +243,11 @@ pub fn is_error_document(doc: &Value) -> bool {
 }
 
 fn signal_name(n: i32) -> String {
-    nix::sys::signal::Signal::try_from(n)
-        .map_or_else(|_| format!("signal {n}"), |s| s.as_str().to_owned())
+    #[cfg(unix)]
+    return nix::sys::signal::Signal::try_from(n)
+        .map_or_else(|_| format!("signal {n}"), |s| s.as_str().to_owned());
+    #[cfg(not(unix))]
+    format!("signal {n}")
 }
 
 /// Whether `doc` is conda's success document (`"success": true`).

@@ -6,7 +6,9 @@
 //! the startup options), `timeout` and `queue_timeout` (retryable),
 //! `cancelled`, `worker_unavailable` (retryable), `helper_failed`,
 //! `dry_run_not_honoured`, `internal`, `environment_exists` (the guard of existing environments,
-//! `super::guard`), `postcondition_failed` (`super::postcondition`); with
+//! `super::guard`), `postcondition_failed` (`super::postcondition`),
+//! `unmanaged_files_present` and `check_failed` (the checks inside conda's
+//! process, `super::checks`); with
 //! `--approve-writes` `declined`, `plan_changed` and `approval_unavailable`
 //! (docs/approval.md). Codes from conda: see [`super::conda_error`];
 //! `killed_by_signal` and `crashed_after_success` for a conda that died of
@@ -97,6 +99,16 @@ pub enum ErrorCode {
     /// list; nothing ran (details: `channel`, `source`: `call` or
     /// `configuration`).
     ChannelNotAllowed,
+    /// Removing the whole environment would delete files no package
+    /// installed; conda was stopped before it acted (details: `prefix`,
+    /// `count`, `bytes`, `first`, the first paths), unless the call sets
+    /// `remove_unmanaged_files: true`.
+    UnmanagedFilesPresent,
+    /// The checks this call rests on could not run inside conda's process
+    /// (this conda has no point to run them, resolving the target failed,
+    /// or conda ended without reaching its command); nothing was verified,
+    /// so the call is treated as not run (details: `reason`).
+    CheckFailed,
     /// conda exited 0, but what it was to do is not there (details:
     /// `check`: `created`, `removed` or `success`, and `prefix`); see
     /// `call::postcondition`.

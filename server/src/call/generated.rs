@@ -69,10 +69,24 @@ pub fn plan(
     plan.approval = typed.approval;
     plan.apply_requires = typed.apply_requires;
     plan.replacement = typed.replacement;
-    plan.postcondition = super::postcondition::of(
-        catalog,
-        &plan.argv,
-        std::path::Path::new(conda_mcp_shared::env::FIXED_CWD),
-    );
+    let cwd = std::path::Path::new(conda_mcp_shared::env::FIXED_CWD);
+    plan.postcondition = super::postcondition::of(catalog, &plan.argv, cwd);
+    let allow = super::checks::Allowances {
+        replaces: plan.replacement.as_ref(),
+        remove_unmanaged_files: typed.remove_unmanaged_files,
+    };
+    if let Some(c) = &plan.classification {
+        let resolved = crate::argparse::resolve(catalog, &plan.argv);
+        plan.checks = Some(super::checks::of(catalog, &resolved, c, cwd, allow));
+    }
+    if let Some(preview) = plan.approval.as_mut().and_then(|a| a.preview.as_mut()) {
+        let resolved = crate::argparse::resolve(catalog, &preview.argv);
+        // The preview of a replacement is solved for a fresh prefix.
+        let allow = super::checks::Allowances {
+            replaces: None,
+            ..allow
+        };
+        preview.checks = super::checks::of(catalog, &resolved, &preview.classification, cwd, allow);
+    }
     Ok(plan)
 }

@@ -30,15 +30,17 @@
 //!   releases the lock; a server killed while holding it releases it too
 //!   (the kernel drops the locks of a closed file description). The guard
 //!   can be held across several jobs (a plan and its apply).
+//! * **Windows.** The lock is `LockFileEx` (exclusive, fail immediately)
+//!   through std's `File::try_lock`, held by the open file as `flock` is;
+//!   the folder is `conda-mcp-locks-<user>` in the user's temporary folder
+//!   (`%TEMP%`, already private to the user), since Windows has no
+//!   `XDG_RUNTIME_DIR` and no uid.
 
 use std::fs::{File, OpenOptions};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use nix::errno::Errno;
-use nix::fcntl::{Flock, FlockArg};
 use tokio::sync::{Mutex, OwnedMutexGuard};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -49,11 +51,30 @@ pub const POLL: Duration = Duration::from_millis(50);
 /// The lock folder: `$XDG_RUNTIME_DIR/conda-mcp` when `XDG_RUNTIME_DIR` is
 /// absolute, else `conda-mcp-locks-<uid>` in the temporary folder (see the
 /// module docs).
+#[cfg(unix)]
 pub fn default_dir() -> PathBuf {
     dir_from(
         std::env::var_os("XDG_RUNTIME_DIR"),
         nix::unistd::getuid().as_raw(),
     )
+}
+
+/// The lock folder on Windows: `conda-mcp-locks-<USERNAME>` in the user's
+/// temporary folder (see the module docs).
+#[cfg(windows)]
+pub fn default_dir() -> PathBuf {
+    let user = std::env::var("USERNAME").unwrap_or_else(|_| "user".into());
+    let safe: String = user
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    std::env::temp_dir().join(format!("conda-mcp-locks-{safe}"))
 }
 
 /// [`default_dir`] over explicit values.
@@ -105,7 +126,7 @@ pub struct InstallLock {
 /// the file lock. Dropping it releases both.
 #[derive(Debug)]
 pub struct WriterGuard {
-    _file: Flock<File>,
+    _file: Locked,
     _turn: OwnedMutexGuard<()>,
 }
 
@@ -165,31 +186,56 @@ impl InstallLock {
 
     /// One non-blocking attempt at the file lock: `None` while another
     /// open file description holds it.
-    fn try_file(&self) -> Result<Option<Flock<File>>, LockError> {
+    fn try_file(&self) -> Result<Option<Locked>, LockError> {
         let io = |source| LockError::Io {
             path: self.path.clone(),
             source,
         };
         if let Some(dir) = self.path.parent() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .map_err(io)?;
+            let mut builder = std::fs::DirBuilder::new();
+            builder.recursive(true);
+            #[cfg(unix)]
+            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+            builder.create(dir).map_err(io)?;
         }
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(&self.path)
-            .map_err(io)?;
-        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-            Ok(locked) => Ok(Some(locked)),
-            Err((_, Errno::EWOULDBLOCK)) => Ok(None),
-            Err((_, e)) => Err(io(std::io::Error::from(e))),
-        }
+        let mut options = OpenOptions::new();
+        options.read(true).write(true).create(true).truncate(false);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options.open(&self.path).map_err(io)?;
+        lock_exclusive_nonblocking(file).map_err(io)
+    }
+}
+
+/// A file holding the exclusive lock: `flock(2)` on Unix.
+#[cfg(unix)]
+type Locked = nix::fcntl::Flock<File>;
+/// A file holding the exclusive lock: `LockFileEx` on Windows (released
+/// when the file closes).
+#[cfg(windows)]
+type Locked = File;
+
+/// One non-blocking exclusive lock attempt: `None` while another open file
+/// holds it.
+#[cfg(unix)]
+fn lock_exclusive_nonblocking(file: File) -> std::io::Result<Option<Locked>> {
+    use nix::errno::Errno;
+    use nix::fcntl::{Flock, FlockArg};
+    match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+        Ok(locked) => Ok(Some(locked)),
+        Err((_, Errno::EWOULDBLOCK)) => Ok(None),
+        Err((_, e)) => Err(std::io::Error::from(e)),
+    }
+}
+
+/// One non-blocking exclusive lock attempt (Windows: `LockFileEx` with
+/// `LOCKFILE_FAIL_IMMEDIATELY`, through std).
+#[cfg(windows)]
+fn lock_exclusive_nonblocking(file: File) -> std::io::Result<Option<Locked>> {
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
     }
 }
 
@@ -197,6 +243,7 @@ impl InstallLock {
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
     #[test]
     fn the_folder_follows_xdg_runtime_dir_or_falls_back_per_user() {
         assert_eq!(

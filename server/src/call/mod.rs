@@ -1,7 +1,8 @@
 //! The call pipeline, free of the MCP protocol: every tool call goes
 //! through the same steps, in this order.
 //!
-//! 1. **Plan.** The tool kind turns its arguments into one [`Plan`] (the
+//! 1. **Plan.** The arguments hosts add to every tool on their own are
+//!    dropped first ([`host_args`]). The tool kind turns its arguments into one [`Plan`] (the
 //!    program and argv, the lane, the limits, the policy classification and
 //!    a label) or an early [`Outcome`] (invalid arguments, refused, not
 //!    available). One module per kind: [`generated`] (one tool per conda
@@ -10,13 +11,16 @@
 //!    that works on a conda argv amends it (if it must) *before*
 //!    [`plan::authorize`] classifies it, so the policy always decides on
 //!    the argv that will run. A create into an existing environment is
-//!    refused or turned into a replacement here ([`guard`]), and the plan
-//!    says what must hold after a write ([`postcondition`]).
+//!    refused or turned into a replacement here ([`guard`]), the plan
+//!    says what must hold after a write ([`postcondition`]) and what conda's
+//!    own process checks before its command acts ([`checks`]).
 //! 2. **Run.** [`Runner::run`] runs a plan on its lane and turns what came
 //!    back into an [`Outcome`]: every worker result enters the server in
 //!    one place ([`run::received`]), and the restart watch runs after a
 //!    successful call that was not read-only, and a write that exited 0 is
-//!    checked against its postcondition; a call that is not read-only
+//!    checked against its postcondition; what the checks inside conda's
+//!    process reported is read in [`verdict`] (a refusal is an outcome,
+//!    never a success); a call that is not read-only
 //!    holds the installation's writer lock ([`install_lock`]) while it
 //!    waits and runs. An execution result becomes
 //!    the tool output in [`shape`]: `parsed_json` by the result mode
@@ -30,6 +34,7 @@
 
 pub mod approval;
 pub mod budget;
+pub mod checks;
 pub mod compact_call;
 pub mod completion;
 pub mod conda_error;
@@ -37,6 +42,7 @@ pub mod document;
 pub mod error;
 pub mod generated;
 pub mod guard;
+pub mod host_args;
 pub mod install_lock;
 pub mod outcome;
 pub mod output;
@@ -47,6 +53,7 @@ pub mod restrict;
 pub mod run;
 pub mod shape;
 pub mod typed;
+pub mod verdict;
 
 pub use outcome::{NotRun, Outcome, Ran};
 pub use output::CallOutput;

@@ -45,6 +45,14 @@ pub enum Outcome {
         /// The key and where it is forced (never its value).
         forced: crate::discovery::config::ForcedKey,
     },
+    /// The checks inside conda's process stopped conda before its command
+    /// acted ([`super::checks`]), or could not run: nothing was changed.
+    Stopped {
+        /// What was to run.
+        what: String,
+        /// Why, typed (boxed: the other variants are small).
+        error: Box<super::error::ToolError>,
+    },
     /// The server answered from what it knows, without running anything
     /// (`conda_commands`, `conda_describe`): a JSON document.
     Answered {
@@ -89,6 +97,49 @@ pub enum Ran {
     Answer(Box<CompletionAnswer>),
 }
 
+/// Why an approval question of `--approve-writes` could not be asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unasked {
+    /// The client's capabilities declare no (form) elicitation.
+    NoElicitation,
+    /// The request carries no client capabilities: over HTTP, a request
+    /// of the `initialize` era (the capabilities a client declared in its
+    /// `initialize` are not kept between requests).
+    NoCapabilities,
+    /// The client answered the question with an error (or not at all).
+    QuestionFailed,
+}
+
+impl Unasked {
+    /// The cause, as the rest of a sentence.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Unasked::NoElicitation => "the host declared no elicitation support",
+            Unasked::NoCapabilities => {
+                "over HTTP this request carries no client capabilities (a client that started \
+                 with `initialize`: its capabilities are not kept between requests; only the \
+                 2026-07-28 lifecycle can be asked there)"
+            }
+            Unasked::QuestionFailed => "the host failed to ask the question",
+        }
+    }
+}
+
+/// The text of [`NotRun::ApprovalUnavailable`].
+fn unavailable_text(why: Unasked, plan: Option<&str>) -> String {
+    let mut s = format!(
+        "this change needs the person's approval, but the host cannot ask the person: {}; \
+         nothing changed. An operator can start the server with --allow-write instead of \
+         --approve-writes, or use a host that supports elicitation",
+        why.describe()
+    );
+    if let Some(plan) = plan {
+        s.push_str(". What the person would have been asked, with conda's plan:\n");
+        s.push_str(plan);
+    }
+    s
+}
+
 /// Why a call produced no result.
 #[derive(Debug, thiserror::Error)]
 pub enum NotRun {
@@ -113,26 +164,63 @@ pub enum NotRun {
         "the person did not approve this change; nothing was changed. Do not repeat the call \
          unless the person asks for it"
     )]
-    Declined,
+    Declined {
+        /// How long the call took until the answer, in milliseconds
+        /// (the dry run shown and the wait for the person).
+        duration_ms: u64,
+    },
     /// `--approve-writes`: the plan made just before applying differs from
     /// the one the person approved; nothing was applied.
     #[error(
         "conda's plan changed after the person approved it (the environment or the channels \
          changed in between); nothing was applied. Call again to show the person the new plan"
     )]
-    PlanChanged,
-    /// `--approve-writes`, but the client declared no elicitation
-    /// capability; nothing ran.
-    #[error(
-        "this change needs the person's approval, but the host cannot ask the person (it \
-         declared no elicitation support, the question failed, or, over HTTP, the client \
-         started with `initialize`, whose capabilities are not kept between requests: only \
-         the 2026-07-28 lifecycle can be asked there); nothing ran. An operator can start \
-         the server with --allow-write instead of --approve-writes, or use a host that \
-         supports elicitation"
-    )]
-    ApprovalUnavailable,
+    PlanChanged {
+        /// How long the call took (both dry runs and the wait), in
+        /// milliseconds.
+        duration_ms: u64,
+    },
+    /// `--approve-writes`, but the host cannot ask the person (`why`);
+    /// nothing changed. `plan`: the question the person would have seen,
+    /// with conda's dry-run plan, when the dry run could be made.
+    #[error("{}", unavailable_text(*why, plan.as_deref()))]
+    ApprovalUnavailable {
+        /// Why the question could not be asked.
+        why: Unasked,
+        /// The question's text (the command and conda's plan; masked).
+        plan: Option<String>,
+        /// How long the call took (the dry run), in milliseconds.
+        duration_ms: u64,
+    },
     /// A bug inside the server (a panicked call task); logged.
     #[error("{0}")]
     Internal(&'static str),
+}
+
+impl NotRun {
+    /// The milliseconds the call spent before it ended without applying
+    /// anything: the dry run and the wait of an approval that was not
+    /// given ([`NotRun::Declined`], [`NotRun::PlanChanged`],
+    /// [`NotRun::ApprovalUnavailable`]); 0 for every other reason, which
+    /// ends before anything runs.
+    pub fn duration_ms(&self) -> u64 {
+        match self {
+            NotRun::Declined { duration_ms }
+            | NotRun::PlanChanged { duration_ms }
+            | NotRun::ApprovalUnavailable { duration_ms, .. } => *duration_ms,
+            _ => 0,
+        }
+    }
+
+    /// `self` with [`NotRun::duration_ms`] set to `ms` (for the reasons
+    /// that carry it; any other is returned unchanged).
+    pub fn took(mut self, ms: u64) -> NotRun {
+        if let NotRun::Declined { duration_ms }
+        | NotRun::PlanChanged { duration_ms }
+        | NotRun::ApprovalUnavailable { duration_ms, .. } = &mut self
+        {
+            *duration_ms = ms;
+        }
+        self
+    }
 }

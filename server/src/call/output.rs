@@ -83,10 +83,63 @@ pub struct CallOutput {
     /// fresh prefix the plan was solved for and the packages it links.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replaced_environment: Option<super::guard::Replacement>,
+    /// Files under the environment's prefix that no package installed
+    /// (conda's own process listed them before a `remove --all` or `env
+    /// remove`): a preview names what the removal would delete besides the
+    /// packages; an apply with `remove_unmanaged_files: true` what it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmanaged_files: Option<UnmanagedFiles>,
     /// Present when the result was cut to fit `--max-result-bytes`: what was
     /// kept of each field, the totals, and how to narrow the call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut: Option<Cut>,
+}
+
+/// Files no package installed under a prefix (the result's
+/// `unmanaged_files`, and the details of `unmanaged_files_present`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UnmanagedFiles {
+    /// The environment's prefix, as conda resolved it.
+    pub prefix: String,
+    /// How many files (and symbolic links).
+    pub count: u64,
+    /// Their sizes summed, in bytes.
+    pub bytes: u64,
+    /// The first few, relative to the prefix, in byte order.
+    pub first: Vec<String>,
+    /// True when the call removed them (an apply that succeeded); false
+    /// for a preview.
+    pub removed: bool,
+}
+
+impl UnmanagedFiles {
+    /// The guard's list for `prefix`.
+    pub fn of(prefix: &str, files: &conda_mcp_shared::guard::UnmanagedFiles) -> Self {
+        UnmanagedFiles {
+            prefix: prefix.to_owned(),
+            count: files.count,
+            bytes: files.bytes,
+            first: files.first.clone(),
+            removed: false,
+        }
+    }
+
+    /// "3 file(s), 120 bytes, that no package installed (notes.txt, …)".
+    pub fn phrase(&self) -> String {
+        let mut s = format!(
+            "{} file(s), {} bytes, that no package installed",
+            self.count, self.bytes
+        );
+        if !self.first.is_empty() {
+            s.push_str(&format!(" ({}", self.first.join(", ")));
+            if (self.first.len() as u64) < self.count {
+                s.push_str(", …");
+            }
+            s.push(')');
+        }
+        s
+    }
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -108,6 +161,7 @@ impl CallOutput {
             credentials_masked: 0,
             error: None,
             replaced_environment: None,
+            unmanaged_files: None,
             cut: None,
         }
     }

@@ -62,7 +62,7 @@ pub struct Plan {
     /// (see `crate::call::typed`): the output says nothing was changed.
     pub confirmation_required: bool,
     /// `--approve-writes`: the call runs only after the person approved it
-    /// (`crate::mcp::approval`); the preview shown first.
+    /// (asked by the MCP layer, `server/src/mcp/consent.rs`); the preview shown first.
     pub approval: Option<super::approval::Approval>,
     /// With `confirmation_required`: the startup options needed to apply
     /// the change (empty when this server can apply it).
@@ -72,6 +72,9 @@ pub struct Plan {
     pub replacement: Option<super::guard::Replacement>,
     /// What must hold after the call exits 0 ([`super::postcondition`]).
     pub postcondition: Option<super::postcondition::Postcondition>,
+    /// What conda's own process checks before the command acts
+    /// ([`super::checks`]); `None` for helpers.
+    pub checks: Option<conda_mcp_shared::guard::InProcessChecks>,
 }
 
 impl Plan {
@@ -99,6 +102,7 @@ impl Plan {
             apply_requires: Vec::new(),
             replacement: None,
             postcondition: None,
+            checks: None,
         }
     }
 
@@ -136,6 +140,7 @@ impl Plan {
         job.stdin = self.stdin.clone();
         job.limits = self.limits;
         job.label = self.label.clone();
+        job.checks = self.checks.clone();
         job
     }
 }

@@ -93,11 +93,15 @@ pub fn of_resolved(catalog: &Catalog, resolved: &Resolved, cwd: &Path) -> Option
 
 impl Postcondition {
     /// The error of a call that exited 0 but whose effect is not there;
-    /// `None` when every check holds.
-    pub fn failure(&self, output: &CallOutput) -> Option<ToolError> {
+    /// `None` when every check holds. `resolved`: the prefix conda itself
+    /// resolved (the in-process report, `super::checks`), which the checks
+    /// look at instead of the server's prediction when it is known.
+    pub fn failure(&self, output: &CallOutput, resolved: Option<&Path>) -> Option<ToolError> {
         match &self.expect {
             Some(Expect::Created(spec)) => {
-                let prefix = spec.prefix(&self.dirs);
+                let prefix = resolved
+                    .map(Path::to_path_buf)
+                    .or_else(|| spec.prefix(&self.dirs));
                 let ok = prefix.as_deref().is_some_and(target::has_history);
                 if !ok {
                     let mut e = ToolError::new(
@@ -111,7 +115,8 @@ impl Postcondition {
                     return Some(e);
                 }
             }
-            Some(Expect::Removed(prefix)) if prefix.exists() => {
+            Some(Expect::Removed(predicted)) if resolved.unwrap_or(predicted).exists() => {
+                let prefix = resolved.unwrap_or(predicted);
                 return Some(
                     ToolError::new(
                         ErrorCode::PostconditionFailed,
@@ -212,19 +217,26 @@ mod tests {
             dirs: EnvironmentDirs::default(),
         };
         let mut out = CallOutput::new(ExecutionResult::nothing_ran());
-        let e = pc.failure(&out).expect("not created");
+        let e = pc.failure(&out, None).expect("not created");
         assert_eq!(e.code, ErrorCode::PostconditionFailed);
         assert!(!e.retryable);
         assert_eq!(e.details["check"], "created");
         std::fs::create_dir_all(prefix.join("conda-meta")).expect("mkdir");
         std::fs::write(prefix.join("conda-meta/history"), "").expect("history");
-        assert_eq!(pc.failure(&out), None);
+        assert_eq!(pc.failure(&out, None), None);
+        // conda's own prefix decides: created where the server predicted,
+        // but conda resolved another one, where nothing is.
+        let elsewhere = t.path().join("elsewhere");
+        let e = pc
+            .failure(&out, Some(&elsewhere))
+            .expect("not created where conda resolved");
+        assert_eq!(e.details["prefix"], elsewhere.display().to_string());
         out.parsed_json = Some(serde_json::json!({"success": false}));
         assert_eq!(
-            pc.failure(&out).map(|e| e.details["check"].clone()),
+            pc.failure(&out, None).map(|e| e.details["check"].clone()),
             Some(Value::from("success"))
         );
         out.parsed_json = Some(serde_json::json!({"success": true}));
-        assert_eq!(pc.failure(&out), None);
+        assert_eq!(pc.failure(&out, None), None);
     }
 }

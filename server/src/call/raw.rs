@@ -70,6 +70,16 @@ pub fn plan(
         Decision::Replaces(env) => Some(Replacement::of(&env, None)),
     };
     let postcondition = postcondition::of_resolved(catalog, &resolved, &cwd);
+    let checks = super::checks::of(
+        catalog,
+        &resolved,
+        &classification,
+        &cwd,
+        super::checks::Allowances {
+            replaces: replacement.as_ref(),
+            remove_unmanaged_files: call.remove_unmanaged_files,
+        },
+    );
     let what = format!("conda_execute ({})", classification.command.join(" "));
     let mut limits = limits;
     limits.timeout = call.timeout;
@@ -82,5 +92,6 @@ pub fn plan(
     plan.stdin = call.stdin;
     plan.replacement = replacement;
     plan.postcondition = postcondition;
+    plan.checks = Some(checks);
     Ok(plan)
 }

@@ -18,16 +18,26 @@
 //!   and variables, reported by the discovery helper and re-read when a
 //!   `.condarc` changes).
 //!
-//! Both are decided here from outside conda, by the server's prediction:
-//! the target the way [`crate::target`] determines it (conda's rules; a
-//! call that names no environment targets the root prefix, since the
-//! worker never passes an activation), the channels by their canonical
-//! name (a URL under `https://conda.anaconda.org/` is the name after it;
-//! any other URL is compared without its trailing `/`). What it cannot
-//! cover: a package given as a URL or a file path (conda fetches it
-//! directly, no channel), a `.condarc` conda reads that the server cannot
-//! see (another user's home with `--worker-user`), and channels an
-//! explicit `--file` of specs names (`channel::package` lines).
+//! Two layers (docs/writes.md "Two layers"). Here, from outside conda,
+//! the server predicts, for an early answer that starts nothing: the
+//! target the way [`crate::target`] determines it (conda's rules; a call
+//! that names no environment targets the root prefix, since the worker
+//! never passes an activation), the channels by their canonical name (a
+//! URL under `https://conda.anaconda.org/` is the name after it; any other
+//! URL is compared without its trailing `/`). A call the prediction lets
+//! through carries both restrictions into conda's process
+//! ([`Restrictions::arm`]), where the guard decides by conda's own
+//! resolution: the prefix conda resolved for the command (its envs
+//! directories, its default prefix, for the user it runs as) and the
+//! channels conda resolved for that call (`context.channels`: every
+//! `.condarc` it read, including one in the target prefix, variables,
+//! `-c`, `--override-channels`). What the guard adds nothing to is left to
+//! the prediction: a spec's `channel::package`, an environment file's
+//! `channels:` (conda adds those in the command's own code, after the
+//! guard ran), and any call on a platform that runs no guard (Windows). What
+//! neither covers: a package given as a URL or a file path (conda fetches
+//! it directly, no channel), and channels an explicit `--file` of specs
+//! names (`channel::package` lines).
 
 use std::path::{Path, PathBuf};
 
@@ -36,9 +46,8 @@ use crate::catalog::Catalog;
 use crate::catalog::EnvironmentDirs;
 use crate::target::{self, TargetSpec};
 
-/// conda's default `channel_alias`: a channel URL under it is the channel
-/// of the name that follows.
-pub const CHANNEL_ALIAS: &str = "https://conda.anaconda.org/";
+pub use conda_mcp_shared::guard::{CHANNEL_ALIAS, canonical_channel};
+use conda_mcp_shared::guard::{InProcessChecks, Protected};
 
 /// The command paths (after `conda`) that solve against channels.
 pub const SOLVES: &[&[&str]] = &[
@@ -136,6 +145,8 @@ pub struct Facts {
     /// The command works on a prefix (it has `--name`/`--prefix`): with no
     /// target named, conda's default, the root prefix.
     pub has_target: bool,
+    /// `rename`'s destination (its `target` is the environment renamed).
+    pub destination: Option<TargetSpec>,
     /// The command solves against channels ([`SOLVES`]).
     pub solves: bool,
     /// `--override-channels`: conda's configured channels are not used.
@@ -160,8 +171,33 @@ fn facts_of(catalog: &Catalog, resolved: &Resolved, cwd: &Path) -> Facts {
             .arguments
             .iter()
             .any(|a| a.dest == "prefix" || a.dest == "name");
-    let target = target::create_target(catalog, resolved, cwd)
-        .or_else(|| target::given(catalog, resolved, cwd));
+    let (target, destination) = if path == target::RENAME_PATH {
+        (
+            target::given(catalog, resolved, cwd),
+            target::create_target(catalog, resolved, cwd),
+        )
+    } else if path == ["env", "update"] {
+        // conda's `env update` takes the file's `name:` (else `prefix:`)
+        // when neither `--name` nor `--prefix` is given.
+        let file = resolved
+            .last_value(catalog, "file")
+            .map_or_else(|| cwd.join("environment.yml"), |f| cwd.join(f));
+        let from_file = || match target::file_name_prefix(&file) {
+            (Some(n), _) => Some(TargetSpec::Name(n)),
+            (None, Some(p)) => Some(TargetSpec::Prefix(cwd.join(p))),
+            (None, None) => None,
+        };
+        (
+            target::given(catalog, resolved, cwd).or_else(from_file),
+            None,
+        )
+    } else {
+        (
+            target::create_target(catalog, resolved, cwd)
+                .or_else(|| target::given(catalog, resolved, cwd)),
+            None,
+        )
+    };
     let solves = SOLVES.iter().any(|p| path == *p);
     let mut channels = Vec::new();
     for occurrence in resolved.occurrences(catalog, "channel") {
@@ -197,6 +233,7 @@ fn facts_of(catalog: &Catalog, resolved: &Resolved, cwd: &Path) -> Facts {
     channels.dedup();
     Facts {
         target,
+        destination,
         has_target,
         solves,
         override_channels: resolved.has(catalog, "override_channels"),
@@ -262,29 +299,12 @@ fn file_channels(path: &Path) -> Vec<String> {
     }
 }
 
-/// A channel as the list compares it: credentials (`user:password@`, an
-/// anaconda.org `/t/TOKEN`) removed, no trailing `/`, and a URL under
-/// [`CHANNEL_ALIAS`] replaced by its name (`conda-forge`).
-pub fn canonical_channel(channel: &str) -> String {
-    let masked = conda_mcp_shared::mask::mask(channel.trim());
-    let mut c = masked.trim_end_matches('/').to_owned();
-    if let Some(rest) = c.strip_prefix(CHANNEL_ALIAS) {
-        // `https://conda.anaconda.org/t/<masked>/conda-forge`.
-        let rest = match rest.strip_prefix("t/") {
-            Some(after) => after.split_once('/').map_or("", |(_, name)| name),
-            None => rest,
-        };
-        c = rest.to_owned();
-    }
-    c
-}
-
 /// Why a call was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Restriction {
     /// The call would change a protected environment.
     #[error(
-        "{what} would change the environment at {prefix}, which is protected ({by}); nothing ran{remedy}"
+        "{what} would change the environment at {prefix}, which is protected ({by}); nothing was changed{remedy}"
     )]
     ProtectedEnvironment {
         /// What was to run (`conda install`).
@@ -299,7 +319,7 @@ pub enum Restriction {
     },
     /// The call's channels go beyond `--allowed-channel`.
     #[error(
-        "{what} would use the channel {channel}, {}, which is not among the server's --allowed-channel list; nothing ran",
+        "{what} would use the channel {channel}, {}, which is not among the server's --allowed-channel list; nothing was changed",
         .origin.describe()
     )]
     ChannelNotAllowed {
@@ -310,6 +330,28 @@ pub enum Restriction {
         /// Where it came from.
         origin: ChannelSource,
     },
+}
+
+impl Restriction {
+    /// The refusal `protected_environment` of `what`, whose target is
+    /// `prefix` (`root`: conda's root prefix, which `--allow-base-writes`
+    /// allows; else a `--protect-env`).
+    pub fn protected(what: String, prefix: String, root: bool) -> Self {
+        let (by, remedy) = if root {
+            (
+                "the base environment, protected by default",
+                "; start the server with --allow-base-writes to allow changes to base",
+            )
+        } else {
+            ("--protect-env", "")
+        };
+        Restriction::ProtectedEnvironment {
+            what,
+            prefix,
+            by,
+            remedy,
+        }
+    }
 }
 
 impl Restrictions {
@@ -332,7 +374,10 @@ impl Restrictions {
         dirs: &EnvironmentDirs,
     ) -> Result<(), Restriction> {
         if mutation && facts.has_target {
-            self.check_target(what, facts, dirs)?;
+            self.check_target(what, facts.target.as_ref(), dirs)?;
+            if let Some(d) = &facts.destination {
+                self.check_target(what, Some(d), dirs)?;
+            }
         }
         if facts.solves && !self.allowed_channels.is_empty() {
             let from_config: &[String] = if facts.override_channels {
@@ -365,32 +410,22 @@ impl Restrictions {
     fn check_target(
         &self,
         what: &str,
-        facts: &Facts,
+        target: Option<&TargetSpec>,
         dirs: &EnvironmentDirs,
     ) -> Result<(), Restriction> {
-        let prefix = match &facts.target {
+        let prefix = match target {
             Some(spec) => spec.prefix(dirs),
             None => dirs.root_prefix.clone(),
         };
-        let refuse = |prefix: String, by, remedy| {
-            Err(Restriction::ProtectedEnvironment {
-                what: what.to_owned(),
-                prefix,
-                by,
-                remedy,
-            })
-        };
+        let refuse =
+            |prefix: String, root| Err(Restriction::protected(what.to_owned(), prefix, root));
         if let Some(p) = &prefix
             && !self.allow_base_writes
             && dirs.is_root(p)
         {
-            return refuse(
-                p.display().to_string(),
-                "the base environment, protected by default",
-                "; start the server with --allow-base-writes to allow changes to base",
-            );
+            return refuse(p.display().to_string(), true);
         }
-        let named = match &facts.target {
+        let named = match target {
             Some(TargetSpec::Name(n)) => Some(n.as_str()),
             _ => None,
         };
@@ -411,10 +446,33 @@ impl Restrictions {
                     .map(|p| p.display().to_string())
                     .or_else(|| named.map(str::to_owned))
                     .unwrap_or_default();
-                return refuse(shown, "--protect-env", "");
+                return refuse(shown, false);
             }
         }
         Ok(())
+    }
+}
+
+impl Restrictions {
+    /// Carries the restrictions a call of `facts` breaks into the checks
+    /// conda's process enforces (`checks`, for the argv that runs):
+    /// the protected environments when it is a `mutation` that changes a
+    /// prefix, the allowed channels when it solves. Names are resolved by
+    /// conda there, not here.
+    pub fn arm(&self, checks: &mut InProcessChecks, facts: &Facts, mutation: bool) {
+        if mutation && facts.has_target {
+            checks.protected = (!self.allow_base_writes)
+                .then_some(Protected::Root)
+                .into_iter()
+                .chain(self.protected.iter().map(|p| match p {
+                    ProtectedEnv::Name(n) => Protected::Name(n.clone()),
+                    ProtectedEnv::Prefix(p) => Protected::Prefix(p.display().to_string()),
+                }))
+                .collect();
+        }
+        if facts.solves && !self.allowed_channels.is_empty() {
+            checks.allowed_channels = Some(self.allowed_channels.clone());
+        }
     }
 }
 
@@ -432,25 +490,6 @@ mod tests {
 
     fn argv(items: &[&str]) -> Vec<String> {
         items.iter().map(|s| (*s).to_owned()).collect()
-    }
-
-    #[test]
-    fn channels_are_compared_by_their_canonical_name() {
-        assert_eq!(canonical_channel("conda-forge"), "conda-forge");
-        assert_eq!(
-            canonical_channel("https://conda.anaconda.org/conda-forge/"),
-            "conda-forge"
-        );
-        assert_eq!(
-            canonical_channel("https://conda.anaconda.org/t/tk-123-456/private"),
-            "private"
-        );
-        let c = canonical_channel("https://user:secret@repo.example.org/conda/");
-        assert!(!c.contains("secret"), "{c}");
-        assert!(
-            c.starts_with("https://") && c.ends_with("repo.example.org/conda"),
-            "{c}"
-        );
     }
 
     #[test]

@@ -287,6 +287,14 @@ impl Runner {
         (result, masked): (ExecutionResult, u32),
         json_off: Option<ForcedKey>,
     ) -> Outcome {
+        if let Some(stopped) = super::verdict::stopped(&plan, &result) {
+            tracing::info!(
+                "{}: conda was stopped before it acted, or its checks could not run",
+                plan.what
+            );
+            return stopped;
+        }
+        let report = super::verdict::report(&result);
         let succeeded = result.exit_code == Some(0);
         let command = plan
             .classification
@@ -306,7 +314,20 @@ impl Runner {
             .iter()
             .map(|o| (*o).to_owned())
             .collect();
-        if let Some(key) = json_off
+        if let Some(off) = report.as_ref().and_then(|r| r.json_forced_off.as_ref())
+            && output.parsed_json.is_none()
+        {
+            let how = if off.final_ {
+                "is marked final"
+            } else {
+                "is false"
+            };
+            output.parsed_json_error = Some(format!(
+                "conda's configuration turns --json off (`{}` {how} in {}), so conda printed text, not JSON",
+                off.key,
+                super::verdict::place(off)
+            ));
+        } else if let Some(key) = json_off
             && output.parsed_json.is_none()
             && plan.argv.iter().any(|a| a == "--json")
         {
@@ -320,8 +341,18 @@ impl Runner {
             && output.error.is_none()
             && let Some(pc) = &plan.postcondition
         {
-            output.error = pc.failure(&output);
+            let resolved = report
+                .as_ref()
+                .and_then(|r| r.prefix.as_deref())
+                .map(std::path::Path::new);
+            output.error = pc.failure(&output, resolved);
         }
+        output.unmanaged_files = report.as_ref().and_then(|r| {
+            let files = r.unmanaged.as_ref().filter(|f| f.count > 0)?;
+            let mut u = super::output::UnmanagedFiles::of(r.prefix.as_deref()?, files);
+            u.removed = !r.dry_run && succeeded;
+            Some(u)
+        });
         output.replaced_environment = plan.replacement.clone().map(|mut r| {
             r.read_plan(output.parsed_json.as_ref());
             r

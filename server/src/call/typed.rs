@@ -52,8 +52,8 @@ use crate::policy::{self, Classification, Policy, Refusal};
 use crate::schema::ArgumentError;
 use crate::target::Environment;
 use crate::tools::server_options::{
-    REPLACE_EXISTING, STDIN_PROPERTY, TIMEOUT_PROPERTY, confirm_properties, creates_environment,
-    dest_property, flag_property, is_run,
+    REMOVE_UNMANAGED, REPLACE_EXISTING, STDIN_PROPERTY, TIMEOUT_PROPERTY, confirm_properties,
+    creates_environment, dest_property, flag_property, is_run, removes_environment,
 };
 
 /// What the server decides for typed calls, fixed at startup.
@@ -91,6 +91,9 @@ pub struct TypedCall {
     /// `--approve-writes`: the call runs only after the person approved it
     /// (step 7 of the module docs).
     pub approval: Option<Approval>,
+    /// The server option `remove_unmanaged_files: true` (tools that remove
+    /// a whole environment): files no package installed may be removed.
+    pub remove_unmanaged_files: bool,
 }
 
 /// Why a typed call does not run.
@@ -125,6 +128,8 @@ pub fn prepare(
     let (mut stdin, mut timeout) = (None, None);
     let replace_existing =
         creates_environment(command) && args.remove(REPLACE_EXISTING) == Some(Value::Bool(true));
+    let remove_unmanaged_files =
+        removes_environment(command) && args.remove(REMOVE_UNMANAGED) == Some(Value::Bool(true));
     if is_run(command) {
         (stdin, timeout) = take_server_options(&mut args, settings).map_err(invalid)?;
         if let Some(p) = flag_property(command, "no_capture_output") {
@@ -149,6 +154,7 @@ pub fn prepare(
         timeout,
         replacement: None,
         approval: None,
+        remove_unmanaged_files,
     };
     let mut effective = args.clone();
     // Every call that is not read-only, also one the resolver could not
@@ -214,6 +220,7 @@ fn approve(
             preview = Some(Preview {
                 argv,
                 classification,
+                checks: Default::default(),
             });
         }
     }

@@ -1,6 +1,8 @@
 //! Ready-to-paste host configuration for `conda-mcp check`: how to start
-//! this very server (absolute paths) in Claude Desktop, Claude Code, VS Code
-//! and Cursor, one configuration per host as docs/using.md recommends it.
+//! this very server (absolute paths) in Claude Desktop, Claude Code, VS Code,
+//! Cursor, Gemini CLI, Codex CLI and GitHub Copilot CLI, one configuration
+//! per host as docs/using.md recommends it (the `hosts` test tier runs the
+//! first, Gemini's and Codex's shapes in the real hosts).
 //!
 //! * Command: the running `conda-mcp` executable (symlinks resolved), or
 //!   `uvx` with `conda-mcp` as its first argument when the executable lives
@@ -14,11 +16,24 @@
 //!   (their tool-output limits are small: Claude Code refuses a result
 //!   over 25,000 tokens) unless `check` was given a `--result-mode`.
 //!
-//! Formats: Claude Desktop's `claude_desktop_config.json` and Cursor's
-//! `mcp.json` use `{"mcpServers": {NAME: {"command", "args"}}}`; VS Code's
-//! `mcp.json` uses `{"servers": {NAME: {"type": "stdio", "command",
-//! "args"}}}`; Claude Code takes a shell command line, `claude mcp add NAME
-//! -- COMMAND ARGS...` (quoted for a POSIX shell).
+//! * Gemini CLI gets `"trust": true`: headless (`gemini -p`) it lists no
+//!   tool of a server it does not trust, and it cannot ask before a call.
+//! * Codex CLI gets `required = true` (without it the model's first turn
+//!   starts before the server has listed its tools, and gets none), and,
+//!   when the flags allow writes (`--allow-write`, `--approve-writes`),
+//!   `default_tools_approval_mode = "approve"`: Codex itself blocks every
+//!   tool without `readOnlyHint` in `codex exec` otherwise, so conda-mcp's
+//!   policy (or the person's approval) never gets to decide.
+//!
+//! Formats: Claude Desktop's `claude_desktop_config.json`, Cursor's
+//! `mcp.json` and Gemini CLI's `settings.json` use `{"mcpServers": {NAME:
+//! {"command", "args"}}}`; VS Code's `mcp.json` uses `{"servers": {NAME:
+//! {"type": "stdio", "command", "args"}}}`; Copilot CLI's
+//! `mcp-config.json` uses `{"mcpServers": {NAME: {"type": "local",
+//! "command", "args", "tools": ["*"]}}}`; Codex's `config.toml` a table
+//! `[mcp_servers.NAME]` (TOML basic strings, which JSON's string escapes
+//! are); Claude Code takes a shell command line, `claude mcp add NAME --
+//! COMMAND ARGS...` (quoted for a POSIX shell).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -136,9 +151,30 @@ fn lean(args: &[String]) -> Vec<String> {
     out
 }
 
+/// A TOML basic string: JSON's string syntax is a subset of it.
+fn toml_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+/// Codex CLI's `[mcp_servers.conda]` table for `l`; `writes`: the flags
+/// allow changes (`--allow-write` or `--approve-writes`).
+pub fn codex_table(l: &Launch, writes: bool) -> String {
+    let args: Vec<String> = l.args.iter().map(|a| toml_string(a)).collect();
+    let mut t = format!(
+        "[mcp_servers.{SERVER_NAME}]\ncommand = {}\nargs = [{}]\nrequired = true\n",
+        toml_string(&l.command),
+        args.join(", ")
+    );
+    if writes {
+        t.push_str("default_tools_approval_mode = \"approve\"\n");
+    }
+    t
+}
+
 /// The configuration for each host: Claude Desktop, Claude Code, VS Code,
-/// Cursor, in that order.
-pub fn snippets(l: &Launch) -> Vec<Snippet> {
+/// Cursor, Gemini CLI, Codex CLI, Copilot CLI, in that order; `writes`: the
+/// flags allow changes (`--allow-write` or `--approve-writes`, for Codex).
+pub fn snippets(l: &Launch, writes: bool) -> Vec<Snippet> {
     let pretty = |v: serde_json::Value| serde_json::to_string_pretty(&v).unwrap_or_default();
     let lean_args = lean(&l.args);
     let plain = json!({ "command": l.command, "args": l.args });
@@ -172,6 +208,24 @@ pub fn snippets(l: &Launch) -> Vec<Snippet> {
         Snippet {
             title: "Cursor (~/.cursor/mcp.json or .cursor/mcp.json):",
             text: pretty(json!({ "mcpServers": { SERVER_NAME: plain } })),
+        },
+        Snippet {
+            title: "Gemini CLI (~/.gemini/settings.json; \"trust\": true, or headless gemini -p lists none of its tools; with folder trust on, also trust the project folder in ~/.gemini/trustedFolders.json: {\"/path/to/project\": \"TRUST_FOLDER\"}):",
+            text: pretty(json!({ "mcpServers": { SERVER_NAME: {
+                "command": l.command, "args": l.args, "trust": true } } })),
+        },
+        Snippet {
+            title: if writes {
+                "Codex CLI (~/.codex/config.toml; required: the first turn waits for the tools; approve: else Codex blocks every tool that may write, before conda-mcp's policy):"
+            } else {
+                "Codex CLI (~/.codex/config.toml; required: the first turn waits for the tools):"
+            },
+            text: codex_table(l, writes).trim_end().to_owned(),
+        },
+        Snippet {
+            title: "GitHub Copilot CLI (~/.copilot/mcp-config.json):",
+            text: pretty(json!({ "mcpServers": { SERVER_NAME: {
+                "type": "local", "command": l.command, "args": l.args, "tools": ["*"] } } })),
         },
     ]
 }
@@ -281,8 +335,8 @@ mod tests {
             command: "/opt/my tools/conda-mcp".into(),
             args: vec!["--conda-exe".into(), "/opt/conda/bin/conda".into()],
         };
-        let s = snippets(&l);
-        assert_eq!(s.len(), 4);
+        let s = snippets(&l, false);
+        assert_eq!(s.len(), 7);
         let desktop: serde_json::Value = serde_json::from_str(&s[0].text).expect("json");
         let server = &desktop["mcpServers"]["conda"];
         assert_eq!(server["command"], "/opt/my tools/conda-mcp");
@@ -324,6 +378,25 @@ mod tests {
     }
 
     #[test]
+    fn codex_waits_for_the_server_and_approves_only_where_writes_are_allowed() {
+        let l = Launch {
+            command: "/opt/my \"tools\"/conda-mcp".into(),
+            args: vec!["--conda-exe".into(), "/c".into()],
+        };
+        assert_eq!(
+            codex_table(&l, false),
+            "[mcp_servers.conda]\ncommand = \"/opt/my \\\"tools\\\"/conda-mcp\"\nargs = [\"--conda-exe\", \"/c\"]\nrequired = true\n"
+        );
+        assert!(codex_table(&l, true).ends_with("default_tools_approval_mode = \"approve\"\n"));
+        let gemini: serde_json::Value =
+            serde_json::from_str(&snippets(&l, false)[4].text).expect("json");
+        assert_eq!(gemini["mcpServers"]["conda"]["trust"], json!(true));
+        let copilot: serde_json::Value =
+            serde_json::from_str(&snippets(&l, false)[6].text).expect("json");
+        assert_eq!(copilot["mcpServers"]["conda"]["tools"], json!(["*"]));
+    }
+
+    #[test]
     fn a_chosen_result_mode_is_kept() {
         for given in [
             vec!["--result-mode", "default"],
@@ -334,7 +407,7 @@ mod tests {
                 args: given.iter().map(|a| a.to_string()).collect(),
             };
             let desktop: serde_json::Value =
-                serde_json::from_str(&snippets(&l)[0].text).expect("json");
+                serde_json::from_str(&snippets(&l, false)[0].text).expect("json");
             assert_eq!(desktop["mcpServers"]["conda"]["args"], json!(given));
         }
     }

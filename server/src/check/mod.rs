@@ -30,7 +30,9 @@
 //!    `--exclude-tools` entry that matches nothing fails);
 //!    The last line of the section says which policy flag a task needs
 //!    ([`policy_line`]);
-//! 7. **warnings**, then a ready-to-paste host configuration per host
+//! 7. **log**: how stderr is written (the bounded queue of
+//!    [`conda_mcp_shared::log_writer`]) and the lines this check dropped;
+//! 8. **warnings**, then a ready-to-paste host configuration per host
 //!    (Claude Desktop, Claude Code, VS Code, Cursor) with absolute paths
 //!    ([`host_config`]); with `--listen`, the HTTP ones (URL and bearer
 //!    header) for Claude Code, VS Code and Cursor.
@@ -131,6 +133,22 @@ impl Builder {
     }
 }
 
+/// The names the cache key covers (set here, and the fixed ones), for
+/// `check`: names only, never values.
+fn covered_variables() -> String {
+    let mut names: Vec<String> = crate::discovery::stamp::config_environment()
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    for fixed in crate::discovery::stamp::CONFIG_VARIABLES {
+        if !names.iter().any(|n| n == fixed) {
+            names.push(format!("{fixed} (unset)"));
+        }
+    }
+    names.push("any CONDA_* set later".into());
+    names.join(", ")
+}
+
 /// conda's configuration: the files it loaded and each key the server
 /// relies on that a source forces (never a value), with what it defeats
 /// as a warning.
@@ -182,13 +200,18 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
     let spawn = worker_step(s, r)?;
     // 2b. the HTTP settings, loaded as the server loads them (not bound:
     // the server may be running)
-    let http_url = match &s.http {
-        None => None,
-        Some(h) => Some(http_section(h, &s.policy, r).await?),
+    let (http_url, users) = match &s.http {
+        None => (None, Vec::new()),
+        Some(h) => {
+            let (url, users) = http_section(h, &s.policy, r).await?;
+            (Some(url), users)
+        }
     };
     let found = discovery_step(s, &target, r).await?;
     worker_runs_step(s, &found, spawn, r).await?;
+    users_step(s, &found, &users, r).await;
     let tools = tools_step(s, &found.catalog, r)?;
+    log_step(r);
     host_step(s, args, &found, http_url.as_deref(), r);
     Ok(format!(
         "conda-mcp can serve conda {} with {} tools",
@@ -209,6 +232,7 @@ fn conda_step(s: &Settings, r: &mut Builder) -> Result<discovery::Target, String
             TargetSource::Flag => "--conda-exe",
             TargetSource::Env => "the CONDA_EXE environment variable",
             TargetSource::Path => "searching PATH for `conda`",
+            TargetSource::UserInstall => "the user's Miniforge install (%USERPROFILE%\\miniforge3)",
         },
     );
     Ok(target)
@@ -271,6 +295,13 @@ async fn discovery_step(
                 .python
                 .as_deref()
                 .map(|p| std::path::absolute(p).unwrap_or(p.to_path_buf()));
+            r.item(
+                "cache key",
+                format!(
+                    "the target, its interpreter, its package folders, every place of conda's .condarc search path, and the variables {} (sha256 of each value)",
+                    covered_variables()
+                ),
+            );
             match cache::load(&dir, &target.path, python_flag.as_deref()) {
                 Ok(_) => r.item("cache", "hit (startup runs no Python)"),
                 Err(miss) => r.item("cache", format!("miss: {miss} (discovery runs now)")),
@@ -431,6 +462,14 @@ fn listing(
             writes.push(name.as_str());
         }
     }
+    // The server's own tools belong to a group too, so the groups add up
+    // to every listed tool.
+    if tools.cli_command.is_some() {
+        read_only.push(crate::tools::CLI_COMMAND_TOOL);
+    }
+    if tools.route(crate::tools::EXECUTE_TOOL).is_some() {
+        runs.push(crate::tools::EXECUTE_TOOL);
+    }
     r.item("listed", format!("{} tools", tools.listed.len()));
     if compact {
         let listed: Vec<String> = tools.listed.iter().map(|t| t.name.to_string()).collect();
@@ -488,6 +527,26 @@ fn listing(
     r.item("policy", policy_line(&s.policy));
 }
 
+/// The log: how stderr is written, and what this check lost of it.
+fn log_step(r: &mut Builder) {
+    r.section("log");
+    r.item(
+        "stderr",
+        format!(
+            "written by a thread of its own behind a {} KiB queue; lines that do not fit are \
+             dropped and counted, never waited for",
+            conda_mcp_shared::log_writer::QUEUE_BYTES / 1024
+        ),
+    );
+    let dropped = conda_mcp_shared::log_writer::dropped_lines();
+    r.item("dropped", format!("{dropped} lines so far"));
+    if dropped > 0 {
+        r.warnings.push(format!(
+            "{dropped} log lines were dropped during this check: stderr was not read fast enough"
+        ));
+    }
+}
+
 /// Step 7: the warnings, then the host configuration (stdio, or HTTP with
 /// `--listen`).
 fn host_step(
@@ -500,6 +559,16 @@ fn host_step(
     if s.policy.allow_exec {
         r.warnings.push(
             "--allow-exec lets the model run any program as this user (conda run, conda_execute)"
+                .into(),
+        );
+    }
+    if s.policy.approve_writes {
+        r.warnings.push(
+            "--approve-writes needs a host that asks the person (MCP elicitation): Claude Desktop \
+             and Gemini CLI cannot ask (every change ends approval_unavailable), Codex CLI \
+             declines every question, and Claude Code's -p mode answers them itself unless an \
+             Elicitation hook does (both end declined); use --allow-write there \
+             (docs/approval.md \"Hosts\")"
                 .into(),
         );
     }
@@ -522,7 +591,7 @@ fn host_step(
         None => {
             r.section("host configuration (one per host; paste into the host's MCP settings)");
             let launch = host_config::Launch::for_this_process(&found.target.path, s, args);
-            host_config::snippets(&launch)
+            host_config::snippets(&launch, s.policy.allow_write || s.policy.approve_writes)
         }
     };
     for snippet in snippets {
@@ -541,7 +610,7 @@ async fn http_section(
     h: &crate::transport::http::HttpSettings,
     policy: &crate::policy::Policy,
     r: &mut Builder,
-) -> Result<String, String> {
+) -> Result<(String, Vec<String>), String> {
     r.section("http (--listen)");
     let loaded = crate::transport::http::serve::load(h)
         .await
@@ -587,7 +656,40 @@ async fn http_section(
     } else {
         r.item("os users", format!("{} (a worker each)", users.join(", ")));
     }
-    Ok(url)
+    Ok((url, users))
+}
+
+/// Step 5b (`--listen` with principals mapped to OS users): conda's
+/// forced keys as each of those users reads its configuration (the
+/// discovery helper run in a worker of that user), with what a forced
+/// `dry_run` defeats as a warning.
+async fn users_step(s: &Settings, found: &discovery::Discovery, users: &[String], r: &mut Builder) {
+    if users.is_empty() {
+        return;
+    }
+    r.section("conda's configuration per OS user");
+    let mut base = quiet(s.worker_config(found.target.path.clone()));
+    base.python = Some(found.python.clone());
+    for user in users {
+        match crate::discovery::config::forced_for_user(&base, user, s.limits.timeout).await {
+            Ok(forced) => {
+                r.item(user, format!("forced keys {}", forced.describe()));
+                if let Some(k) = forced.dry_run_defeated() {
+                    r.warnings.push(format!(
+                        "for OS user {user}, conda would not honour --dry-run (`{}` is marked final in {}): that user's previews and dry runs are refused with dry_run_not_honoured",
+                        k.key,
+                        k.place()
+                    ));
+                }
+            }
+            Err(e) => {
+                r.item(user, "forced keys unknown (see the warning)");
+                r.warnings.push(format!(
+                    "conda's configuration of OS user {user} could not be read: {e}"
+                ));
+            }
+        }
+    }
 }
 
 /// Steps 4 and 5: the interpreter imports conda, and `conda info --json`

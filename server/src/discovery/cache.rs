@@ -88,7 +88,9 @@ impl std::fmt::Display for Miss {
             Miss::Absent => f.write_str("no cache entry"),
             Miss::Corrupt(why) => write!(f, "unusable cache entry ({why})"),
             Miss::Mismatch(why) => write!(f, "cache entry for {why}"),
-            Miss::Stale => f.write_str("the target or its packages changed"),
+            Miss::Stale => f.write_str(
+                "the target, its packages, its configuration files or the variables that decide conda's configuration changed",
+            ),
         }
     }
 }
@@ -135,11 +137,11 @@ pub fn load(dir: &Path, target: &Path, python: Option<&Path>) -> Result<CacheEnt
 ///
 /// Errors: the folder or file could not be written.
 pub fn store(dir: &Path, entry: &CacheEntry) -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)?;
     let path = entry_path(dir, &entry.target);
     let mut tmp = tempfile::Builder::new()
         .prefix(".discovery-")

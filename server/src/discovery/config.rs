@@ -37,7 +37,7 @@ pub const GUARDED_KEYS: &[&str] = &["dry_run", "json", "always_yes", "offline", 
 
 /// The source name conda gives `CONDA_*` variables
 /// (`EnvRawParameter.source`).
-const ENV_SOURCE: &str = "envvars";
+pub const ENV_SOURCE: &str = "envvars";
 
 /// One guarded key whose value a source forces.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -204,6 +204,64 @@ impl ConfigWatch {
             Err(e) => tracing::warn!("rediscovery after a configuration change failed: {e}"),
         }
         state.forced.clone()
+    }
+}
+
+/// The forced keys of conda's configuration as OS user `user` reads it
+/// (its `~/.condarc`, its variables): the discovery helper run once in a
+/// worker of that user made from `base` (the default worker's
+/// configuration, its interpreter included), then stopped. For the
+/// operator (`check --listen`, the startup log); the guarantees do not
+/// rest on it: conda's own process checks each call (`crate::call::checks`).
+///
+/// Errors: the worker or the helper failed (its words).
+pub async fn forced_for_user(
+    base: &crate::worker_client::WorkerConfig,
+    user: &str,
+    timeout: std::time::Duration,
+) -> Result<ForcedConfig, String> {
+    use crate::worker_client::{Executor, Job, Program};
+    let mut cfg = base.clone();
+    cfg.user = Some(user.to_owned());
+    cfg.home = None;
+    cfg.socket = None;
+    cfg.warm_conda = false;
+    let executor = Executor::new(cfg);
+    let mut job = Job::new(Program::Python, super::helper::helper_argv());
+    job.stdin = Some(super::helper::HELPER_SOURCE.as_bytes().to_vec());
+    job.limits.timeout = timeout;
+    job.limits.output_limit_bytes = super::helper::HELPER_OUTPUT_LIMIT_BYTES;
+    job.limits.stdin_limit_bytes = job
+        .limits
+        .stdin_limit_bytes
+        .max(super::helper::HELPER_SOURCE.len() as u64);
+    job.label = "discovery helper (forced keys of an OS user)".into();
+    let result = executor.run(job, |_| {}).await;
+    executor.shutdown().await;
+    let r = result.map_err(|e| e.to_string())?;
+    if r.exit_code != Some(0) {
+        return Err(format!(
+            "the discovery helper exited with {:?}",
+            r.exit_code
+        ));
+    }
+    let dump =
+        super::helper::parse_output(&r.stdout, r.stdout_truncated).map_err(|e| e.to_string())?;
+    Ok(ForcedConfig::from_dump(&dump))
+}
+
+impl ForcedConfig {
+    /// One line for the operator: each key and where it is forced, or
+    /// `none`.
+    pub fn describe(&self) -> String {
+        if self.keys.is_empty() {
+            return "none".to_owned();
+        }
+        self.keys
+            .iter()
+            .map(|k| format!("{} (marked final in {})", k.key, k.place()))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 

@@ -222,7 +222,7 @@ pub fn from_conda_info(stdout: &str) -> Result<PathBuf, InterpreterError> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use crate::discovery::target::TargetSource;

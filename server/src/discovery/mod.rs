@@ -227,6 +227,10 @@ impl DiscoveryError {
                 format!("the conda found on PATH ({})", target.given.display()),
                 "PATH",
             ),
+            TargetSource::UserInstall => (
+                format!("the user's Miniforge conda ({})", target.given.display()),
+                "%USERPROFILE%\\miniforge3",
+            ),
         };
         DiscoveryError::NotConda {
             target: target_text,

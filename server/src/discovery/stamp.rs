@@ -16,6 +16,15 @@
 //! adding or removing a `.condarc` moves the stamp, so a cached startup
 //! rediscovers and [`super::config::ConfigWatch`] sees the change before
 //! the next call.
+//!
+//! And it covers the variables that decide where conda looks for its
+//! configuration and what it reads as settings ([`config_environment`]):
+//! `HOME` (`~/.condarc`, `~/.conda/.condarc`, `~/.config/conda/`),
+//! `XDG_CONFIG_HOME`, `CONDARC`, and every `CONDA_*` variable (conda reads
+//! `CONDA_<KEY>` as the setting `<key>`; `CONDA_PREFIX` and `CONDA_ROOT`
+//! are places of its search path). Each is kept as a sha256 of its value,
+//! never the value (a `CONDA_CHANNELS` may hold a token): a cache made
+//! under one environment is never used under another.
 
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
@@ -74,18 +83,48 @@ impl ConfigPath {
 }
 
 fn file_state(name: String, m: &std::fs::Metadata) -> (String, u64, u128, u64) {
-    use std::os::unix::fs::MetadataExt;
+    // The inode on Unix (a replaced file with the same size and time);
+    // Windows has no stable file id through std, so 0 there.
+    #[cfg(unix)]
+    let ino = std::os::unix::fs::MetadataExt::ino(m);
+    #[cfg(not(unix))]
+    let ino = 0;
     let mtime = m
         .modified()
         .ok()
         .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_nanos());
-    (name, m.len(), mtime, m.ino())
+    (name, m.len(), mtime, ino)
 }
 
 /// The stamps of `paths`, in order.
 pub fn config_paths(paths: &[PathBuf]) -> Vec<ConfigPath> {
     paths.iter().map(|p| ConfigPath::current(p)).collect()
+}
+
+/// The names of the variables outside `CONDA_*` that decide conda's
+/// configuration search path (see the module docs).
+pub const CONFIG_VARIABLES: &[&str] = &["HOME", "XDG_CONFIG_HOME", "CONDARC"];
+
+/// Whether `name` is part of the cache key ([`config_environment`]).
+pub fn is_config_variable(name: &str) -> bool {
+    CONFIG_VARIABLES.contains(&name) || name.starts_with("CONDA_")
+}
+
+/// The variables of this process that decide conda's configuration, by
+/// name (sorted), each with the sha256 (hex) of its value.
+pub fn config_environment() -> Vec<(String, String)> {
+    let mut vars: Vec<(String, String)> = std::env::vars_os()
+        .filter_map(|(k, v)| {
+            let k = k.into_string().ok()?;
+            is_config_variable(&k).then(|| {
+                let hash = conda_mcp_shared::fingerprint::sha256_hex(v.as_encoded_bytes());
+                (k, hash)
+            })
+        })
+        .collect();
+    vars.sort();
+    vars
 }
 
 /// Whether any of `stamped` no longer matches the file system.
@@ -107,6 +146,10 @@ pub struct Stamp {
     /// The places of conda's configuration search path, in its order.
     #[serde(default)]
     pub config: Vec<ConfigPath>,
+    /// The variables that decide conda's configuration: names and the
+    /// sha256 of each value ([`config_environment`]).
+    #[serde(default)]
+    pub environment: Vec<(String, String)>,
 }
 
 impl Stamp {
@@ -128,12 +171,15 @@ impl Stamp {
                 })
                 .collect(),
             config: Vec::new(),
+            environment: Vec::new(),
         }
     }
 
-    /// The stamp with the places of conda's configuration search path.
+    /// The stamp with the places of conda's configuration search path and
+    /// the variables that decide it.
     pub fn with_config(mut self, search_path: &[PathBuf]) -> Stamp {
         self.config = config_paths(search_path);
+        self.environment = config_environment();
         self
     }
 
@@ -180,7 +226,7 @@ mod tests {
         std::fs::create_dir(&site).expect("mkdir");
         std::fs::write(site.join("b"), "").expect("write");
         std::fs::write(site.join("a"), "").expect("write");
-        let s = Stamp::current(&target, std::slice::from_ref(&site));
+        let s = Stamp::current(&target, std::slice::from_ref(&site)).with_config(&[]);
         assert_eq!(
             s.dirs[0].entries.as_deref(),
             Some(&["a".to_owned(), "b".to_owned()][..])
@@ -188,10 +234,10 @@ mod tests {
         assert!(!s.changed());
         std::fs::write(site.join("plugin-1.0.dist-info"), "").expect("write");
         assert!(s.changed());
-        let s = Stamp::current(&target, std::slice::from_ref(&site));
+        let s = Stamp::current(&target, std::slice::from_ref(&site)).with_config(&[]);
         std::fs::write(&target, "#!/bin/sh\n# longer\n").expect("write");
         assert!(s.changed(), "size changed");
-        let s = Stamp::current(&target, std::slice::from_ref(&site));
+        let s = Stamp::current(&target, std::slice::from_ref(&site)).with_config(&[]);
         std::fs::remove_dir_all(&site).expect("rm");
         assert!(s.changed(), "folder vanished");
         std::fs::remove_file(&target).expect("rm");

@@ -9,7 +9,17 @@
 //! worker's fixed program are the real file.
 //!
 //! Windows batch launchers (`.bat`, `.cmd`) are refused: they need a shell,
-//! and conda-mcp never uses one.
+//! and conda-mcp never uses one. The one exception is an installation's
+//! own launcher (`condabin\conda.bat`): the worker never runs it but
+//! conda's `python.exe -m conda` beside it (`conda_mcp_shared::conda_cmd`).
+//!
+//! Windows looks in one more place, before `PATH` (which `where conda`
+//! searches): the default Miniforge install of the user,
+//! `%USERPROFILE%\miniforge3\Scripts\conda.exe`. On `PATH` it takes
+//! `conda.exe`, else an installation's `conda.bat` (what `conda init`
+//! puts on `PATH`: `<root>\condabin`). Paths are made absolute, not
+//! canonical (canonical paths on Windows are `\\?\` verbatim paths, which
+//! conda's interpreter would then report as its own).
 
 use crate::worker_client::config::is_executable;
 use std::ffi::OsString;
@@ -25,6 +35,9 @@ pub enum TargetSource {
     Env,
     /// The first executable `conda` on `PATH`.
     Path,
+    /// Windows: the user's default Miniforge install
+    /// (`%USERPROFILE%\miniforge3`).
+    UserInstall,
 }
 
 /// The resolved target conda executable.
@@ -80,6 +93,35 @@ pub fn resolve_target(flag: Option<&Path>) -> Result<Target, TargetError> {
     )
 }
 
+/// Windows: the user's default Miniforge conda, when it is there
+/// (`%USERPROFILE%\miniforge3\Scripts\conda.exe`).
+fn user_install() -> Option<PathBuf> {
+    if !cfg!(windows) {
+        return None;
+    }
+    let profile = std::env::var_os("USERPROFILE").filter(|v| !v.is_empty())?;
+    let conda = Path::new(&profile)
+        .join("miniforge3")
+        .join("Scripts")
+        .join("conda.exe");
+    conda.is_file().then_some(conda)
+}
+
+/// The `conda` a `PATH` folder holds: `conda` on Unix; on Windows
+/// `conda.exe`, else an installation's `conda.bat`.
+fn conda_in(dir: &Path) -> Option<PathBuf> {
+    let names: &[&str] = if cfg!(windows) {
+        &["conda.exe", "conda.bat"]
+    } else {
+        &["conda"]
+    };
+    names.iter().map(|n| dir.join(n)).find(|c| {
+        c.is_file()
+            && (is_executable(c)
+                || (cfg!(windows) && conda_mcp_shared::conda_cmd::installation_root(c).is_some()))
+    })
+}
+
 /// [`resolve_target`] over explicit values (for tests and embedding).
 ///
 /// Errors: [`TargetError`].
@@ -114,6 +156,11 @@ pub fn resolve_target_with(
             }
         }
     };
+    if let Some(p) = user_install()
+        && let Ok(t) = check(&p, TargetSource::UserInstall)
+    {
+        return Ok(t);
+    }
     let path = match path_env {
         None => NOT_SET.to_owned(),
         Some(path_var) => {
@@ -124,8 +171,7 @@ pub fn resolve_target_with(
                 if dir.as_os_str().is_empty() || !dir.is_absolute() {
                     continue;
                 }
-                let candidate = dir.join("conda");
-                if candidate.is_file() && is_executable(&candidate) {
+                if let Some(candidate) = conda_in(&dir) {
                     found = Some(candidate);
                     break;
                 }
@@ -150,6 +196,36 @@ pub fn resolve_target_with(
 }
 
 fn check(p: &Path, source: TargetSource) -> Result<Target, String> {
+    #[cfg(windows)]
+    return check_windows(p, source);
+    #[cfg(unix)]
+    check_unix(p, source)
+}
+
+/// Windows: an `.exe`, or an installation's `conda.bat` (module docs),
+/// made absolute.
+#[cfg(windows)]
+fn check_windows(p: &Path, source: TargetSource) -> Result<Target, String> {
+    let abs = std::path::absolute(p).map_err(|e| format!("cannot be resolved ({e})"))?;
+    if !abs.exists() {
+        return Err("does not exist".into());
+    }
+    if !abs.is_file() {
+        return Err("is not a file".into());
+    }
+    conda_mcp_shared::conda_cmd::resolve(&abs).map_err(|e| e.to_string())?;
+    if !is_executable(&abs) && conda_mcp_shared::conda_cmd::installation_root(&abs).is_none() {
+        return Err("is not an .exe".into());
+    }
+    Ok(Target {
+        path: abs,
+        given: p.to_path_buf(),
+        source,
+    })
+}
+
+#[cfg(unix)]
+fn check_unix(p: &Path, source: TargetSource) -> Result<Target, String> {
     if let Some(ext) = p.extension().and_then(|e| e.to_str()) {
         let ext = ext.to_ascii_lowercase();
         if ext == "bat" || ext == "cmd" {
@@ -176,7 +252,7 @@ fn check(p: &Path, source: TargetSource) -> Result<Target, String> {
     })
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;

@@ -30,8 +30,12 @@
 //! command has one) → ask → on approval, plan again just before applying:
 //! a plan whose digest differs from the one shown ends with `plan_changed`
 //! and nothing applied; otherwise the call's own argv (with `--yes`) runs.
-//! Decline or cancel ends with `declined`; a client that declared no
-//! elicitation capability gets `approval_unavailable` before anything runs.
+//! Decline or cancel ends with `declined`; a client that cannot be asked
+//! (no elicitation capability, no capabilities on the request, a question
+//! that failed) gets `approval_unavailable` naming that one cause, with the
+//! question it would have been asked (conda's dry-run plan), and nothing
+//! applied. These answers report the milliseconds the call spent (the dry
+//! run, the wait) as `duration_ms`.
 //! A `requestState` is only ever compared with the digest of a fresh plan,
 //! so an altered one cannot apply anything the person was not shown.
 
@@ -51,8 +55,10 @@ use crate::audit::Approval as AuditApproval;
 use crate::call::approval::{self, APPROVE_FIELD, Answer, Approval, Question};
 use crate::call::error::ErrorCode;
 use crate::call::install_lock::WriterGuard;
+use crate::call::outcome::Unasked;
 use crate::call::{CallOutput, NotRun, Outcome, Plan, Ran, Runner};
 use crate::worker_client::{ExecError, JobUpdate};
+use conda_mcp_shared::guard::UnmanagedRule;
 
 /// The key of the approval form in an input-required result's
 /// `inputRequests` (and of its answer in the retry's `inputResponses`).
@@ -61,8 +67,8 @@ pub const INPUT_KEY: &str = "approval";
 /// How the person's answer to a call's question can arrive.
 #[derive(Debug, Clone)]
 pub enum Consent {
-    /// The client declared no (form) elicitation capability.
-    Unavailable,
+    /// The client cannot be asked (why).
+    Unavailable(Unasked),
     /// Ask now, while the call waits for the answer.
     Ask(Asker),
     /// Stateless lifecycle, first request: answer with the question.
@@ -108,20 +114,30 @@ impl Consent {
         context: &RequestContext<RoleServer>,
         task: Option<&TaskInput>,
     ) -> Consent {
-        let elicits = context
-            .client_capabilities()
-            .and_then(|c| c.elicitation)
+        let stateless = context
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        let capabilities = context.client_capabilities();
+        let elicits = capabilities
+            .as_ref()
+            .and_then(|c| c.elicitation.as_ref())
             // No mode named means form (the 2025-06-18 shape).
             .is_some_and(|e| e.form.is_some() || e.url.is_none());
         if !elicits {
-            return Consent::Unavailable;
+            // Over HTTP (the gate's request parts are there) a request of
+            // the `initialize` era stands alone: what the client declared
+            // in its `initialize` is not known here.
+            let over_http = context.extensions.get::<http::request::Parts>().is_some();
+            let why = if capabilities.is_none() || (over_http && !stateless) {
+                Unasked::NoCapabilities
+            } else {
+                Unasked::NoElicitation
+            };
+            return Consent::Unavailable(why);
         }
         if let Some(input) = task {
             return Consent::Ask(Asker::Task(input.clone()));
         }
-        let stateless = context
-            .protocol_version()
-            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
         if !stateless {
             return Consent::Ask(Asker::Elicit(context.peer.clone()));
         }
@@ -189,6 +205,19 @@ pub fn input_required(q: &Question) -> InputRequiredResult {
     InputRequiredResult::new(Some(requests), Some(q.digest.clone()))
 }
 
+/// [`NotRun::Declined`] before [`approved`] sets its duration.
+const DECLINED: NotRun = NotRun::Declined { duration_ms: 0 };
+
+/// [`NotRun::ApprovalUnavailable`] for `why`, with the question's text
+/// when the dry run could be made; its duration is set by [`approved`].
+fn unavailable(why: Unasked, plan: Option<String>) -> NotRun {
+    NotRun::ApprovalUnavailable {
+        why,
+        plan,
+        duration_ms: 0,
+    }
+}
+
 fn not_run(plan: &Plan, reason: NotRun) -> Outcome {
     Outcome::NotRun {
         what: plan.what.clone(),
@@ -198,8 +227,29 @@ fn not_run(plan: &Plan, reason: NotRun) -> Outcome {
 
 /// Runs `plan`, which needs the person's approval, through the steps of
 /// the module docs; `tool` and `args` are the call's, bound into the
-/// question's digest.
+/// question's digest. An answer that applied nothing reports the time the
+/// call spent ([`NotRun::took`]).
 pub async fn approved(
+    runner: &Runner,
+    plan: Plan,
+    approval: Approval,
+    tool: &str,
+    args: &Value,
+    consent: Consent,
+    call: CallContext,
+) -> Reply {
+    let started = std::time::Instant::now();
+    match steps(runner, plan, approval, tool, args, consent, call).await {
+        Reply::Done(Outcome::NotRun { what, reason }) => Reply::Done(Outcome::NotRun {
+            what,
+            reason: reason.took(started.elapsed().as_millis() as u64),
+        }),
+        other => other,
+    }
+}
+
+/// The steps of [`approved`].
+async fn steps(
     runner: &Runner,
     plan: Plan,
     approval: Approval,
@@ -211,16 +261,22 @@ pub async fn approved(
     let mut writer = None;
     let trail = call.trail.clone();
     let shown = match consent {
-        Consent::Unavailable => {
+        // The dry run still runs, so the answer shows what would have
+        // changed; nothing is applied.
+        Consent::Unavailable(why) => {
+            let asked = match question(runner, &plan, &approval, tool, args, &call).await {
+                Ok(q) => q.message,
+                Err(outcome) => return Reply::Done(outcome),
+            };
             trail.answered(AuditApproval::Unavailable);
-            return Reply::Done(not_run(&plan, NotRun::ApprovalUnavailable));
+            return Reply::Done(not_run(&plan, unavailable(why, Some(asked))));
         }
         Consent::Answered {
             answer: answer @ (Answer::Decline | Answer::Cancel),
             ..
         } => {
             trail.answered(AuditApproval::Answered(answer));
-            return Reply::Done(not_run(&plan, NotRun::Declined));
+            return Reply::Done(not_run(&plan, DECLINED));
         }
         Consent::Defer => {
             return match question(runner, &plan, &approval, tool, args, &call).await {
@@ -248,10 +304,10 @@ pub async fn approved(
                 }
                 Ok(answer @ (Answer::Decline | Answer::Cancel)) => {
                     trail.answered(AuditApproval::Answered(answer));
-                    return Reply::Done(not_run(&plan, NotRun::Declined));
+                    return Reply::Done(not_run(&plan, DECLINED));
                 }
                 Err(reason) => {
-                    if matches!(reason, NotRun::ApprovalUnavailable) {
+                    if matches!(reason, NotRun::ApprovalUnavailable { .. }) {
                         trail.answered(AuditApproval::Unavailable);
                     }
                     return Reply::Done(not_run(&plan, reason));
@@ -281,7 +337,7 @@ pub async fn approved(
     };
     if again.digest != shown {
         tracing::info!(tool = %tool, "approved plan changed before the apply; not applied");
-        return Reply::Done(not_run(&plan, NotRun::PlanChanged));
+        return Reply::Done(not_run(&plan, NotRun::PlanChanged { duration_ms: 0 }));
     }
     tracing::info!(tool = %tool, "change approved by the person; applying");
     let outcome = match &writer {
@@ -335,12 +391,14 @@ async fn question(
     args: &Value,
     call: &CallContext,
 ) -> Result<Question, Outcome> {
+    let mut unmanaged = None;
     let document = match &approval.preview {
         None => None,
         Some(preview) => {
             let mut dry = plan.clone();
             dry.argv = preview.argv.clone();
             dry.classification = Some(preview.classification.clone());
+            dry.checks = Some(preview.checks.clone());
             dry.approval = None;
             // The apply's checks are not the dry run's.
             dry.postcondition = None;
@@ -349,7 +407,10 @@ async fn question(
                 Outcome::Ran {
                     ran: Ran::Execution(out),
                     ..
-                } if previewed(&out) => out.parsed_json,
+                } if previewed(&out) => {
+                    unmanaged = out.unmanaged_files.clone();
+                    out.parsed_json
+                }
                 other => return Err(other),
             }
         }
@@ -358,12 +419,23 @@ async fn question(
         document.as_ref(),
         plan.replacement.as_ref().map(|r| r.prefix.as_str()),
     );
-    Ok(approval::question(
+    // An apply that its own checks would refuse is not put to the person:
+    // the answer is the refusal, at once.
+    if let Some(u) = &unmanaged
+        && plan.checks.as_ref().map(|c| c.unmanaged) == Some(UnmanagedRule::Refuse)
+    {
+        return Err(crate::call::verdict::unmanaged_refusal(
+            plan.what.clone(),
+            u,
+        ));
+    }
+    Ok(approval::question_with(
         tool,
         args,
         &plan.argv,
         document.as_ref(),
         plan.replacement.as_ref(),
+        unmanaged.as_ref(),
     ))
 }
 
@@ -431,12 +503,18 @@ async fn elicit(peer: &Peer<RoleServer>, q: &Question) -> Result<Answer, NotRun>
         }
         Ok(_) => {
             tracing::warn!("the client answered the approval question with another result");
-            Err(NotRun::ApprovalUnavailable)
+            Err(unavailable(
+                Unasked::QuestionFailed,
+                Some(q.message.clone()),
+            ))
         }
         Err(_) => {
             // The client's error text is not logged: it may echo the form.
             tracing::warn!("the approval question failed");
-            Err(NotRun::ApprovalUnavailable)
+            Err(unavailable(
+                Unasked::QuestionFailed,
+                Some(q.message.clone()),
+            ))
         }
     }
 }

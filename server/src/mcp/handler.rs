@@ -203,12 +203,25 @@ impl Handler {
         if let Some(refused) = super::oversight::lacks_read(tool, &call.principal) {
             return Reply::Done(refused);
         }
+        // What hosts add to every tool on their own goes before anything
+        // reads the arguments (the schema would refuse it, and the
+        // approval's digest binds the arguments).
+        let args = call::host_args::without_host_added(tool, args, |name| {
+            call.surface.tools.accepts(route, name)
+        });
         let mut plan = match self.plan(&call.surface, route, &args, &call.principal) {
             Ok(plan) => plan,
             Err(early) => return Reply::Done(early),
         };
         if let Err(restricted) = self
-            .oversee(&call.surface, route, tool, &plan, &call.principal, watch)
+            .oversee(
+                &call.surface,
+                route,
+                tool,
+                &mut plan,
+                &call.principal,
+                watch,
+            )
             .await
         {
             return Reply::Done(restricted);

@@ -56,8 +56,11 @@ pub(super) fn lacks_read(tool: &str, principal: &Principal) -> Option<Outcome> {
 }
 
 impl Handler {
-    /// Checks a planned conda call against the restrictions and starts its
-    /// audit draft when it is a change (`watch`).
+    /// Checks a planned conda call against the restrictions (the server's
+    /// prediction, an early answer), carries them into the checks conda's
+    /// process enforces ([`restrict::Restrictions::arm`]: the plan's and its
+    /// preview's), and starts its audit draft when it is a change
+    /// (`watch`).
     ///
     /// Errors: [`Outcome::Restricted`] (nothing runs).
     pub(super) async fn oversee(
@@ -65,11 +68,11 @@ impl Handler {
         sf: &Surface,
         route: Route,
         tool: &str,
-        plan: &Plan,
+        plan: &mut Plan,
         principal: &Principal,
         watch: &mut Watch,
     ) -> Result<(), Outcome> {
-        let Some(c) = &plan.classification else {
+        let Some(c) = plan.classification.clone() else {
             return Ok(());
         };
         let state = self.state();
@@ -79,7 +82,7 @@ impl Handler {
             .unwrap_or_else(|| PathBuf::from(conda_mcp_shared::env::FIXED_CWD));
         let facts = restrict::facts(&sf.catalog, &plan.argv, &cwd);
         let dirs = &sf.catalog.environments;
-        if let Some(kind) = Kind::of(c, matches!(route, Route::Execute))
+        if let Some(kind) = Kind::of(&c, matches!(route, Route::Execute))
             && state.audit.is_some()
         {
             let os_user = principal
@@ -91,7 +94,7 @@ impl Handler {
                 (&principal.name, os_user.as_deref()),
                 tool,
                 kind,
-                c,
+                &c,
                 &plan.argv,
                 facts.prefix(dirs),
             ));
@@ -109,7 +112,20 @@ impl Handler {
             .map_err(|r| {
                 tracing::info!(tool = %tool, "refused: {r}");
                 Outcome::Restricted(r)
-            })
+            })?;
+        // The guard holds them where conda resolved what the call uses.
+        if let Some(checks) = plan.checks.as_mut() {
+            restrictions.arm(checks, &facts, c.requires_write);
+        }
+        if let Some(preview) = plan.approval.as_mut().and_then(|a| a.preview.as_mut()) {
+            let facts = restrict::facts(&sf.catalog, &preview.argv, &cwd);
+            restrictions.arm(
+                &mut preview.checks,
+                &facts,
+                preview.classification.requires_write,
+            );
+        }
+        Ok(())
     }
 
     /// Records the end of a call of `tool`: its metrics, and, for a change
@@ -162,9 +178,17 @@ impl Handler {
 
 /// The name of the user this process runs as (conda's user without
 /// `--worker-user`).
+#[cfg(unix)]
 fn own_user() -> Option<String> {
     nix::unistd::User::from_uid(nix::unistd::Uid::effective())
         .ok()
         .flatten()
         .map(|u| u.name)
+}
+
+/// The name of the user this process runs as (Windows: `USERNAME`, which
+/// the logon sets).
+#[cfg(not(unix))]
+fn own_user() -> Option<String> {
+    std::env::var("USERNAME").ok()
 }

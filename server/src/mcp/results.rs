@@ -8,7 +8,9 @@
 //! others only the structured content). Every result with `isError` carries
 //! a typed `error`; a call that ran nothing (invalid arguments, refused, not
 //! run) has the same shape with `exit_code: null`, empty streams and
-//! `duration_ms: 0`, so it stays valid against the output schema.
+//! `duration_ms: 0` (an approval that was not given: the milliseconds of
+//! its dry run and of the wait for the person), so it stays valid against
+//! the output schema.
 
 use std::sync::Arc;
 
@@ -88,9 +90,9 @@ fn not_run_error(reason: &NotRun) -> ToolError {
         NotRun::InstallLock(LockError::Cancelled) => ErrorCode::Cancelled,
         NotRun::InstallLock(LockError::Io { .. }) => ErrorCode::Internal,
         NotRun::Internal(_) => ErrorCode::Internal,
-        NotRun::Declined => ErrorCode::Declined,
-        NotRun::PlanChanged => ErrorCode::PlanChanged,
-        NotRun::ApprovalUnavailable => ErrorCode::ApprovalUnavailable,
+        NotRun::Declined { .. } => ErrorCode::Declined,
+        NotRun::PlanChanged { .. } => ErrorCode::PlanChanged,
+        NotRun::ApprovalUnavailable { .. } => ErrorCode::ApprovalUnavailable,
     };
     ToolError::new(code, reason.to_string())
 }
@@ -163,7 +165,9 @@ impl Results {
                 let text = mask(&format!("{what} could not be run: {reason}")).into_owned();
                 let mut error = not_run_error(&reason);
                 error.message = mask(&error.message).into_owned();
-                self.nothing_ran(&what, &text, error, restart_required)
+                // An approval that was not given still ran the dry run
+                // (and waited for the person): the result says how long.
+                self.nothing_ran_for(&what, &text, error, restart_required, reason.duration_ms())
             }
             Outcome::DryRunNotHonoured { what, forced } => {
                 let text = format!(
@@ -181,6 +185,10 @@ impl Results {
                     ),
                 };
                 self.nothing_ran(&what, &text, error, restart_required)
+            }
+            Outcome::Stopped { what, error } => {
+                let text = error.message.clone();
+                self.nothing_ran(&what, &text, *error, restart_required)
             }
             Outcome::Answered { value, .. } => CallToolResult::structured(value),
             Outcome::Ran {
@@ -204,6 +212,20 @@ impl Results {
         error: ToolError,
         restart_required: bool,
     ) -> CallToolResult {
+        self.nothing_ran_for(tool, text, error, restart_required, 0)
+    }
+
+    /// [`Results::nothing_ran`] for a call that spent `duration_ms`
+    /// milliseconds before it ended (the dry run of an approval that was
+    /// not given), which its `duration_ms` reports.
+    fn nothing_ran_for(
+        &self,
+        tool: &str,
+        text: &str,
+        error: ToolError,
+        restart_required: bool,
+        duration_ms: u64,
+    ) -> CallToolResult {
         let structured = if tool == completion::TOOL_NAME {
             json!({
                 "availability": "unavailable",
@@ -215,6 +237,7 @@ impl Results {
         } else {
             let mut out = CallOutput::nothing_ran(error);
             out.restart_required = restart_required;
+            out.execution.duration_ms = duration_ms;
             serde_json::to_value(&out).unwrap_or(Value::Null)
         };
         let mut r = CallToolResult::error(vec![Content::text(format!("{text}\n{structured}"))]);
@@ -376,6 +399,21 @@ pub fn summary(what: &str, output: &CallOutput, live_tools: bool) -> String {
         } else {
             "; restart the server to see the change in conda or its plugins"
         });
+    }
+    if let Some(u) = &output.unmanaged_files {
+        s = if u.removed {
+            format!(
+                "The environment at {} also held {}; they were removed with it. {s}",
+                u.prefix,
+                u.phrase()
+            )
+        } else {
+            format!(
+                "The environment at {} holds {}: removing it deletes them too, so applying this is refused (unmanaged_files_present) unless the call sets remove_unmanaged_files: true. {s}",
+                u.prefix,
+                u.phrase()
+            )
+        };
     }
     if let Some(r) = &output.replaced_environment {
         s = format!("{} {s}", r.sentence(output.is_error()));

@@ -186,14 +186,67 @@ pub fn annotations(effects: ToolEffects) -> ToolAnnotations {
     a
 }
 
+/// The `_meta` key that asks Claude Code to load a tool's schema into the
+/// model's first request instead of deferring it behind its tool search.
+pub const ALWAYS_LOAD_KEY: &str = "anthropic/alwaysLoad";
+
+/// The `_meta` key with words Claude Code's tool search matches a deferred
+/// tool by, beside its name and description.
+pub const SEARCH_HINT_KEY: &str = "anthropic/searchHint";
+
+/// The commands (paths without `conda`) whose tools are loaded up front in
+/// hosts that defer tools ([`ALWAYS_LOAD_KEY`]): the ones most sessions
+/// start with, and the ones a request to set something up ends in. The
+/// compact mode's three tools are loaded up front as well
+/// (`tools::compact`). docs/reference.md "Generated tools" gives the
+/// first-request bytes in Claude Code.
+pub const ALWAYS_LOADED: &[&[&str]] = &[
+    &["info"],
+    &["list"],
+    &["env", "list"],
+    &["search"],
+    &["create"],
+    &["install"],
+];
+
 /// `_meta` of a tool: `conda-mcp/aliases` (aliases of its last element,
-/// e.g. `uninstall`), or `None` when there are none. The canonical path is
-/// the title without `conda ` (and is in `conda://capabilities`).
-pub fn meta(command: &Command) -> Option<MetaObject> {
-    if command.aliases.is_empty() {
-        return None;
-    }
+/// e.g. `uninstall`, when there are any) and, for the [`ALWAYS_LOADED`]
+/// commands, [`ALWAYS_LOAD_KEY`], for every other one [`SEARCH_HINT_KEY`]
+/// (the command path and its aliases, [`search_hint`]): a tool loaded up
+/// front is never searched for, and `tools/list` stays within its byte
+/// target (docs/benchmarks.md). The canonical path is the title without
+/// `conda ` (and is in `conda://capabilities`).
+pub fn meta(command: &Command) -> MetaObject {
     let mut m = MetaObject::new();
-    m.0.insert("conda-mcp/aliases".into(), json!(command.aliases));
-    Some(m)
+    if !command.aliases.is_empty() {
+        m.0.insert("conda-mcp/aliases".into(), json!(command.aliases));
+    }
+    let sub: Vec<&str> = command.subpath().iter().map(String::as_str).collect();
+    if ALWAYS_LOADED.contains(&sub.as_slice()) {
+        m.0.insert(ALWAYS_LOAD_KEY.into(), json!(true));
+    } else {
+        m.0.insert(SEARCH_HINT_KEY.into(), json!(search_hint(command)));
+    }
+    m
+}
+
+/// The words of [`SEARCH_HINT_KEY`]: the command as a person types it and
+/// its aliases (`conda remove uninstall`), which the tool's name
+/// (`conda_remove`) does not carry.
+pub fn search_hint(command: &Command) -> String {
+    let mut words = command.path.clone();
+    words.extend(command.aliases.iter().cloned());
+    words.join(" ")
+}
+
+/// `_meta` of one of the server's own tools: [`ALWAYS_LOAD_KEY`] when
+/// `always_load`, else [`SEARCH_HINT_KEY`] `hint` (as [`meta`] does).
+pub fn own_meta(hint: &str, always_load: bool) -> MetaObject {
+    let mut m = MetaObject::new();
+    if always_load {
+        m.0.insert(ALWAYS_LOAD_KEY.into(), json!(true));
+    } else {
+        m.0.insert(SEARCH_HINT_KEY.into(), json!(hint));
+    }
+    m
 }

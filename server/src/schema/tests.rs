@@ -184,7 +184,8 @@ fn validation_names_the_path_and_never_the_value() {
         (json!({"count": "SECRET1"}), "/count"),
         (json!({"name": "-SECRET2"}), "/name"),
         (json!({"packages": ["ok", "--SECRET3"]}), "/packages/1"),
-        (json!({"SECRET4": 1}), "/"),
+        // An unknown property is named by its path (a name, not a value).
+        (json!({"unknown_option": "SECRET4"}), "/unknown_option"),
         (json!({"update_modifier": "SECRET5"}), "/update_modifier"),
         (json!({"pairs": [["a"]]}), "/pairs/0"),
     ];

@@ -80,19 +80,37 @@ impl ArgumentValidator {
         Ok(Self { validator, known })
     }
 
+    /// Whether the schema's top level has a property named `name`.
+    pub fn accepts(&self, name: &str) -> bool {
+        self.known.iter().any(|k| k == name)
+    }
+
     /// Validates call arguments; every violation is returned (sorted by path),
-    /// none of them quoting a submitted value.
+    /// none of them quoting a submitted value. An unknown property is one
+    /// error at its own path (`/name`: a property's name is where a value
+    /// is, not a value; [`pointer_token`] bounds it), the others at the
+    /// path of the offending value.
     ///
     /// Errors: the list of [`ArgumentError`]s (never empty when `Err`).
     pub fn validate(&self, arguments: &Value) -> Result<(), Vec<ArgumentError>> {
-        let mut errors: Vec<ArgumentError> = self
-            .validator
-            .iter_errors(arguments)
-            .map(|e| ArgumentError {
-                path: pointer(&e.instance_path().to_string()),
-                rule: self.rule(e.kind()),
-            })
-            .collect();
+        let mut errors: Vec<ArgumentError> = Vec::new();
+        for e in self.validator.iter_errors(arguments) {
+            let at = e.instance_path().to_string();
+            match e.kind() {
+                ValidationErrorKind::AdditionalProperties { unexpected } => {
+                    for name in unexpected {
+                        errors.push(ArgumentError {
+                            path: format!("{at}/{}", pointer_token(name)),
+                            rule: self.unknown_rule(at.is_empty()),
+                        });
+                    }
+                }
+                kind => errors.push(ArgumentError {
+                    path: pointer(&at),
+                    rule: self.rule(kind),
+                }),
+            }
+        }
         if errors.is_empty() {
             return Ok(());
         }
@@ -101,20 +119,27 @@ impl ArgumentValidator {
         Err(errors)
     }
 
+    /// The rule an unknown property breaks; at the top level (`top`) with
+    /// the properties the tool accepts.
+    fn unknown_rule(&self, top: bool) -> String {
+        if !top {
+            return "unknown property".into();
+        }
+        format!(
+            "unknown property (this tool accepts: {})",
+            if self.known.is_empty() {
+                "none".to_owned()
+            } else {
+                self.known.join(", ")
+            }
+        )
+    }
+
     fn rule(&self, kind: &ValidationErrorKind) -> String {
         use ValidationErrorKind as K;
         match kind {
             K::Type { kind } => format!("must be of type {}", type_names(kind)),
-            K::AdditionalProperties { unexpected } => format!(
-                "{} unknown propert{} (this tool accepts: {})",
-                unexpected.len(),
-                if unexpected.len() == 1 { "y" } else { "ies" },
-                if self.known.is_empty() {
-                    "none".to_owned()
-                } else {
-                    self.known.join(", ")
-                }
-            ),
+            K::AdditionalProperties { .. } => self.unknown_rule(false),
             K::Required { property } => {
                 // The property name comes from the schema, not from the caller.
                 format!(
@@ -150,6 +175,31 @@ impl ArgumentValidator {
     }
 }
 
+/// The longest property name an error path carries, in characters; a
+/// longer one is cut and ends in `…`.
+pub const MAX_PATH_NAME_CHARS: usize = 64;
+
+/// A property name as one JSON pointer token (RFC 6901: `~` as `~0`, `/`
+/// as `~1`), control characters as `?`, at most [`MAX_PATH_NAME_CHARS`]
+/// characters: a name a client sent may be long or odd, and error text is
+/// one line.
+pub fn pointer_token(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if i == MAX_PATH_NAME_CHARS {
+            out.push('…');
+            break;
+        }
+        match c {
+            '~' => out.push_str("~0"),
+            '/' => out.push_str("~1"),
+            c if c.is_control() => out.push('?'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// jsonschema's location prints as a JSON pointer; an empty one is the
 /// arguments object itself.
 fn pointer(location: &str) -> String {
@@ -168,5 +218,58 @@ fn type_names(kind: &jsonschema::error::TypeKind) -> String {
             .map(|t| t.to_string())
             .collect::<Vec<_>>()
             .join(" or "),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn validator() -> ArgumentValidator {
+        ArgumentValidator::new(
+            "t",
+            &json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "specs": {"type": "array", "items": {
+                        "type": "object",
+                        "properties": {"spec": {"type": "string"}},
+                        "additionalProperties": false}}
+                },
+                "additionalProperties": false
+            }),
+        )
+        .expect("a valid schema")
+    }
+
+    #[test]
+    fn an_unknown_property_is_named_by_its_path_never_by_its_value() {
+        let errors = validator()
+            .validate(&json!({"name": "x", "wait_for_it": "s3cret-value", "a/b~c": 1}))
+            .expect_err("two unknown properties");
+        let paths: Vec<&str> = errors.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(paths, ["/a~1b~0c", "/wait_for_it"]);
+        for e in &errors {
+            assert_eq!(e.rule, "unknown property (this tool accepts: name, specs)");
+            assert!(!e.to_string().contains("s3cret"), "{e}");
+        }
+        let nested = validator()
+            .validate(&json!({"specs": [{"spec": "x", "extra": true}]}))
+            .expect_err("an unknown nested property");
+        assert_eq!(nested[0].path, "/specs/0/extra");
+        assert_eq!(nested[0].rule, "unknown property");
+    }
+
+    #[test]
+    fn long_and_odd_names_are_bounded() {
+        let long = "k".repeat(200);
+        let token = pointer_token(&long);
+        assert_eq!(token.chars().count(), MAX_PATH_NAME_CHARS + 1);
+        assert!(token.ends_with('…'));
+        assert_eq!(pointer_token("a\nb"), "a?b");
+        assert!(validator().accepts("name"));
+        assert!(!validator().accepts("wait_for_previous"));
     }
 }

@@ -37,6 +37,13 @@ pub enum StartupError {
          --worker-user)"
     )]
     MappedUsersNeedRoot,
+    /// Windows: the `--auth-tokens` file or the `--user-map` maps
+    /// principals to OS users, and Windows runs no worker under another
+    /// user (`host_env::NOT_ON_WINDOWS`).
+    #[error(
+        "the --auth-tokens file or the --user-map maps principals to OS users, which needs          a worker under each user; Windows runs conda as the server's own user only"
+    )]
+    MappedUsersNotOnWindows,
     /// A principal is mapped to an OS user whose home conda cannot use.
     #[error(
         "the --auth-tokens file or the --user-map maps a principal to OS user {user}, \

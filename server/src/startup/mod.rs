@@ -182,9 +182,13 @@ pub fn check_users(users: &[String]) -> Result<(), StartupError> {
     if users.is_empty() {
         return Ok(());
     }
+    #[cfg(windows)]
+    return Err(StartupError::MappedUsersNotOnWindows);
+    #[cfg(unix)]
     if !nix::unistd::Uid::effective().is_root() {
         return Err(StartupError::MappedUsersNeedRoot);
     }
+    #[cfg(unix)]
     for user in users {
         crate::host_env::check_worker_home(user, None).map_err(|source| {
             StartupError::MappedUserHome {
@@ -193,6 +197,7 @@ pub fn check_users(users: &[String]) -> Result<(), StartupError> {
             }
         })?;
     }
+    #[cfg(unix)]
     Ok(())
 }
 
@@ -324,11 +329,10 @@ fn install_lock(discovery: &crate::discovery::Discovery) -> InstallLock {
 /// Errors: [`ExecError::WorkerUnavailable`] with the path and the reason,
 /// worded as a failed spawn would be.
 fn worker_exe_runnable(path: &std::path::Path) -> Result<(), ExecError> {
-    use std::os::unix::fs::PermissionsExt;
     let unavailable =
         |why: String| ExecError::WorkerUnavailable(format!("starting {}: {why}", path.display()));
     let meta = std::fs::metadata(path).map_err(|e| unavailable(e.to_string()))?;
-    if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
+    if !meta.is_file() || !crate::worker_client::config::is_executable(path) {
         return Err(unavailable("not an executable file".into()));
     }
     Ok(())

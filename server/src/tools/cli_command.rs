@@ -53,7 +53,11 @@ impl CliCommandTool {
                 .idempotent(true)
                 .open_world(false),
         )
-        .with_raw_output_schema(Arc::new(as_object(completion::advertised_output_schema())));
+        .with_raw_output_schema(Arc::new(as_object(completion::advertised_output_schema())))
+        .with_meta(crate::schema::describe::own_meta(
+            "conda options completion",
+            false,
+        ));
         Ok(Some(Self { tool }))
     }
 }

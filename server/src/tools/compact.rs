@@ -25,6 +25,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::catalog::Catalog;
+use crate::schema::describe::own_meta;
 use crate::schema::{ArgumentError, Profile, input_schema};
 
 use super::{ToolSet, command_paths, output_schema};
@@ -80,7 +81,8 @@ pub fn tools(_profile: Profile) -> Vec<(CompactTool, Tool)> {
                 schema(json!({}), &[]),
             )
             .with_title("conda commands")
-            .with_annotations(read_only.clone()),
+            .with_annotations(read_only.clone())
+            .with_meta(own_meta("", true)),
         ),
         (
             CompactTool::Describe,
@@ -90,7 +92,8 @@ pub fn tools(_profile: Profile) -> Vec<(CompactTool, Tool)> {
                 schema(json!({"command": command}), &["command"]),
             )
             .with_title("conda command schema")
-            .with_annotations(read_only),
+            .with_annotations(read_only)
+            .with_meta(own_meta("", true)),
         ),
         (
             CompactTool::Call,
@@ -103,7 +106,8 @@ pub fn tools(_profile: Profile) -> Vec<(CompactTool, Tool)> {
                 ),
             )
             .with_title("conda (any command)")
-            .with_raw_output_schema(output_schema()),
+            .with_raw_output_schema(output_schema())
+            .with_meta(own_meta("", true)),
         ),
     ]
 }
@@ -217,6 +221,9 @@ pub fn describe(catalog: &Catalog, tools: &ToolSet, i: usize, profile: Profile) 
     }
     if super::server_options::creates_environment(&catalog.commands[t.cmd]) {
         super::add_replace_existing(&mut schema);
+    }
+    if super::server_options::removes_environment(&catalog.commands[t.cmd]) {
+        super::add_remove_unmanaged(&mut schema);
     }
     json!({
         "command": paths[0],

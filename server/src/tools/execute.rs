@@ -39,9 +39,12 @@ pub struct ExecuteArgs {
     /// Time limit in seconds (> 0). Values above the server's --timeout are capped to it. Default: the server's limit.
     #[serde(default)]
     pub timeout_seconds: Option<f64>,
-    /// Server option: true lets a create (`create`, `env create`) replace an existing environment at its target, removing its whole prefix; else refused. Preview it with the typed tool.
+    /// Server option: true lets a create replace an existing environment, removing its whole prefix; else refused.
     #[serde(default)]
     pub replace_existing: Option<bool>,
+    /// Server option: true lets an environment removal delete files no package installed.
+    #[serde(default)]
+    pub remove_unmanaged_files: Option<bool>,
 }
 
 /// The input schema (schemars, JSON Schema 2020-12). Options are plain
@@ -97,6 +100,8 @@ pub struct ExecuteCall {
     pub timeout: Duration,
     /// `replace_existing: true`.
     pub replace_existing: bool,
+    /// `remove_unmanaged_files: true`.
+    pub remove_unmanaged_files: bool,
 }
 
 /// Checks what the schema cannot: NUL in argv, an argument or the whole
@@ -169,6 +174,7 @@ pub fn check(
         stdin,
         timeout,
         replace_existing: parsed.replace_existing == Some(true),
+        remove_unmanaged_files: parsed.remove_unmanaged_files == Some(true),
     })
 }
 

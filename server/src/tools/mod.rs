@@ -172,6 +172,10 @@ impl ToolSet {
                 add_replace_existing(&mut advertised);
                 add_replace_existing(&mut full);
             }
+            if server_options::removes_environment(command) {
+                add_remove_unmanaged(&mut advertised);
+                add_remove_unmanaged(&mut full);
+            }
             check_schema_document(&name, &advertised)?;
             let validator = ArgumentValidator::new(&name, &full)?;
             let runnable = crate::policy::runnable(catalog, cmd, &options.policy);
@@ -204,9 +208,7 @@ impl ToolSet {
             if annotations != ToolAnnotations::new() {
                 tool = tool.with_annotations(annotations);
             }
-            if let Some(meta) = describe::meta(command) {
-                tool = tool.with_meta(meta);
-            }
+            tool = tool.with_meta(describe::meta(command));
             if !compact {
                 routes.insert(name.clone(), Route::Generated(generated.len()));
                 listed.push(tool);
@@ -242,7 +244,8 @@ impl ToolSet {
                             .idempotent(false)
                             .open_world(true),
                     )
-                    .with_raw_output_schema(output_schema.clone()),
+                    .with_raw_output_schema(output_schema.clone())
+                    .with_meta(describe::own_meta("conda command line", false)),
             );
             routes.insert(EXECUTE_TOOL.to_owned(), Route::Execute);
         }
@@ -275,6 +278,25 @@ impl ToolSet {
     /// Routes a tool name; `None` for names this server does not serve.
     pub fn route(&self, name: &str) -> Option<Route> {
         self.routes.get(name).copied()
+    }
+
+    /// Whether the tool routed to `route` has a top-level property `name`
+    /// of its own (the input schema of a generated tool or of
+    /// `conda_execute`); the server's other tools (`conda_cli_command`,
+    /// the compact ones) have fixed properties, none a host adds
+    /// (`crate::call::host_args`).
+    pub fn accepts(&self, route: Route, name: &str) -> bool {
+        match route {
+            Route::Generated(i) => self
+                .generated
+                .get(i)
+                .is_some_and(|t| t.validator.accepts(name)),
+            Route::Execute => self
+                .execute_validator
+                .as_ref()
+                .is_some_and(|v| v.accepts(name)),
+            Route::CliCommand | Route::Compact(_) => false,
+        }
     }
 
     /// Names of the generated tools, in catalog order.
@@ -383,6 +405,21 @@ pub(crate) fn add_replace_existing(schema: &mut Value) {
     }
 }
 
+/// Adds the server option `remove_unmanaged_files`
+/// ([`server_options::REMOVE_UNMANAGED`]) to the input schema of a tool
+/// that can remove a whole environment, unless conda has a property of
+/// that name.
+pub(crate) fn add_remove_unmanaged(schema: &mut Value) {
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        props
+            .entry(server_options::REMOVE_UNMANAGED.to_owned())
+            .or_insert(serde_json::json!({
+                "type": "boolean",
+                "description": server_options::REMOVE_UNMANAGED_DESCRIPTION,
+            }));
+    }
+}
+
 /// The tool's broadest behaviour, from the policy's annotations.
 pub fn effects(catalog: &Catalog, cmd: CommandIdx) -> ToolEffects {
     let hint = crate::policy::annotations(catalog, cmd);
@@ -465,6 +502,11 @@ mod tests {
                     // server option `replace_existing` of `conda_create` and
                     // `conda_env_create` (about 2 × 186 bytes): the guard of
                     // existing environments needs the argument listed.
+                    // Raised again by 2,000 bytes for the `_meta` keys
+                    // Claude Code reads (`anthropic/searchHint` on every
+                    // tool, `anthropic/alwaysLoad` on six; about 1,730
+                    // bytes measured): hosts do not pass `_meta` to the
+                    // model.
                     let without_menuinst = serde_json::to_vec(
                         &set.listed
                             .iter()
@@ -474,7 +516,7 @@ mod tests {
                     .expect("json")
                     .len();
                     assert!(
-                        without_menuinst <= 45_500,
+                        without_menuinst <= 47_500,
                         "tools/list without conda_menuinst is {without_menuinst} bytes"
                     );
                 }

@@ -18,6 +18,15 @@ pub const REPLACE_EXISTING: &str = "replace_existing";
 /// Its description in the input schemas (one sentence).
 pub const REPLACE_EXISTING_DESCRIPTION: &str = "Server option: true replaces an existing environment at the target, removing its whole prefix; else refused.";
 
+/// The server argument of the tools that remove a whole environment
+/// (`conda_remove`, `conda_env_remove`, `conda_call` for them) and
+/// `conda_execute`.
+pub const REMOVE_UNMANAGED: &str = "remove_unmanaged_files";
+
+/// Its description in the input schemas (one sentence).
+pub const REMOVE_UNMANAGED_DESCRIPTION: &str =
+    "Server option: true also deletes files no package installed; else refused.";
+
 /// The command path (without `conda`) of `conda run`, whose tool carries
 /// the server options [`STDIN_PROPERTY`] and [`TIMEOUT_PROPERTY`].
 pub const RUN_PATH: &[&str] = &["run"];
@@ -65,6 +74,13 @@ pub fn creates_environment(command: &Command) -> bool {
     crate::target::CREATE_PATHS
         .iter()
         .any(|p| command.subpath() == *p)
+}
+
+/// Whether the command can remove a whole environment, so its tool carries
+/// the server option [`REMOVE_UNMANAGED`] (`remove`, `env remove`).
+pub fn removes_environment(command: &Command) -> bool {
+    matches!(command.subpath(), [a] if a == "remove")
+        || matches!(command.subpath(), [a, b] if a == "env" && b == "remove")
 }
 
 /// Whether `command` has both conda's `yes` and `dry_run` options, so a

@@ -71,7 +71,11 @@ impl WorkerConfig {
 }
 
 /// File name of the worker executable.
+#[cfg(not(windows))]
 pub const WORKER_EXE_NAME: &str = "conda-mcp-worker";
+/// The worker executable's file name (Windows).
+#[cfg(windows)]
+pub const WORKER_EXE_NAME: &str = "conda-mcp-worker.exe";
 
 /// Where [`locate_worker_exe`] found the worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,9 +165,21 @@ pub fn locate_worker_exe() -> (PathBuf, WorkerExeSource) {
 
 /// Whether `p` is a file with an execute bit (Unix) — whether `execve` may
 /// run it as far as the mode says.
+#[cfg(unix)]
 pub fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p)
         .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         .unwrap_or(false)
+}
+
+/// Whether `p` is a file Windows runs as a program: an `.exe` or `.com`
+/// (a `.bat`/`.cmd` needs cmd.exe, which conda-mcp never starts with a
+/// call's arguments; see `conda_mcp_shared::conda_cmd`).
+#[cfg(windows)]
+pub fn is_executable(p: &Path) -> bool {
+    let ext = p
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    matches!(ext.as_deref(), Some("exe" | "com")) && p.is_file()
 }

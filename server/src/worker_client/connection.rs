@@ -8,18 +8,22 @@
 //! lines join the server's), and accepts exactly one connection whose peer
 //! (SO_PEERCRED) is that very child process. Socket mode: connect to the
 //! listening worker's path.
+//!
+//! Windows: the socket is a named pipe `\\.\pipe\conda-mcp-<pid>-<uuid>`
+//! that only the server's user may open (`conda_mcp_shared::private_pipe`);
+//! the accepted client must be the spawned worker's pid
+//! (`GetNamedPipeClientProcessId`), and the listener is closed after it,
+//! so no second client can open the pipe.
 
-use std::os::unix::fs::PermissionsExt;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use conda_mcp_shared::framing::{SharedStream, read_frame, share, write_frame};
 use conda_mcp_shared::protocol::{ClientMessage, PROTOCOL_VERSION, WorkerMessage, build_id};
+use interprocess::local_socket::GenericFilePath;
 use interprocess::local_socket::tokio::Stream;
 use interprocess::local_socket::tokio::prelude::*;
-use interprocess::local_socket::{GenericFilePath, ListenerOptions};
-use interprocess::os::unix::local_socket::ListenerOptionsExt;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::{ExecError, WorkerConfig};
@@ -74,21 +78,7 @@ impl Connection {
     async fn spawn(cfg: &WorkerConfig) -> Result<Connection, ExecError> {
         let io =
             |what: &str, e: std::io::Error| ExecError::WorkerUnavailable(format!("{what}: {e}"));
-        let dir = tempfile::Builder::new()
-            .prefix("conda-mcp-")
-            .permissions(std::fs::Permissions::from_mode(0o700))
-            .tempdir()
-            .map_err(|e| io("creating the private socket directory", e))?;
-        let path = dir.path().join("worker.sock");
-        let name = path
-            .as_path()
-            .to_fs_name::<GenericFilePath>()
-            .map_err(|e| io("socket path", e))?;
-        let listener = ListenerOptions::new()
-            .name(name)
-            .mode(0o600)
-            .create_tokio()
-            .map_err(|e| io("listening on the worker socket", e))?;
+        let (listener, path, dir) = listen_private()?;
         let mut cmd = tokio::process::Command::new(&cfg.worker_exe);
         cmd.arg("--socket")
             .arg(&path)
@@ -141,18 +131,13 @@ impl Connection {
         };
         drop(listener);
         // The peer must be the process we just started, running as us.
-        let creds = stream.peer_creds().ok();
-        let peer_pid = creds
-            .and_then(|c| c.pid())
-            .and_then(|p| u32::try_from(p).ok());
-        let peer_uid = creds.and_then(|c| c.euid());
-        if peer_pid != child_pid || peer_uid != Some(nix::unistd::Uid::effective().as_raw()) {
+        if !is_spawned_worker(&stream, child_pid) {
             kill_and_reap(&mut child).await;
             return Err(ExecError::WorkerUnavailable(
                 "a process other than the spawned worker connected to the private socket".into(),
             ));
         }
-        Self::handshake(stream, Some(child), Some(dir)).await
+        Self::handshake(stream, Some(child), dir).await
     }
 
     async fn handshake(
@@ -352,4 +337,80 @@ impl Reaped {
 async fn kill_and_reap(child: &mut tokio::process::Child) {
     let _ = child.start_kill();
     let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
+}
+
+/// Unix: a socket of mode 0600 in a fresh private 0700 directory (module
+/// docs); returns the listener, the path the worker gets as `--socket`,
+/// and the directory (removed when dropped).
+#[cfg(unix)]
+fn listen_private() -> Result<
+    (
+        interprocess::local_socket::tokio::Listener,
+        std::path::PathBuf,
+        Option<tempfile::TempDir>,
+    ),
+    ExecError,
+> {
+    use interprocess::local_socket::ListenerOptions;
+    use interprocess::os::unix::local_socket::ListenerOptionsExt;
+    use std::os::unix::fs::PermissionsExt;
+    let io = |what: &str, e: std::io::Error| ExecError::WorkerUnavailable(format!("{what}: {e}"));
+    let dir = tempfile::Builder::new()
+        .prefix("conda-mcp-")
+        .permissions(std::fs::Permissions::from_mode(0o700))
+        .tempdir()
+        .map_err(|e| io("creating the private socket directory", e))?;
+    let path = dir.path().join("worker.sock");
+    let name = path
+        .as_path()
+        .to_fs_name::<GenericFilePath>()
+        .map_err(|e| io("socket path", e))?;
+    let listener = ListenerOptions::new()
+        .name(name)
+        .mode(0o600)
+        .create_tokio()
+        .map_err(|e| io("listening on the worker socket", e))?;
+    Ok((listener, path, Some(dir)))
+}
+
+/// Windows: a named pipe only this user may open, with a name nobody can
+/// guess ahead (module docs); returns the listener and the pipe's path,
+/// the worker's `--socket`.
+#[cfg(windows)]
+fn listen_private() -> Result<
+    (
+        interprocess::local_socket::tokio::Listener,
+        std::path::PathBuf,
+        Option<tempfile::TempDir>,
+    ),
+    ExecError,
+> {
+    let name = format!(
+        "conda-mcp-{}-{}",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    );
+    let listener = conda_mcp_shared::private_pipe::listen(&name)
+        .map_err(|e| ExecError::WorkerUnavailable(format!("listening on the worker pipe: {e}")))?;
+    Ok((listener, format!(r"\\.\pipe\{name}").into(), None))
+}
+
+/// Whether the accepted peer is the worker just spawned (`child_pid`),
+/// running as the server's own user (Unix: SO_PEERCRED pid and uid).
+#[cfg(unix)]
+fn is_spawned_worker(stream: &Stream, child_pid: Option<u32>) -> bool {
+    let creds = stream.peer_creds().ok();
+    let peer_pid = creds
+        .and_then(|c| c.pid())
+        .and_then(|p| u32::try_from(p).ok());
+    let peer_uid = creds.and_then(|c| c.euid());
+    peer_pid == child_pid && peer_uid == Some(nix::unistd::Uid::effective().as_raw())
+}
+
+/// Whether the accepted peer is the worker just spawned (Windows: the
+/// pipe client's pid; only this user can open the pipe at all).
+#[cfg(windows)]
+fn is_spawned_worker(stream: &Stream, child_pid: Option<u32>) -> bool {
+    let peer_pid = stream.peer_creds().ok().and_then(|c| c.pid());
+    peer_pid.is_some() && peer_pid == child_pid
 }

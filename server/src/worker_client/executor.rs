@@ -7,8 +7,6 @@ use std::time::Duration;
 use conda_mcp_shared::ExecutionResult;
 use conda_mcp_shared::limits::KILL_GRACE;
 use conda_mcp_shared::protocol::{ClientMessage, JobEvent, RunRequest, WorkerMessage};
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use tokio_util::sync::CancellationToken;
 
 use super::connection::Connection;
@@ -233,6 +231,7 @@ impl Executor {
             stdin: job.stdin,
             limits: job.limits,
             label: job.label,
+            checks: job.checks,
         };
         if let Err(e) = conn.send(&ClientMessage::Run(req)).await {
             let reason = format!("{e}; {}", conn.death_reason().await);
@@ -318,12 +317,19 @@ impl Executor {
 /// SIGKILL to the process group of a job whose worker vanished (the worker
 /// can no longer do it). Descendants that left the group are out of reach
 /// here; the worker kills those itself whenever it is alive to.
+///
+/// Windows: nothing to do here; the job's job object belonged to the
+/// vanished worker, and Windows killed the tree when its handle closed.
 fn kill_group(pgid: Option<u32>) {
+    #[cfg(unix)]
     if let Some(raw) = pgid.and_then(|p| i32::try_from(p).ok())
         && raw > 1
     {
-        let _ = killpg(Pid::from_raw(raw), Signal::SIGKILL);
+        use nix::sys::signal::{Signal, killpg};
+        let _ = killpg(nix::unistd::Pid::from_raw(raw), Signal::SIGKILL);
     }
+    #[cfg(not(unix))]
+    let _ = pgid;
 }
 
 /// The result of a job whose time limit ran out while it waited in the

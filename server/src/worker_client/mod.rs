@@ -61,6 +61,9 @@ pub struct Job {
     /// Cancels the job: a queued job never runs (`Err(Cancelled)`), a running
     /// one is killed with its process tree (`Ok` with `cancelled = true`).
     pub cancel: CancellationToken,
+    /// Checks enforced inside the conda process before the command acts
+    /// (`conda_mcp_shared::guard`); the outcome is the result's `guard`.
+    pub checks: Option<conda_mcp_shared::guard::InProcessChecks>,
 }
 
 impl Job {
@@ -81,6 +84,7 @@ impl Job {
             limits: Limits::DEFAULT,
             label,
             cancel: CancellationToken::new(),
+            checks: None,
         }
     }
 }

@@ -216,7 +216,8 @@ fn accepted_create_applies_what_the_form_showed() {
 /// Decline, cancel, and accept without the approval set → `declined` (not
 /// retryable), nothing changed; `yes: true` from the model still asks; a
 /// client without the elicitation capability → `approval_unavailable`
-/// and nothing ran at all.
+/// naming that cause, with conda's dry-run plan, and nothing but the dry
+/// run ran.
 #[test]
 fn refused_answers_change_nothing() {
     let Some(python) = mcp_python("approval::refused_answers_change_nothing") else {
@@ -250,6 +251,13 @@ fn refused_answers_change_nothing() {
                 !env_prefix(&standin, name).exists(),
                 "{era:?} {name}: nothing may change"
             );
+            // In an `initialize` session the dry run and the wait happen
+            // within this call, and its duration says so (the stateless
+            // retry that carries the answer runs nothing itself).
+            if era == Era::Initialize {
+                let ms = result["structured"]["duration_ms"].as_u64().unwrap_or(0);
+                assert!(ms > 0, "{era:?} {name}: the dry run's time: {result}");
+            }
         }
         assert!(
             runs(&standin)
@@ -280,11 +288,26 @@ fn refused_answers_change_nothing() {
             message.contains("cannot ask the person") && message.contains("--allow-write"),
             "{message}"
         );
-        assert!(questions(result).is_empty());
-        assert!(!env_prefix(&standin, "u").exists());
         assert!(
-            !runs(&standin).iter().any(|a| a.iter().any(|x| x == "u")),
-            "{era:?}: nothing ran for a client that cannot ask"
+            message.contains("the host declared no elicitation support")
+                && !message.contains("the question failed"),
+            "the one cause that applies: {message}"
+        );
+        assert!(
+            message.contains("conda's plan") && message.contains("conda create"),
+            "the plan the person would have seen: {message}"
+        );
+        assert!(questions(result).is_empty());
+        let ms = result["structured"]["duration_ms"].as_u64().unwrap_or(0);
+        assert!(ms > 0, "{era:?}: the dry run's time: {result}");
+        assert!(!env_prefix(&standin, "u").exists());
+        let for_u: Vec<_> = runs(&standin)
+            .into_iter()
+            .filter(|a| a.iter().any(|x| x == "u"))
+            .collect();
+        assert!(
+            !for_u.is_empty() && for_u.iter().all(|a| a.iter().any(|x| x == "--dry-run")),
+            "{era:?}: only the dry run ran for a client that cannot ask: {for_u:?}"
         );
     }
 }

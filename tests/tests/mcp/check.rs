@@ -32,6 +32,30 @@ fn check_with(exe: &Path, args: &[&std::ffi::OsStr], cache: &Path) -> Output {
         .expect("run conda-mcp check")
 }
 
+/// A TOML document as JSON, read by Python's `tomllib` (the tests' Python,
+/// 3.11 or newer): an independent reader of what `check` prints for Codex.
+fn toml_to_json(text: &str) -> Value {
+    use std::io::Write as _;
+    let mut child = std::process::Command::new(conda_mcp_tests::standin::host_python())
+        .args([
+            "-c",
+            "import json, sys, tomllib; print(json.dumps(tomllib.loads(sys.stdin.read())))",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(text.as_bytes())
+        .expect("write the TOML");
+    let out = child.wait_with_output().expect("tomllib");
+    assert!(out.status.success(), "not TOML:\n{text}");
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
@@ -107,6 +131,17 @@ fn check_reports_a_working_setup_and_exits_0() {
         assert!(report.contains(&needle), "missing {needle:?} in:\n{report}");
     }
     assert!(verdict(&o).starts_with("result: OK: "), "{}", verdict(&o));
+
+    // The log section: how stderr is written, and nothing dropped (the
+    // test reads stderr), hence no warning about it.
+    let log = &report[report.find("\nlog:\n").expect("a log section")..];
+    let log = &log[..log[1..].find("\n\n").map_or(log.len(), |n| n + 1)];
+    assert!(
+        log.contains("  stderr        written by a thread of its own behind a 64 KiB queue"),
+        "{log}"
+    );
+    assert!(log.contains("  dropped       0 lines so far"), "{log}");
+    assert!(!report.contains("log lines were dropped"), "{report}");
 
     // The VS Code snippet: absolute paths, the checked conda, the flags.
     let start = report.find("VS Code").expect("VS Code section");
@@ -282,7 +317,15 @@ async fn check_prints_one_configuration_per_host_as_recommended() {
         .filter(|l| l.starts_with("  ") && !l.starts_with("    "))
         .map(str::trim)
         .collect();
-    let hosts = ["Claude Desktop", "Claude Code", "VS Code", "Cursor"];
+    let hosts = [
+        "Claude Desktop",
+        "Claude Code",
+        "VS Code",
+        "Cursor",
+        "Gemini CLI",
+        "Codex CLI",
+        "GitHub Copilot CLI",
+    ];
     assert_eq!(titles.len(), hosts.len(), "{section}");
     for (title, host) in titles.iter().zip(hosts) {
         assert!(title.starts_with(host), "{title:?} should be {host}");
@@ -313,6 +356,28 @@ async fn check_prints_one_configuration_per_host_as_recommended() {
             serde_json::json!(["--conda-exe", conda])
         );
     }
+    // Gemini CLI: trusted, or headless gemini -p lists none of the tools.
+    let gemini: Value = serde_json::from_str(&body("Gemini CLI")).expect("JSON");
+    let gemini = &gemini["mcpServers"]["conda"];
+    assert_eq!(gemini["trust"], serde_json::json!(true));
+    assert_eq!(gemini["args"], serde_json::json!(["--conda-exe", conda]));
+    // Copilot CLI: a local server with all its tools.
+    let copilot: Value = serde_json::from_str(&body("GitHub Copilot CLI")).expect("JSON");
+    let copilot = &copilot["mcpServers"]["conda"];
+    assert_eq!(copilot["type"], "local");
+    assert_eq!(copilot["tools"], serde_json::json!(["*"]));
+    // Codex CLI: a TOML table that waits for the server; read-only flags
+    // leave Codex's own approval alone (it blocks what may write).
+    let codex = toml_to_json(&body("Codex CLI"));
+    let codex = &codex["mcp_servers"]["conda"];
+    assert_eq!(codex["required"], serde_json::json!(true));
+    assert_eq!(codex["args"], serde_json::json!(["--conda-exe", conda]));
+    assert_eq!(codex["command"], desktop["command"]);
+    assert!(
+        codex.get("default_tools_approval_mode").is_none(),
+        "{codex}"
+    );
+
     let line = body("Claude Code");
     let words = shlex::split(&line).expect("a shell command line");
     assert_eq!(
@@ -640,4 +705,61 @@ fn check_with_listen_loads_the_http_settings_and_prints_http_host_configurations
     assert_eq!(v["servers"]["conda"]["type"], "http", "{v}");
     assert_eq!(v["servers"]["conda"]["url"], url.as_str(), "{v}");
     drop(busy);
+}
+
+/// `check --approve-writes --allow-exec`: the groups of the tools section
+/// add up to every listed tool (the server's own ones included), the hosts
+/// that cannot ask are named in a warning, and Codex's table lets
+/// conda-mcp's approval decide (`default_tools_approval_mode`).
+#[test]
+fn check_with_approve_writes_warns_about_hosts_that_cannot_ask() {
+    let standin = StandinPrefix::create(&conda_mcp_tests::paths::real_dump()).expect("stand-in");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = check_with(
+        &bins::server(),
+        &[
+            "--conda-exe".as_ref(),
+            standin.conda_exe.as_os_str(),
+            "--approve-writes".as_ref(),
+            "--allow-exec".as_ref(),
+        ],
+        &dir.path().join("cache"),
+    );
+    let report = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{report}");
+    // "listed        N tools", then "read-only     N (...):" and so on.
+    let count = |key: &str| -> usize {
+        let line = report
+            .lines()
+            .find(|l| l.trim_start().starts_with(key))
+            .unwrap_or_else(|| panic!("no {key:?} line in:\n{report}"));
+        line.trim_start()[key.len()..]
+            .split_whitespace()
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no count in {line:?}"))
+    };
+    let listed = count("listed");
+    let grouped = count("read-only") + count("may write") + count("runs programs");
+    assert_eq!(
+        grouped, listed,
+        "the groups add up to the listed tools:\n{report}"
+    );
+    let warnings = &report[report.find("\nwarnings:").expect("warnings")..];
+    for needle in [
+        "--approve-writes",
+        "Claude Desktop",
+        "Gemini CLI",
+        "Codex CLI",
+    ] {
+        assert!(
+            warnings.contains(needle),
+            "missing {needle:?} in:\n{warnings}"
+        );
+    }
+    let codex = &report[report.find("  Codex CLI").expect("Codex")..];
+    assert!(
+        codex.contains("default_tools_approval_mode = \"approve\""),
+        "{codex}"
+    );
 }

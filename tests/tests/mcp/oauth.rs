@@ -399,6 +399,13 @@ fn scopes_narrow_the_startup_policy_and_never_widen_it() {
     );
     let r = with_bearer(&server, &token("conda:write"), &install(6));
     assert_eq!(error(&r)["code"], json!("approval_unavailable"), "{r:?}");
+    // The one cause that applies: a POST that carries no capabilities.
+    let message = error(&r)["message"].as_str().unwrap_or("").to_owned();
+    assert!(
+        message.contains("over HTTP this request carries no client capabilities")
+            && !message.contains("declared no elicitation"),
+        "{message}"
+    );
     drop(server);
 
     // A read-only server stays read-only whatever the token grants.

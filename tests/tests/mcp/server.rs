@@ -168,7 +168,12 @@ async fn invalid_arguments_are_refused_before_any_process_starts() {
     let server = Server::start(&standin.conda_exe, &["--allow-write"], Era::Initialize).await;
     let cases = [
         ("conda_info", json!({"all": "yes"}), "/all"),
-        ("conda_info", json!({"SECRET_field": 1}), "/"),
+        // An unknown property is named by its path (a name, never the value).
+        (
+            "conda_info",
+            json!({"no_such_field": "SECRET"}),
+            "/no_such_field",
+        ),
         (
             "conda_install",
             json!({"packages": ["--SECRET"]}),
@@ -327,7 +332,10 @@ async fn conda_execute_is_listed_and_checked_only_with_allow_exec() {
 
     let before = standin.conda_runs();
     for (args, path) in [
-        (json!({"argv": ["info"], "SECRET": 1}), "/"),
+        (
+            json!({"argv": ["info"], "no_such_field": "SECRET"}),
+            "/no_such_field",
+        ),
         (
             json!({"argv": ["info"], "cwd": "/nonexistent/SECRET"}),
             "/cwd",

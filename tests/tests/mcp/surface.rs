@@ -436,7 +436,10 @@ async fn check_listing(standin: &StandinPrefix, label: &str, size: bool) {
         // recording also has the menuinst plugin's `conda menuinst`, which
         // the target does not include (the total is printed above). Raised
         // by 500 bytes for the server option `replace_existing` of
-        // `conda_create` and `conda_env_create` (docs/writes.md).
+        // `conda_create` and `conda_env_create` (docs/writes.md), and by
+        // 2,000 for the `_meta` keys Claude Code reads (searchHint on
+        // every tool, alwaysLoad on six; hosts do not pass `_meta` to the
+        // model; docs/reference.md "Generated tools").
         let without_menuinst = serde_json::to_vec(
             &tools
                 .iter()
@@ -447,7 +450,7 @@ async fn check_listing(standin: &StandinPrefix, label: &str, size: bool) {
         .len();
         eprintln!("{label}: without conda_menuinst: {without_menuinst} bytes");
         assert!(
-            without_menuinst <= 45_500,
+            without_menuinst <= 47_500,
             "{label}: tools/list without conda_menuinst is {without_menuinst} bytes"
         );
     }
@@ -532,8 +535,11 @@ async fn check_listing(standin: &StandinPrefix, label: &str, size: bool) {
         "{label}: tools/list compact with all flags: {} tools, {bytes} bytes",
         tools.len()
     );
+    // 4,000 bytes, and 200 more for the `_meta` keys Claude Code reads
+    // (alwaysLoad on the three, searchHint on the other two), which hosts
+    // do not pass to the model.
     assert!(
-        bytes <= 4_000,
+        bytes <= 4_200,
         "{label}: compact tools/list is {bytes} bytes"
     );
     compact.close().await;

@@ -67,11 +67,21 @@ async fn helper_reproduces_the_standin_dump() {
     // the helper reports it, the catalog carries it for the guard.
     let root = d.dump.root_prefix.clone().expect("root_prefix reported");
     assert_eq!(std::fs::canonicalize(&root).expect("c"), prefix);
+    // conda's order for a user who may write the root prefix: `<root>/envs`,
+    // then `~/.conda/envs` (conda's `context.envs_dirs`).
     let envs = format!("{root}/envs");
-    assert_eq!(d.dump.envs_dirs, Some(vec![envs.clone()]));
+    let home = std::env::var("HOME").expect("HOME");
+    let home_envs = format!("{home}/.conda/envs");
+    assert_eq!(
+        d.dump.envs_dirs,
+        Some(vec![envs.clone(), home_envs.clone()])
+    );
     assert_eq!(
         d.catalog.environments.envs_dirs,
-        vec![std::path::PathBuf::from(envs)]
+        vec![
+            std::path::PathBuf::from(envs),
+            std::path::PathBuf::from(home_envs)
+        ]
     );
     assert!(
         d.dump

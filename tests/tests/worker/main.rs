@@ -10,6 +10,7 @@
 
 mod deploy;
 mod discovery;
+mod guard;
 mod install_lock;
 mod lifecycle;
 mod limits;

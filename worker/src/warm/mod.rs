@@ -34,6 +34,7 @@
 //! installed, upgraded or removed, by a call or by anyone — is replaced
 //! before the next call; that call runs fresh while the new one starts.
 
+mod proc_handle;
 mod shebang;
 mod stamp;
 mod zygote;
@@ -49,7 +50,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::net::unix::pipe;
 use tokio::sync::OwnedMutexGuard;
 
+use conda_mcp_shared::guard::InProcessChecks;
+
 use self::zygote::{ChildFds, Recipe, Zygote, ZygoteError};
+
+pub(crate) use self::shebang::python_of;
 
 /// Longest a conda job waits for a warm conda that is already starting
 /// before it runs as a fresh process.
@@ -87,6 +92,8 @@ pub struct Launched {
     pub stdout: pipe::Receiver,
     /// The read end of the child's stderr.
     pub stderr: pipe::Receiver,
+    /// The read end of the guard's report pipe (when the job has checks).
+    pub report: Option<pipe::Receiver>,
     /// Waits for the child's status.
     pub job: WarmJob,
 }
@@ -96,6 +103,8 @@ pub struct Launched {
 pub struct WarmJob {
     slot: OwnedMutexGuard<Slot>,
     pid: i32,
+    /// Linux: a pidfd on the job's child, for [`WarmJob::orphan_status`].
+    #[cfg(target_os = "linux")]
     child: OwnedFd,
     done: Option<Option<ExitStatus>>,
     spared: Arc<Mutex<HashSet<i32>>>,
@@ -231,7 +240,8 @@ impl Warm {
     }
 
     /// Runs a conda job in a child of the zygote, with environment `env`
-    /// (a zygote started with another environment is replaced first).
+    /// (a zygote started with another environment is replaced first), under
+    /// the guard when it has `checks` (crate::guard).
     /// `Err` means it did not run (nothing of conda started) and must run
     /// fresh; the reason was logged when it is worth logging.
     pub async fn launch(
@@ -240,6 +250,7 @@ impl Warm {
         cwd: Option<&Path>,
         has_stdin: bool,
         env: &[(OsString, OsString)],
+        checks: Option<&InProcessChecks>,
     ) -> Result<Launched, ()> {
         let Ok(mut slot) = self.slot.clone().try_lock_owned() else {
             return Err(()); // another connection's job holds the zygote
@@ -264,21 +275,21 @@ impl Warm {
         let Some(z) = slot.zygote.as_ref() else {
             return Err(()); // starting (the first call) or off (logged)
         };
-        if !zygote::fits(argv, cwd) {
+        if !zygote::fits(argv, cwd, checks) {
             self.log_once(&format!(
                 "a call's arguments exceed {} bytes",
                 zygote::MAX_REQUEST
             ));
             return Err(());
         }
-        let (fds, mine) = match job_pipes(has_stdin) {
+        let (fds, mine) = match job_pipes(has_stdin, checks.is_some()) {
             Ok(p) => p,
             Err(e) => {
                 self.log_once(&format!("creating the job's pipes failed: {e}"));
                 return Err(());
             }
         };
-        let pid = match z.fork(argv, cwd, fds).await {
+        let pid = match z.fork(argv, cwd, checks, fds).await {
             Ok(pid) => pid,
             Err(reason) => {
                 // The go pipe closes with `mine`: a child, if any, exits
@@ -291,9 +302,13 @@ impl Warm {
                 return Err(());
             }
         };
+        #[cfg(target_os = "linux")]
         let child = rustix::process::Pid::from_raw(pid).and_then(|p| {
             rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok()
         });
+        // macOS: the pid was checked to be the zygote's child just now.
+        #[cfg(target_os = "macos")]
+        let child = (pid > 1).then_some(());
         let Some(child) = child else {
             drop(mine);
             self.log_once("the warm conda's child vanished before it ran");
@@ -302,11 +317,14 @@ impl Warm {
             }
             return Err(());
         };
+        #[cfg(target_os = "macos")]
+        let () = child;
         let JobPipes {
             stdin,
             stdout,
             stderr,
             go,
+            report,
         } = mine;
         if nix::unistd::write(go.as_fd(), b"1") != Ok(1) {
             // The child exits without running conda; its status would be
@@ -323,9 +341,11 @@ impl Warm {
             stdin,
             stdout,
             stderr,
+            report,
             job: WarmJob {
                 slot,
                 pid,
+                #[cfg(target_os = "linux")]
                 child,
                 done: None,
                 spared: self.spared.clone(),
@@ -366,8 +386,17 @@ impl WarmJob {
         status
     }
 
+    /// macOS: the child of a dead zygote went to launchd, which reaps it;
+    /// its group is killed and its status is unknown.
+    #[cfg(target_os = "macos")]
+    async fn orphan_status(&self) -> Option<ExitStatus> {
+        crate::contain::signal_group(self.pid as u32, crate::contain::Signal::Kill);
+        None
+    }
+
     /// Waits for the child through its pidfd and reaps it once it is the
     /// worker's (reparenting follows the zygote's exit).
+    #[cfg(target_os = "linux")]
     async fn orphan_status(&self) -> Option<ExitStatus> {
         use std::os::unix::process::ExitStatusExt;
         let dup = self.child.try_clone().ok()?;
@@ -404,13 +433,15 @@ struct JobPipes {
     stdout: pipe::Receiver,
     stderr: pipe::Receiver,
     go: OwnedFd,
+    report: Option<pipe::Receiver>,
 }
 
 /// Creates the job's pipes (close-on-exec on both ends: the child's copies
-/// are `dup2`ed onto 0, 1 and 2, which clears the flag there).
-fn job_pipes(has_stdin: bool) -> std::io::Result<(ChildFds, JobPipes)> {
-    use nix::fcntl::OFlag;
-    let pipe = || nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(std::io::Error::from);
+/// are `dup2`ed onto 0, 1 and 2, which clears the flag there; the guard
+/// keeps its report descriptor non-inheritable), with a report pipe when
+/// the job has checks.
+fn job_pipes(has_stdin: bool, checks: bool) -> std::io::Result<(ChildFds, JobPipes)> {
+    let pipe = crate::guard::cloexec_pipe;
     let (stdin, stdin_tx) = if has_stdin {
         let (r, w) = pipe()?;
         (r, Some(pipe::Sender::from_owned_fd(w)?))
@@ -421,18 +452,25 @@ fn job_pipes(has_stdin: bool) -> std::io::Result<(ChildFds, JobPipes)> {
     let (out_r, out_w) = pipe()?;
     let (err_r, err_w) = pipe()?;
     let (go_r, go_w) = pipe()?;
+    let report = checks.then(crate::guard::report_pipe).transpose()?;
+    let (report_w, report_r) = match report {
+        Some(p) => (Some(p.writer), Some(p.reader)),
+        None => (None, None),
+    };
     Ok((
         ChildFds {
             stdin,
             stdout: out_w,
             stderr: err_w,
             go: go_r,
+            report: report_w,
         },
         JobPipes {
             stdin: stdin_tx,
             stdout: pipe::Receiver::from_owned_fd(out_r)?,
             stderr: pipe::Receiver::from_owned_fd(err_r)?,
             go: go_w,
+            report: report_r,
         },
     ))
 }

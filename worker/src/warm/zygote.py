@@ -3,8 +3,8 @@
     <interpreter from conda's #! line> -c <this file> <conda executable>
 
 with the environment and working directory a fresh conda would get, fd 0 the
-control socket (SOCK_SEQPACKET: one datagram per message), fd 1 and fd 2
-pipes read by the worker. It imports conda and loads its plugins, never runs
+control socket (SOCK_SEQPACKET, SOCK_DGRAM on macOS: one datagram per
+message), fd 1 and fd 2 pipes read by the worker. It imports conda and loads its plugins, never runs
 a command, then forks one child per job. See worker/src/warm/mod.rs for the
 protocol and docs/operating.md "Warm conda" for what is and is not shared.
 
@@ -14,10 +14,14 @@ Messages to the worker are JSON objects, one per datagram:
   {"failed": "reason"}     warming failed, the zygote exits;
   {"pid": N}               a job's child was forked (N is its pid and pgid);
   {"status": S}            the child exited with raw wait status S.
-A job request is one datagram {"argv": [...], "cwd": "..." or null} carrying
-four descriptors (SCM_RIGHTS): the child's stdin, stdout, stderr, and the read
-end of a "go" pipe. The child runs conda only after reading one byte from it,
-so a job the worker did not confirm never runs.
+A job request is one datagram {"argv": [...], "cwd": "..." or null,
+"checks": {...} or null} carrying four descriptors (SCM_RIGHTS): the child's
+stdin, stdout, stderr, and the read end of a "go" pipe, and a fifth, the write
+end of the guard's report pipe, exactly when "checks" is an object (the
+in-process checks, installed by the guard's install() above this file's text:
+worker/src/guard/guard.py is prepended to it). The child runs conda only after
+reading one byte from the go pipe, so a job the worker did not confirm never
+runs.
 
 This module is the interpreter's __main__ only while it serves. Each child
 replaces __main__ with conda's own script before running it, so a
@@ -66,8 +70,17 @@ def _receive(ctl):
     import array
     import socket
 
+    if ctl.type != socket.SOCK_SEQPACKET:
+        # A datagram socket (macOS has no SOCK_SEQPACKET for AF_UNIX) shows
+        # no end of file once the worker is gone: its exit shows as a new
+        # parent.
+        import select
+
+        while not select.select([ctl], [], [], 1.0)[0]:
+            if os.getppid() != _PARENT:
+                return b"", [], 0
     fds = array.array("i")
-    msg, ancdata, flags, _ = ctl.recvmsg(1 << 20, socket.CMSG_SPACE(4 * fds.itemsize))
+    msg, ancdata, flags, _ = ctl.recvmsg(1 << 20, socket.CMSG_SPACE(5 * fds.itemsize))
     for level, kind, data in ancdata:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
             fds.frombytes(data[: len(data) - (len(data) % fds.itemsize)])
@@ -76,12 +89,14 @@ def _receive(ctl):
 
 def _child(ctl, fds, request, conda_exe):
     """In the forked child: becomes the job's process and runs conda's script
-    as __main__. Never returns: conda's exit (SystemExit) ends the child as
-    it ends a fresh interpreter (see _finalize_and_exit)."""
+    as __main__ (the guard's run_script), under the guard's checks when the
+    request carries them. Never returns: conda's exit (SystemExit) ends the
+    child as it ends a fresh interpreter (see _finalize_and_exit)."""
     try:
         os.setpgid(0, 0)
         ctl.close()
-        stdin, stdout, stderr, go = fds
+        stdin, stdout, stderr, go = fds[:4]
+        report = fds[4] if len(fds) == 5 else None
         for target, fd in ((0, stdin), (1, stdout), (2, stderr)):
             os.dup2(fd, target)
         for fd in (stdin, stdout, stderr):
@@ -97,60 +112,13 @@ def _child(ctl, fds, request, conda_exe):
         os._exit(127)
     if not confirmed:
         os._exit(127)
-
-    import builtins
-    import importlib.machinery
-    import types
+    if report is not None:
+        install(request.get("checks") or {}, report)
 
     # As the interpreter decodes its command line (file system encoding,
     # surrogateescape).
     argv = [os.fsdecode(a.encode("utf-8", "surrogateescape")) for a in request["argv"]]
-    sys.argv[:] = [conda_exe] + argv
-    if hasattr(sys, "orig_argv"):
-        sys.orig_argv[:] = [sys.orig_argv[0], conda_exe] + argv
-    main = types.ModuleType("__main__")
-    main.__dict__.update(
-        __file__=conda_exe,
-        __cached__=None,
-        __loader__=importlib.machinery.SourceFileLoader("__main__", conda_exe),
-        __spec__=None,
-        __package__=None,
-        __builtins__=builtins,
-    )
-    sys.modules["__main__"] = main
-    code = compile(source, conda_exe, "exec", dont_inherit=True)
-    try:
-        exec(code, main.__dict__)
-        status = 0
-    except SystemExit as exc:
-        status = _system_exit_status(exc)
-    except KeyboardInterrupt:
-        raise  # the interpreter ends itself with SIGINT, as a fresh one does
-    except BaseException:
-        # As an uncaught exception ends a fresh interpreter: the traceback
-        # (without this frame), exit status 1.
-        kind, value, tb = sys.exc_info()
-        value = value.with_traceback(tb.tb_next)
-        sys.excepthook(kind, value, tb.tb_next)
-        status = 1
-    _finalize_and_exit(status)
-
-
-def _system_exit_status(exc):
-    """The exit status a fresh interpreter derives from an uncaught
-    SystemExit (CPython's handle_system_exit): None is 0, an int is itself,
-    anything else is printed to stderr and is 1."""
-    code = exc.code
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        # exit(3) keeps the low 8 bits; a value beyond a C long is -1.
-        return code & 0xFF if -(1 << 63) <= code < (1 << 63) else 0xFF
-    try:
-        sys.stderr.write(f"{code}\n")
-    except BaseException:
-        pass
-    return 1
+    _finalize_and_exit(run_script(conda_exe, argv, source))
 
 
 def _finalize_and_exit(status):
@@ -191,10 +159,12 @@ def _serve(ctl, conda_exe):
                 os.close(fd)
             return 0  # the worker closed the socket
         try:
-            if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC) or len(fds) != 4:
+            if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC) or len(fds) not in (4, 5):
                 raise ValueError("malformed request")
             request = json.loads(msg)
             if not isinstance(request.get("argv"), list):
+                raise ValueError("malformed request")
+            if (len(fds) == 5) != isinstance(request.get("checks"), dict):
                 raise ValueError("malformed request")
         except ValueError as exc:
             for fd in fds:
@@ -221,6 +191,9 @@ def _serve(ctl, conda_exe):
                 status = 0xFF00  # cannot happen: nobody else reaps it
                 break
         _send(ctl, status=status)
+
+
+_PARENT = os.getppid()
 
 
 def _main():

@@ -14,18 +14,21 @@ use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
+use conda_mcp_shared::guard::InProcessChecks;
 use nix::sys::socket::{
     AddressFamily, ControlMessage, MsgFlags, SockFlag, SockType, sendmsg, socketpair,
 };
-use rustix::process::{PidfdFlags, Signal as RSignal, pidfd_open, pidfd_send_signal};
 use serde_json::Value;
 use tokio::io::Interest;
 use tokio::net::UnixDatagram;
 
+use super::proc_handle::{ProcHandle, parent_of};
 use super::stamp::Stamp;
 
-/// The zygote's Python source, run with `python -c`.
-pub const SOURCE: &str = include_str!("zygote.py");
+/// The zygote's Python source, run with `python -c`: the guard
+/// (`crate::guard`, whose functions a job's child calls) and then
+/// `zygote.py`.
+pub const SOURCE: &str = concat!(include_str!("../guard/guard.py"), include_str!("zygote.py"));
 
 /// Largest datagram accepted from a zygote (its messages are a few hundred
 /// bytes; `hello` lists `sys.path`).
@@ -47,7 +50,7 @@ pub const FORK_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct Zygote {
     /// Its pid (spared by the post-job sweep while it lives).
     pub pid: i32,
-    pidfd: OwnedFd,
+    handle: ProcHandle,
     ctl: UnixDatagram,
     /// Its stdout and stderr: nothing may appear there after warming.
     output: [OwnedFd; 2],
@@ -73,7 +76,7 @@ pub struct Recipe {
 pub struct Starting {
     /// Its pid.
     pub pid: i32,
-    pidfd: OwnedFd,
+    handle: ProcHandle,
     ctl: UnixDatagram,
     output: [OwnedFd; 2],
 }
@@ -148,15 +151,57 @@ fn os<E: std::error::Error + Send + Sync + 'static>(
     }
 }
 
-/// Starts a zygote (returns at once; [`Starting::ready`] waits for it).
-pub fn start(recipe: &Recipe) -> Result<Starting, ZygoteError> {
-    let (mine, theirs) = socketpair(
+/// The control socket pair: `SOCK_SEQPACKET` where `AF_UNIX` has it,
+/// `SOCK_DGRAM` on macOS (no `SOCK_SEQPACKET` for `AF_UNIX` there), with
+/// buffers that fit a request in one datagram; close-on-exec, the worker's
+/// end non-blocking.
+fn control_pair() -> Result<(OwnedFd, OwnedFd), ZygoteError> {
+    #[cfg(target_os = "linux")]
+    let pair = socketpair(
         AddressFamily::Unix,
         SockType::SeqPacket,
         None,
         SockFlag::SOCK_CLOEXEC | SockFlag::SOCK_NONBLOCK,
     )
     .map_err(os("socketpair"))?;
+    #[cfg(target_os = "macos")]
+    let pair = {
+        let (a, b) = socketpair(
+            AddressFamily::Unix,
+            SockType::Datagram,
+            None,
+            SockFlag::empty(),
+        )
+        .map_err(os("socketpair"))?;
+        for fd in [&a, &b] {
+            use nix::fcntl::{FcntlArg, FdFlag, fcntl};
+            use nix::sys::socket::{setsockopt, sockopt};
+            fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)).map_err(os("fcntl"))?;
+            // An AF_UNIX datagram on macOS is at most the socket's buffer.
+            let room = 2 * MAX_REQUEST.max(MAX_MESSAGE);
+            setsockopt(fd, sockopt::SndBuf, &room).map_err(os("SO_SNDBUF"))?;
+            setsockopt(fd, sockopt::RcvBuf, &room).map_err(os("SO_RCVBUF"))?;
+        }
+        set_nonblocking(a.as_fd())?;
+        (a, b)
+    };
+    Ok(pair)
+}
+
+/// Flags of a job's `sendmsg` (macOS has no MSG_NOSIGNAL; Rust ignores
+/// SIGPIPE, so EPIPE comes back there as well).
+#[cfg(target_os = "linux")]
+const SEND_FLAGS: MsgFlags = MsgFlags::MSG_NOSIGNAL;
+#[cfg(target_os = "macos")]
+const SEND_FLAGS: MsgFlags = MsgFlags::empty();
+
+/// How often a read on macOS's datagram socket checks the zygote lives.
+#[cfg(target_os = "macos")]
+pub const LIVENESS_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Starts a zygote (returns at once; [`Starting::ready`] waits for it).
+pub fn start(recipe: &Recipe) -> Result<Starting, ZygoteError> {
+    let (mine, theirs) = control_pair()?;
     // The zygote's end must block.
     let theirs = set_blocking(theirs)?;
     let mut cmd = std::process::Command::new(&recipe.python);
@@ -171,9 +216,7 @@ pub fn start(recipe: &Recipe) -> Result<Starting, ZygoteError> {
         source,
     })?;
     let pid = child.id() as i32;
-    let pidfd = rustix::process::Pid::from_raw(pid)
-        .ok_or(ZygoteError::Missing("bad pid"))
-        .and_then(|p| pidfd_open(p, PidfdFlags::empty()).map_err(os("pidfd_open")))?;
+    let handle = ProcHandle::of_child(pid).map_err(ZygoteError::Reported)?;
     let out: OwnedFd = child
         .stdout
         .take()
@@ -187,7 +230,7 @@ pub fn start(recipe: &Recipe) -> Result<Starting, ZygoteError> {
     for fd in [&out, &err] {
         set_nonblocking(fd.as_fd())?;
     }
-    // Reaped through its pidfd ([`kill`]) or by the post-job sweep; the
+    // Reaped through its handle ([`ProcHandle::kill`]) or by the post-job sweep; the
     // std handle is not needed.
     drop(child);
     // SOCK_SEQPACKET keeps message boundaries as a datagram socket does;
@@ -196,7 +239,7 @@ pub fn start(recipe: &Recipe) -> Result<Starting, ZygoteError> {
         .map_err(os("registering the socket"))?;
     Ok(Starting {
         pid,
-        pidfd,
+        handle,
         ctl,
         output: [out, err],
     })
@@ -210,7 +253,7 @@ impl Starting {
             Ok(Ok(stamp)) => stamp,
             Ok(Err(e)) => {
                 let detail = drain_text(&self.output);
-                kill(&self.pidfd).await;
+                self.handle.kill().await;
                 return Err(if detail.is_empty() {
                     e
                 } else {
@@ -221,7 +264,7 @@ impl Starting {
                 });
             }
             Err(_) => {
-                kill(&self.pidfd).await;
+                self.handle.kill().await;
                 return Err(ZygoteError::NotReady(READY_TIMEOUT));
             }
         };
@@ -229,12 +272,12 @@ impl Starting {
         // it on every call, a fork would not.
         let printed = drain_text(&self.output);
         if !printed.is_empty() {
-            kill(&self.pidfd).await;
+            self.handle.kill().await;
             return Err(ZygoteError::ImportOutput(printed));
         }
         Ok(Zygote {
             pid: self.pid,
-            pidfd: self.pidfd,
+            handle: self.handle,
             ctl: self.ctl,
             output: self.output,
             stamp,
@@ -243,7 +286,7 @@ impl Starting {
     }
 
     async fn handshake(&self, recipe: &Recipe) -> Result<Stamp, ZygoteError> {
-        let hello = next_message(&self.ctl).await?;
+        let hello = next_message(&self.ctl, &self.handle).await?;
         let Some(Value::Array(path)) = hello.get("hello") else {
             return Err(failure_or(&hello, "the first message was not hello"));
         };
@@ -255,7 +298,7 @@ impl Starting {
         paths.push(recipe.conda.clone());
         paths.push(recipe.python.clone());
         let stamp = Stamp::take(paths);
-        let ready = next_message(&self.ctl).await?;
+        let ready = next_message(&self.ctl, &self.handle).await?;
         if ready.get("ready") != Some(&Value::Bool(true)) {
             return Err(failure_or(&ready, "it did not report ready"));
         }
@@ -292,9 +335,27 @@ fn drain_text(output: &[OwnedFd; 2]) -> String {
 
 /// Receives one datagram and parses it as a JSON object. End of file or
 /// anything else is an error.
-async fn next_message(ctl: &UnixDatagram) -> Result<Value, ZygoteError> {
+async fn next_message(ctl: &UnixDatagram, handle: &ProcHandle) -> Result<Value, ZygoteError> {
     let mut buf = vec![0u8; MAX_MESSAGE];
-    let n = ctl.recv(&mut buf).await.map_err(os("socket"))?;
+    #[cfg(target_os = "linux")]
+    let n = {
+        let _ = handle;
+        ctl.recv(&mut buf).await.map_err(os("socket"))?
+    };
+    #[cfg(target_os = "macos")]
+    let n = loop {
+        tokio::select! {
+            r = ctl.recv(&mut buf) => break r.map_err(os("socket"))?,
+            _ = tokio::time::sleep(LIVENESS_INTERVAL) => {
+                if !handle.alive() {
+                    match ctl.try_recv(&mut buf) {
+                        Ok(n) => break n,
+                        Err(_) => return Err(ZygoteError::Closed),
+                    }
+                }
+            }
+        }
+    };
     if n == 0 {
         return Err(ZygoteError::Closed);
     }
@@ -305,18 +366,19 @@ async fn next_message(ctl: &UnixDatagram) -> Result<Value, ZygoteError> {
 }
 
 /// The request datagram of a job.
-fn request(argv: &[String], cwd: Option<&Path>) -> Vec<u8> {
+fn request(argv: &[String], cwd: Option<&Path>, checks: Option<&InProcessChecks>) -> Vec<u8> {
     let request = serde_json::json!({
         "argv": argv,
         "cwd": cwd.map(|c| c.to_string_lossy().into_owned()),
+        "checks": checks,
     });
     serde_json::to_vec(&request).unwrap_or_default()
 }
 
 /// Whether a job's request fits in one datagram the zygote accepts (the
 /// socket's buffer bounds it too; a larger job runs fresh).
-pub fn fits(argv: &[String], cwd: Option<&Path>) -> bool {
-    let n = request(argv, cwd).len();
+pub fn fits(argv: &[String], cwd: Option<&Path>, checks: Option<&InProcessChecks>) -> bool {
+    let n = request(argv, cwd, checks).len();
     n > 0 && n <= MAX_REQUEST
 }
 
@@ -331,14 +393,15 @@ pub struct ChildFds {
     pub stderr: OwnedFd,
     /// The read end of the go pipe.
     pub go: OwnedFd,
+    /// The write end of the guard's report pipe (exactly when the job has
+    /// checks).
+    pub report: Option<OwnedFd>,
 }
 
 impl Zygote {
-    /// Whether the process is still there (its pidfd is not readable).
+    /// Whether the process is still there.
     pub fn alive(&self) -> bool {
-        use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-        let mut fds = [PollFd::new(self.pidfd.as_fd(), PollFlags::POLLIN)];
-        matches!(poll(&mut fds, PollTimeout::ZERO), Ok(0))
+        self.handle.alive()
     }
 
     /// Sends one job and waits (up to [`FORK_TIMEOUT`]) for the pid of its
@@ -348,22 +411,24 @@ impl Zygote {
         &self,
         argv: &[String],
         cwd: Option<&Path>,
+        checks: Option<&InProcessChecks>,
         fds: ChildFds,
     ) -> Result<i32, ZygoteError> {
-        let bytes = request(argv, cwd);
-        let raw = [
+        let bytes = request(argv, cwd, checks);
+        let mut raw = vec![
             fds.stdin.as_raw_fd(),
             fds.stdout.as_raw_fd(),
             fds.stderr.as_raw_fd(),
             fds.go.as_raw_fd(),
         ];
+        raw.extend(fds.report.as_ref().map(AsRawFd::as_raw_fd));
         let ctl = &self.ctl;
         ctl.async_io(Interest::WRITABLE, || {
             sendmsg::<()>(
                 ctl.as_raw_fd(),
                 &[IoSlice::new(&bytes)],
                 &[ControlMessage::ScmRights(&raw)],
-                MsgFlags::MSG_NOSIGNAL,
+                SEND_FLAGS,
                 None,
             )
             .map_err(std::io::Error::from)
@@ -371,7 +436,7 @@ impl Zygote {
         .await
         .map_err(os("sending the job"))?;
         drop(fds);
-        let msg = tokio::time::timeout(FORK_TIMEOUT, next_message(&self.ctl))
+        let msg = tokio::time::timeout(FORK_TIMEOUT, next_message(&self.ctl, &self.handle))
             .await
             .map_err(|_| ZygoteError::NoPid(FORK_TIMEOUT))??;
         let pid = msg
@@ -390,7 +455,7 @@ impl Zygote {
     /// or answered something else; the zygote must not be used again then.
     pub async fn status(&self) -> Result<ExitStatus, ZygoteError> {
         use std::os::unix::process::ExitStatusExt;
-        let msg = next_message(&self.ctl).await?;
+        let msg = next_message(&self.ctl, &self.handle).await?;
         msg.get("status")
             .and_then(Value::as_i64)
             .and_then(|s| i32::try_from(s).ok())
@@ -402,30 +467,8 @@ impl Zygote {
     pub async fn kill(self) {
         drop(self.ctl);
         drop(self.output);
-        kill(&self.pidfd).await;
+        self.handle.kill().await;
     }
-}
-
-/// SIGKILL through the pidfd (never another process that reused the pid),
-/// then reap it (it is the worker's child) off the async threads.
-async fn kill(pidfd: &OwnedFd) {
-    let _ = pidfd_send_signal(pidfd, RSignal::KILL);
-    if let Ok(dup) = pidfd.try_clone() {
-        let _ = tokio::task::spawn_blocking(move || {
-            let _ = rustix::process::waitid(
-                rustix::process::WaitId::PidFd(dup.as_fd()),
-                rustix::process::WaitIdOptions::EXITED,
-            );
-        })
-        .await;
-    }
-}
-
-/// The parent pid of `pid` (from `/proc/<pid>/stat`).
-pub fn parent_of(pid: i32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_ascii_whitespace().nth(1)?.parse().ok()
 }
 
 fn set_nonblocking(fd: std::os::fd::BorrowedFd<'_>) -> Result<(), ZygoteError> {

@@ -407,6 +407,7 @@ fn draining(grace: std::time::Duration) {
 /// Completes on the first SIGTERM or SIGINT.
 ///
 /// Errors: the signal handlers cannot be installed.
+#[cfg(unix)]
 pub fn termination() -> std::io::Result<impl Future<Output = ()> + Send + 'static> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate())?;
@@ -415,6 +416,24 @@ pub fn termination() -> std::io::Result<impl Future<Output = ()> + Send + 'stati
         tokio::select! {
             _ = term.recv() => tracing::info!("SIGTERM received"),
             _ = int.recv() => tracing::info!("SIGINT received"),
+        }
+    })
+}
+
+/// Completes on the first Ctrl+C, Ctrl+Break or console close (Windows).
+///
+/// Errors: the console handlers cannot be installed.
+#[cfg(windows)]
+pub fn termination() -> std::io::Result<impl Future<Output = ()> + Send + 'static> {
+    use tokio::signal::windows::{ctrl_break, ctrl_c, ctrl_close};
+    let mut c = ctrl_c()?;
+    let mut b = ctrl_break()?;
+    let mut close = ctrl_close()?;
+    Ok(async move {
+        tokio::select! {
+            _ = c.recv() => tracing::info!("Ctrl+C received"),
+            _ = b.recv() => tracing::info!("Ctrl+Break received"),
+            _ = close.recv() => tracing::info!("console closed"),
         }
     })
 }

@@ -79,7 +79,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         policy,
     } = cli.command;
     if let Some(user) = os_user.as_deref()
-        && matches!(nix::unistd::User::from_name(user), Ok(None))
+        && !os_user_exists(user)
     {
         // A warning, not a refusal: the file may be meant for another
         // machine. The server refuses the line at startup where the user
@@ -120,4 +120,17 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
+}
+
+/// Whether the OS user `name` exists here (Unix user database). On
+/// Windows principals cannot map to OS users at all, so the warning always
+/// applies there.
+fn os_user_exists(name: &str) -> bool {
+    #[cfg(unix)]
+    return !matches!(nix::unistd::User::from_name(name), Ok(None));
+    #[cfg(not(unix))]
+    {
+        let _ = name;
+        false
+    }
 }

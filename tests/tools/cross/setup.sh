@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# The cross toolchain of conda-mcp: build the two binaries for Windows
+# (x86_64-pc-windows-gnu) and macOS (aarch64-/x86_64-apple-darwin) on a
+# Linux x86-64 host, and run the Windows tests under wine. docs/testing.md
+# says what this covers and what only a real Mac or Windows machine can test.
+#
+# Everything lives in a Debian sid chroot made by debootstrap, so the host's
+# libc and its Rust toolchain stay as they are:
+#   - rustc, cargo and rust-src from sid; Debian ships no prebuilt std for
+#     these targets, so std is built from rust-src (-Zbuild-std, which needs
+#     RUSTC_BOOTSTRAP=1 on a stable compiler);
+#   - gcc-mingw-w64-x86-64 links Windows binaries, wine runs them;
+#   - zig and cargo-zigbuild (PyPI wheels: static binaries) are the C
+#     compiler and linker for apple targets (ring's build script compiles C);
+#     no macOS SDK is needed.
+#
+# Usage (as root; every subcommand reuses what an earlier run made):
+#   setup.sh setup                  make or complete the chroot (idempotent)
+#   setup.sh build TARGET...        cargo build of both binaries per target
+#                                   (apple targets link with cargo-zigbuild)
+#   setup.sh check TARGET...        cargo check of shared, worker and server
+#   setup.sh test [CARGO ARGS...]   cargo test for Windows, run under wine
+#   setup.sh run CMD...             run CMD in the chroot, in this checkout
+#   setup.sh teardown               unmount what the chroot has mounted
+#
+# Environment:
+#   CONDA_MCP_CROSS_ROOT    the chroot (default /var/cache/conda-mcp/cross)
+#   CONDA_MCP_CROSS_TARGET  cargo's target dir inside the chroot, kept apart
+#                           from the host's target/ (default
+#                           /root/target, inside the chroot)
+#   CONDA_MCP_CROSS_MIRROR  the Debian archive (default: the host's own)
+#   CARGO_PROFILE           cargo profile of build/check/test (default dev)
+#
+# The checkout is bind-mounted into the chroot at its own path, and the
+# host's cargo registry at /root/.cargo/registry, so crates are downloaded
+# once for both toolchains.
+set -euo pipefail
+
+ROOT=${CONDA_MCP_CROSS_ROOT:-/var/cache/conda-mcp/cross}
+TARGET_DIR=${CONDA_MCP_CROSS_TARGET:-/root/target}
+PROFILE=${CARGO_PROFILE:-dev}
+REPO=$(cd "$(dirname "$0")/../../.." && pwd)
+HOST_CARGO_HOME=${CARGO_HOME:-$HOME/.cargo}
+# Bump when the package list below changes, so that `setup` completes an
+# older chroot instead of trusting its stamp.
+STAMP_VERSION=1
+STAMP="$ROOT/etc/conda-mcp-cross.stamp"
+PACKAGES="rustc cargo rust-src gcc-mingw-w64-x86-64 ca-certificates wine wine64"
+
+log() { printf '== cross: %s\n' "$*" >&2; }
+
+mirror() {
+  if [ -n "${CONDA_MCP_CROSS_MIRROR:-}" ]; then echo "$CONDA_MCP_CROSS_MIRROR"; return; fi
+  local m
+  m=$(grep -hm1 '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2; exit}' || true)
+  [ -n "$m" ] || m=$(awk '$1 == "deb" {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
+  echo "${m:-http://deb.debian.org/debian}"
+}
+
+# Mount once; a second call finds the mounts and leaves them.
+mounts() {
+  mountpoint -q "$ROOT/proc" || mount -t proc proc "$ROOT/proc"
+  for d in sys dev; do
+    mountpoint -q "$ROOT/$d" || { mount --rbind "/$d" "$ROOT/$d"; mount --make-rslave "$ROOT/$d"; }
+  done
+  mkdir -p "$ROOT$REPO" "$ROOT/root/.cargo/registry" "$HOST_CARGO_HOME/registry"
+  mountpoint -q "$ROOT$REPO" || mount --bind "$REPO" "$ROOT$REPO"
+  mountpoint -q "$ROOT/root/.cargo/registry" || mount --bind "$HOST_CARGO_HOME/registry" "$ROOT/root/.cargo/registry"
+}
+
+teardown() {
+  local m
+  for m in "$ROOT/root/.cargo/registry" "$ROOT$REPO" "$ROOT/dev" "$ROOT/sys" "$ROOT/proc"; do
+    if mountpoint -q "$m"; then umount -R "$m" || umount -Rl "$m"; fi
+  done
+}
+
+# Run a command inside the chroot with a clean environment, from the checkout.
+in_root() {
+  chroot "$ROOT" /usr/bin/env -i \
+    HOME=/root PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 TERM=dumb \
+    RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$TARGET_DIR" CARGO_TERM_COLOR=never \
+    CARGO_PROFILE_RELEASE_STRIP=false WINEDEBUG=-all WINEPREFIX=/root/.wine \
+    CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc \
+    CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=wine \
+    ${CROSS_ENV:-} \
+    /bin/bash -c 'cd "$1" && shift && exec "$@"' bash "$REPO" "$@"
+}
+
+setup() {
+  local t0=$SECONDS
+  if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$STAMP_VERSION" ]; then
+    mounts
+    log "chroot at $ROOT is ready (stamp $STAMP_VERSION); nothing to do"
+    return
+  fi
+  if ! command -v debootstrap >/dev/null; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+  fi
+  if [ ! -x "$ROOT/usr/bin/apt-get" ]; then
+    log "debootstrap sid into $ROOT"
+    rm -rf "$ROOT"
+    mkdir -p "$(dirname "$ROOT")"
+    # A partial chroot (an interrupted run) is made again from scratch.
+    debootstrap --variant=minbase sid "$ROOT.partial" "$(mirror)" >"$ROOT.debootstrap.log" 2>&1 \
+      || { tail -20 "$ROOT.debootstrap.log" >&2; exit 1; }
+    mv "$ROOT.partial" "$ROOT"
+    log "debootstrap done ($((SECONDS - t0)) s)"
+  fi
+  mounts
+  cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
+  # sid's Release file as served here can be past its Valid-Until date;
+  # apt refuses such an index unless told not to check it.
+  echo 'Acquire::Check-Valid-Until "false";' >"$ROOT/etc/apt/apt.conf.d/99conda-mcp-valid-until"
+  # TLS from this network may pass an intercepting proxy whose CA only the
+  # host trusts: give the chroot the host's local CAs before any download.
+  if compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then
+    mkdir -p "$ROOT/usr/local/share/ca-certificates"
+    cp /usr/local/share/ca-certificates/*.crt "$ROOT/usr/local/share/ca-certificates/"
+  fi
+  log "apt-get install $PACKAGES"
+  chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+    /bin/bash -c "apt-get update -qq && apt-get install -y -q --no-install-recommends $PACKAGES >/var/log/conda-mcp-apt.log 2>&1 || { tail -30 /var/log/conda-mcp-apt.log; exit 1; }"
+  chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin update-ca-certificates >/dev/null
+  log "apt done ($((SECONDS - t0)) s)"
+  zig_wheels
+  # wine's first start makes its prefix (a minute); do it here, not in a test.
+  log "wineboot (the wine prefix)"
+  in_root wineboot -i >/dev/null 2>&1 || true
+  in_root rustc --version
+  in_root zig version
+  echo "$STAMP_VERSION" >"$STAMP"
+  log "setup done in $((SECONDS - t0)) s, chroot $(du -shx --exclude="$ROOT$REPO" --exclude="$ROOT/root/.cargo/registry" "$ROOT" 2>/dev/null | cut -f1)"
+}
+
+# zig and cargo-zigbuild: the manylinux wheels hold static binaries, so they
+# are unpacked, not pip-installed (the chroot has no Python).
+zig_wheels() {
+  if [ -x "$ROOT/usr/local/bin/zig" ] && [ -x "$ROOT/usr/local/bin/cargo-zigbuild" ]; then return; fi
+  local w
+  w=$(mktemp -d)
+  python3 -m pip download -q --no-deps --only-binary=:all: \
+    --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+    --python-version 3.11 -d "$w" ziglang cargo-zigbuild
+  rm -rf "$ROOT/opt/zig" "$ROOT/opt/cargo-zigbuild"
+  mkdir -p "$ROOT/opt/zig" "$ROOT/opt/cargo-zigbuild"
+  python3 -m zipfile -e "$w"/ziglang-*.whl "$ROOT/opt/zig"
+  python3 -m zipfile -e "$w"/cargo_zigbuild-*.whl "$ROOT/opt/cargo-zigbuild"
+  rm -rf "$w"
+  chmod +x "$ROOT/opt/zig/ziglang/zig"
+  ln -sfn /opt/zig/ziglang/zig "$ROOT/usr/local/bin/zig"
+  local zb
+  zb=$(cd "$ROOT" && ls opt/cargo-zigbuild/cargo_zigbuild-*.data/scripts/cargo-zigbuild)
+  chmod +x "$ROOT/$zb"
+  ln -sfn "/$zb" "$ROOT/usr/local/bin/cargo-zigbuild"
+}
+
+need_ready() {
+  [ -f "$STAMP" ] || { echo "no cross chroot at $ROOT: run '$0 setup' first" >&2; exit 1; }
+  mounts
+}
+
+# cargo for TARGET: zigbuild for apple targets (C code and the link go
+# through zig), plain cargo for Windows (mingw-w64 links).
+cargo_for() {
+  case "$1" in
+    *-apple-darwin) echo cargo-zigbuild ;;
+    *) echo cargo ;;
+  esac
+}
+
+build() {
+  need_ready
+  local t cmd t0
+  for t in "$@"; do
+    t0=$SECONDS
+    cmd=$(cargo_for "$t")
+    log "$cmd build --target $t (conda-mcp, conda-mcp-worker)"
+    # shellcheck disable=SC2086
+    in_root $cmd build --locked -Zbuild-std=std,panic_abort --profile "$PROFILE" \
+      --target "$t" -p conda-mcp-server -p conda-mcp-worker --bins
+    log "build $t: $((SECONDS - t0)) s"
+  done
+}
+
+check() {
+  need_ready
+  local t cmd t0
+  for t in "$@"; do
+    t0=$SECONDS
+    cmd=$(cargo_for "$t")
+    log "$cmd check --target $t"
+    in_root $cmd check --locked -Zbuild-std=std,panic_abort --profile "$PROFILE" \
+      --target "$t" -p conda-mcp-shared -p conda-mcp-worker -p conda-mcp-server --all-targets
+    log "check $t: $((SECONDS - t0)) s"
+  done
+}
+
+# cargo test for Windows, under wine. Default: shared's and the worker's
+# tests; extra arguments go to cargo test instead.
+wintest() {
+  need_ready
+  local t0=$SECONDS
+  if [ $# -eq 0 ]; then set -- -p conda-mcp-shared -p conda-mcp-worker; fi
+  log "cargo test --target x86_64-pc-windows-gnu (under wine) $*"
+  in_root cargo test --locked -Zbuild-std=std,panic_abort --profile "$PROFILE" \
+    --target x86_64-pc-windows-gnu "$@"
+  log "windows tests: $((SECONDS - t0)) s"
+}
+
+case "${1:-setup}" in
+  setup) setup ;;
+  build) shift; build "$@" ;;
+  check) shift; check "$@" ;;
+  test) shift; wintest "$@" ;;
+  run) shift; need_ready; in_root "$@" ;;
+  teardown) teardown ;;
+  *) sed -n '2,/^set -e/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+esac
