@@ -83,8 +83,10 @@ pub enum ClientMessage {
         /// [`build_id`] of the client.
         build_id: String,
     },
-    /// Start a job (the worker runs one at a time).
-    Run(RunRequest),
+    /// Start a job (the worker runs one at a time). Boxed: a request with
+    /// its checks is much larger than the other messages (the encoding is
+    /// the request's own).
+    Run(Box<RunRequest>),
     /// Cancel a job: SIGTERM to its process group, SIGKILL after the grace,
     /// descendants reaped; the job ends with `cancelled = true`. Unknown or
     /// finished ids are ignored.

@@ -233,7 +233,7 @@ impl Executor {
             label: job.label,
             checks: job.checks,
         };
-        if let Err(e) = conn.send(&ClientMessage::Run(req)).await {
+        if let Err(e) = conn.send(&ClientMessage::Run(Box::new(req))).await {
             let reason = format!("{e}; {}", conn.death_reason().await);
             self.close(slot).await;
             return Err(ExecError::WorkerDied(reason));
