@@ -459,7 +459,7 @@ impl Draft {
         self,
         outcome: &Outcome,
         shown: Option<Shown>,
-        answer: Option<Approval>,
+        answer: Option<ApprovalAnswer>,
     ) -> Record {
         let mut exit_code = None;
         let mut applied_plan = None;
@@ -541,7 +541,7 @@ impl Draft {
             argv: self.argv,
             prefix,
             plan,
-            approval: answer.map(Approval::word),
+            approval: answer.map(ApprovalAnswer::word),
             exit_code,
             outcome: ending,
             reason,
@@ -555,21 +555,21 @@ impl Draft {
 /// The person's answer to an approval question, as the audit log (and the
 /// metrics) name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Approval {
+pub enum ApprovalAnswer {
     /// An answer came.
     Answered(Answer),
     /// The host could not ask.
     Unavailable,
 }
 
-impl Approval {
+impl ApprovalAnswer {
     /// `approve`, `decline`, `cancel` or `unavailable`.
     pub fn word(self) -> &'static str {
         match self {
-            Approval::Answered(Answer::Approve) => "approve",
-            Approval::Answered(Answer::Decline) => "decline",
-            Approval::Answered(Answer::Cancel) => "cancel",
-            Approval::Unavailable => "unavailable",
+            ApprovalAnswer::Answered(Answer::Approve) => "approve",
+            ApprovalAnswer::Answered(Answer::Decline) => "decline",
+            ApprovalAnswer::Answered(Answer::Cancel) => "cancel",
+            ApprovalAnswer::Unavailable => "unavailable",
         }
     }
 }
@@ -583,7 +583,7 @@ pub struct Trail(Arc<Mutex<TrailInner>>);
 #[derive(Debug, Default)]
 struct TrailInner {
     shown: Option<Shown>,
-    answer: Option<Approval>,
+    answer: Option<ApprovalAnswer>,
 }
 
 impl Trail {
@@ -596,13 +596,13 @@ impl Trail {
     }
 
     /// The person's answer (the first one counts).
-    pub fn answered(&self, answer: Approval) {
+    pub fn answered(&self, answer: ApprovalAnswer) {
         let mut inner = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         inner.answer.get_or_insert(answer);
     }
 
     /// What was recorded.
-    pub fn take(&self) -> (Option<Shown>, Option<Approval>) {
+    pub fn take(&self) -> (Option<Shown>, Option<ApprovalAnswer>) {
         let mut inner = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         (inner.shown.take(), inner.answer.take())
     }
@@ -678,6 +678,58 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn a_removal_lists_the_files_no_package_installed_it_took() {
+        let catalog = crate::catalog::build(&crate::dump::recorded_conda()).expect("catalog");
+        let argv: Vec<String> = ["remove", "-n", "data", "--all", "--yes", "--json"]
+            .map(str::to_owned)
+            .to_vec();
+        let class = crate::policy::classify(&catalog, &argv);
+        let draft = Draft::planned(
+            ("alice", Some("alice")),
+            "conda_remove",
+            Kind::Mutation,
+            &class,
+            &argv,
+            None,
+        );
+        let mut out = crate::call::CallOutput::new(conda_mcp_shared::ExecutionResult {
+            exit_code: Some(0),
+            stdout: String::new(),
+            stderr: String::new(),
+            duration_ms: 1,
+            timed_out: false,
+            cancelled: false,
+            stdout_truncated: false,
+            stderr_truncated: false,
+            stdout_lossy: false,
+            stderr_lossy: false,
+            stopped_by: None,
+            guard: None,
+        });
+        let files = |removed| crate::call::output::UnmanagedFiles {
+            prefix: "/e/data".into(),
+            count: 1,
+            bytes: 7,
+            first: vec!["notes/mine.txt".into()],
+            removed,
+        };
+        out.unmanaged_files = Some(files(true));
+        let ran = |out: crate::call::CallOutput| Outcome::Ran {
+            what: "conda remove".into(),
+            ran: Ran::Execution(Box::new(out)),
+        };
+        let line = draft.clone().finish(&ran(out.clone()), None, None);
+        assert_eq!(line.outcome, Ending::Applied);
+        assert_eq!(line.plan.removed_files, Some(files(true)));
+        let v = serde_json::to_value(&line).expect("JSON");
+        assert_eq!(v["plan"]["removed_files"]["first"][0], "notes/mine.txt");
+        // A preview's list (nothing removed) is not a removal.
+        out.unmanaged_files = Some(files(false));
+        let line = draft.finish(&ran(out), None, None);
+        assert_eq!(line.plan.removed_files, None);
     }
 
     #[test]

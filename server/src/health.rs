@@ -61,7 +61,7 @@ impl Drop for InFlight {
 
 /// A readiness answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Readiness {
+pub enum ProbeAnswer {
     /// Ready to serve calls.
     Ready,
     /// Not ready, and why (one word for the body: `starting`,
@@ -111,23 +111,23 @@ impl Health {
     }
 
     /// Whether the process is ready now (probes the worker).
-    pub async fn readiness(&self) -> Readiness {
+    pub async fn readiness(&self) -> ProbeAnswer {
         match self.phase.load(Ordering::SeqCst) {
-            STARTING => return Readiness::NotReady("starting"),
-            DRAINING => return Readiness::NotReady("draining"),
-            FAILED => return Readiness::NotReady("startup_failed"),
+            STARTING => return ProbeAnswer::NotReady("starting"),
+            DRAINING => return ProbeAnswer::NotReady("draining"),
+            FAILED => return ProbeAnswer::NotReady("startup_failed"),
             _ => {}
         }
         let Some(exec) = self.exec.get() else {
-            return Readiness::NotReady("starting");
+            return ProbeAnswer::NotReady("starting");
         };
         match tokio::time::timeout(PROBE_TIMEOUT, exec.probe()).await {
-            Ok(Ok(())) => Readiness::Ready,
+            Ok(Ok(())) => ProbeAnswer::Ready,
             Ok(Err(e)) => {
                 tracing::warn!("readiness: no worker answers: {e}");
-                Readiness::NotReady("no_worker")
+                ProbeAnswer::NotReady("no_worker")
             }
-            Err(_) => Readiness::NotReady("no_worker"),
+            Err(_) => ProbeAnswer::NotReady("no_worker"),
         }
     }
 }
@@ -152,12 +152,12 @@ mod tests {
     #[tokio::test]
     async fn phases_move_one_way_into_draining() {
         let h = Health::new();
-        assert_eq!(h.readiness().await, Readiness::NotReady("starting"));
+        assert_eq!(h.readiness().await, ProbeAnswer::NotReady("starting"));
         h.draining();
         assert!(h.is_draining());
-        assert_eq!(h.readiness().await, Readiness::NotReady("draining"));
+        assert_eq!(h.readiness().await, ProbeAnswer::NotReady("draining"));
         let h = Health::new();
         h.failed();
-        assert_eq!(h.readiness().await, Readiness::NotReady("startup_failed"));
+        assert_eq!(h.readiness().await, ProbeAnswer::NotReady("startup_failed"));
     }
 }

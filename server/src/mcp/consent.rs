@@ -51,7 +51,7 @@ use serde_json::Value;
 use super::context::CallContext;
 use super::tasks::TaskInput;
 use super::tasks::input::NoResponse;
-use crate::audit::Approval as AuditApproval;
+use crate::audit::ApprovalAnswer as AuditApproval;
 use crate::call::approval::{self, APPROVE_FIELD, Answer, Approval, Question};
 use crate::call::error::ErrorCode;
 use crate::call::install_lock::WriterGuard;

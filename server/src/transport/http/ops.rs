@@ -11,7 +11,7 @@ use axum::extract::State;
 use axum::response::Response;
 use http::{HeaderValue, StatusCode, header};
 
-use crate::health::{Health, Readiness};
+use crate::health::{Health, ProbeAnswer};
 use crate::mcp::CondaMcp;
 use crate::metrics::{Levels, Metrics};
 
@@ -61,8 +61,8 @@ pub fn probes(ops: Arc<Ops>) -> Router {
 
 async fn readyz(State(ops): State<Arc<Ops>>) -> Response {
     match ops.health.readiness().await {
-        Readiness::Ready => json(StatusCode::OK, serde_json::json!({"status": "ready"})),
-        Readiness::NotReady(reason) => json(
+        ProbeAnswer::Ready => json(StatusCode::OK, serde_json::json!({"status": "ready"})),
+        ProbeAnswer::NotReady(reason) => json(
             StatusCode::SERVICE_UNAVAILABLE,
             serde_json::json!({"status": "not_ready", "reason": reason}),
         ),
