@@ -35,6 +35,7 @@ pub mod context;
 pub mod handler;
 pub mod listing;
 pub mod live;
+mod oversight;
 pub mod principal;
 pub mod progress;
 pub mod ready;
