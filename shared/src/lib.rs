@@ -18,7 +18,7 @@
 //! * [`log_format`]: `--log-format text|json` of both binaries;
 //! * [`conda_cmd`]: how conda is run on Windows (its `python.exe -m
 //!   conda`, never a batch file);
-//! * [`env`]: the environment and working directory conda gets (the
+//! * [`env`](mod@env): the environment and working directory conda gets (the
 //!   allowlist the worker applies);
 //! * [`home`]: the home directory conda runs with (checked at startup);
 //! * [`limits`]: the limits of a call ([`limits::Limits`]: time, output

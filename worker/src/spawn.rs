@@ -163,7 +163,7 @@ impl Programs {
     }
 
     /// Starts `req`: forked from the warm conda for a conda job when it is
-    /// ready, else spawned fresh ([`Programs::spawn`]).
+    /// ready, else spawned fresh ([`Programs::spawn_fresh`]).
     ///
     /// Errors: [`JobRefusal::ChecksUnsupported`] for a job with checks that
     /// is not a conda job, or with checks that enforce something

@@ -2,13 +2,13 @@
 //!
 //! `main` parses the flags ([`crate::cli`], clap: a usage error prints and
 //! exits with status 2 before anything else), resolves them once into the
-//! [`Settings`] value ([`resolve`]), installs logging (stderr only), builds
+//! [`Settings`] value ([`resolve()`]), installs logging (stderr only), builds
 //! the runtime and runs the mode asked for: serving MCP on stdio
 //! ([`serve`]) or `conda-mcp check` ([`crate::check`]). Everything below
 //! takes the [`Settings`] (or the part of it it needs) and never imports
 //! `cli`.
 //!
-//! * [`resolve`]: flags → [`Settings`];
+//! * [`resolve`](mod@resolve): flags → [`Settings`];
 //! * [`serve`]: the serving process's life around the stdio session;
 //! * [`serve_http`]: the same around the HTTP listener (`--listen`).
 //!

@@ -1,6 +1,6 @@
 //! The catalog: conda's command tree as the rest of the server sees it.
 //!
-//! Built once at startup from a [`crate::dump::Dump`] by [`build`]; immutable
+//! Built once at startup from a [`crate::dump::Dump`] by [`build()`]; immutable
 //! afterwards. Everything downstream reads it: tool generation
 //! ([`crate::schema`], [`crate::mcp`]), the argv compiler
 //! ([`crate::compile`]), the argparse resolver of raw argv
@@ -262,7 +262,7 @@ impl Argument {
     /// A plain action with argparse's defaults for everything but its
     /// identity: string values, no choices, not required, not hidden, no
     /// help or metavar, `const` and `default` null, no class. For catalogs
-    /// built by hand (tests, synthetic commands); [`build`] fills every
+    /// built by hand (tests, synthetic commands); [`build()`] fills every
     /// field from the dump.
     pub fn new(dest: &str, option_strings: &[&str], kind: ArgKind, nargs: Nargs) -> Self {
         Argument {

@@ -2,6 +2,9 @@
 //! flattened into [`crate::cli::Cli`]. Like `cli/mod.rs`, read only by the
 //! composition root (`app/resolve.rs` turns them into
 //! [`crate::transport::http::HttpSettings`]); the doc comments are the `--help` text.
+// The field docs are the `--help` text, plain prose that clap prints as
+// written (`[OS_USER]`, `[:port]`), not rustdoc markup.
+#![allow(rustdoc::broken_intra_doc_links)]
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -20,7 +20,7 @@
 //!    checked and parsed into a [`Dump`].
 //! 5. The stamp is taken over the folders and the configuration places
 //!    (conda's `.condarc` search path) the helper reported, the catalog
-//!    is built ([`crate::catalog::build`]) and the cache entry rewritten
+//!    is built ([`crate::catalog::build()`]) and the cache entry rewritten
 //!    atomically.
 //!
 //! The worker that ran the helper is handed back, still running, as

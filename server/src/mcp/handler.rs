@@ -152,7 +152,7 @@ impl Handler {
 
     /// Plans and runs one call of `tool` on the surface it was routed
     /// with (a change that needs the person's approval goes through
-    /// [`CondaMcp::approved`] with `consent`); with `--live-tools`, serves
+    /// [`consent::approved`] with `consent`); with `--live-tools`, serves
     /// the tools of a change the call caused before its outcome is
     /// returned. Once planned, what the request needs to know of the plan
     /// goes to `planned` (nothing is sent for an early outcome).

@@ -114,7 +114,7 @@ impl Needs {
 
 /// The kinds of calls of a tool: one per clause of its table entry plus the
 /// default. A command the table does not know is a mutation (and exec when
-/// it passes argv on), as [`super::classify`] decides.
+/// it passes argv on), as [`super::classify()`] decides.
 fn requirement_sets(catalog: &Catalog, cmd: CommandIdx) -> Vec<Needs> {
     let Some(command) = catalog.commands.get(cmd) else {
         return vec![Needs {

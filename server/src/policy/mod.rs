@@ -10,7 +10,7 @@
 //! to conda, and what cannot be resolved the way argparse would fails
 //! closed.
 //!
-//! * [`classify`]: argv → [`Classification`] (the same classifier for the
+//! * [`classify`](mod@classify): argv → [`Classification`] (the same classifier for the
 //!   generated tools' compiled argv and for the raw tool);
 //! * [`Policy::check`]: the startup options (`--allow-write`,
 //!   `--allow-exec`) against a classification → `Ok` or a [`Refusal`] whose
@@ -18,7 +18,7 @@
 //!   submitted value;
 //! * [`required`]: options conda needs at run time (one of several), as
 //!   data next to the table, checked before a typed tool's call runs;
-//! * [`annotations`]: each tool's broadest behaviour as MCP annotation hints
+//! * [`annotations`](mod@annotations): each tool's broadest behaviour as MCP annotation hints
 //!   (informative only: enforcement never relies on them).
 
 mod annotations;

@@ -11,7 +11,7 @@
 //! has a command or an action (dest) the table does not cover, so a new
 //! conda release is a red test, not silent drift.
 //!
-//! How an entry decides ([`super::classify`]):
+//! How an entry decides ([`super::classify`](mod@super::classify)):
 //! 1. any taken action whose dest the entry does not list fails closed
 //!    (mutation);
 //! 2. otherwise the first clause whose condition holds gives the verdict,
