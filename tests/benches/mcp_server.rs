@@ -120,9 +120,10 @@ fn ms(d: Duration) -> f64 {
 
 /// Size targets of `tools/list` (the `tools` array, bytes) on the recorded
 /// real conda 26 parser with `--allow-write --allow-exec`: typed tools in
-/// the portable profile, and `--tool-mode compact`.
-const TYPED_TARGET_BYTES: usize = 45_000;
-const COMPACT_TARGET_BYTES: usize = 4_000;
+/// the portable profile (without `conda_menuinst`), and `--tool-mode
+/// compact`; the limits the surface tests check.
+const TYPED_TARGET_BYTES: usize = conda_mcp_tests::mcp::TYPED_LIST_MAX_BYTES;
+const COMPACT_TARGET_BYTES: usize = conda_mcp_tests::mcp::COMPACT_LIST_MAX_BYTES;
 
 /// docs/using.md's read-mostly `--tools` example for hosts with a tool limit.
 const READ_MOSTLY: &str =

@@ -5,12 +5,14 @@
 //! ([`completion`]), warm-conda calls ([`warm`]), talking to the server
 //! through a real MCP client ([`mcp`]) or raw JSON-RPC ([`rawrpc`]), or
 //! over HTTP in its `--listen` mode ([`http`]), the
-//! compiler's round trip ([`roundtrip`]), the test tiers ([`tiers`]), and
+//! compiler's round trip ([`roundtrip`]), the test tiers ([`tiers`]), the
+//! real hosts of the `hosts` tier ([`hosts`]), and
 //! the soak and chaos run ([`soak`], with its `/proc` readers [`procfs`]).
 
 pub mod bins;
 pub mod completion;
 pub mod exec;
+pub mod hosts;
 pub mod http;
 pub mod mcp;
 pub mod oauth;

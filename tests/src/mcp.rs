@@ -23,6 +23,21 @@ use tempfile::TempDir;
 
 use crate::bins;
 
+/// The most bytes the `tools` array of `tools/list` may have on the
+/// recorded real conda 26 parser with `--allow-write --allow-exec`, typed
+/// tools in the portable profile, without `conda_menuinst` (the
+/// menuinst plugin's tool, which the target does not cover): 45,000 bytes,
+/// 500 more for the server option `replace_existing` (docs/writes.md) and
+/// 2,000 more for the `_meta` keys Claude Code reads (`anthropic/searchHint`,
+/// `anthropic/alwaysLoad`), which hosts do not pass to the model
+/// (docs/reference.md "Generated tools"). Checked by the surface tests,
+/// printed as met or MISSED by the `mcp_server` bench.
+pub const TYPED_LIST_MAX_BYTES: usize = 47_500;
+
+/// The same for `--tool-mode compact` with every flag: 4,000 bytes and 200
+/// more for the `_meta` keys.
+pub const COMPACT_LIST_MAX_BYTES: usize = 4_200;
+
 /// Which lifecycle the client uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Era {

@@ -3,7 +3,7 @@
 //! The default tier needs Rust and `python3` with `venv` only. A test that
 //! needs more belongs to a [`Tier`]; the tiers a run claims are declared in
 //! one variable, `CONDA_MCP_TEST_TIERS` (comma-separated names, e.g.
-//! `real,root,network`). When a test finds its need missing it calls
+//! `real,root,network,hosts`). When a test finds its need missing it calls
 //! [`missing`]:
 //!
 //! * tier declared: the test **fails** (a run that claims a tier must run
@@ -23,6 +23,11 @@ pub enum Tier {
     Root,
     /// Network access to PyPI (installing the conda-completion plugin).
     Network,
+    /// The real MCP hosts (Claude Code, Gemini CLI, Codex CLI) from npm at
+    /// the versions of `tests/hosts/versions.txt`, installed by
+    /// `tests/hosts/install.sh`, and `unshare` for their loopback-only
+    /// network namespace ([`crate::hosts`]).
+    Hosts,
 }
 
 /// The environment variable that declares the tiers a run claims.
@@ -30,7 +35,7 @@ pub const TIERS_VAR: &str = "CONDA_MCP_TEST_TIERS";
 
 impl Tier {
     /// Every tier.
-    pub const ALL: [Tier; 3] = [Tier::Real, Tier::Root, Tier::Network];
+    pub const ALL: [Tier; 4] = [Tier::Real, Tier::Root, Tier::Network, Tier::Hosts];
 
     /// The tier's name in [`TIERS_VAR`].
     pub fn name(self) -> &'static str {
@@ -38,6 +43,7 @@ impl Tier {
             Tier::Real => "real",
             Tier::Root => "root",
             Tier::Network => "network",
+            Tier::Hosts => "hosts",
         }
     }
 
@@ -53,7 +59,7 @@ impl Tier {
                 .find(|t| t.name() == name)
                 .unwrap_or_else(|| {
                     panic!(
-                        "{TIERS_VAR} names the unknown tier {name:?} (known: real, root, network)"
+                        "{TIERS_VAR} names the unknown tier {name:?} (known: real, root, network, hosts)"
                     )
                 });
             found |= tier == self;

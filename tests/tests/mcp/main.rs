@@ -16,6 +16,7 @@ mod condarc;
 mod docs;
 mod guard;
 mod host_compat;
+mod hosts;
 mod http;
 mod installed;
 mod log;

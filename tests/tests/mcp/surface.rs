@@ -450,7 +450,7 @@ async fn check_listing(standin: &StandinPrefix, label: &str, size: bool) {
         .len();
         eprintln!("{label}: without conda_menuinst: {without_menuinst} bytes");
         assert!(
-            without_menuinst <= 47_500,
+            without_menuinst <= conda_mcp_tests::mcp::TYPED_LIST_MAX_BYTES,
             "{label}: tools/list without conda_menuinst is {without_menuinst} bytes"
         );
     }
@@ -539,7 +539,7 @@ async fn check_listing(standin: &StandinPrefix, label: &str, size: bool) {
     // (alwaysLoad on the three, searchHint on the other two), which hosts
     // do not pass to the model.
     assert!(
-        bytes <= 4_200,
+        bytes <= conda_mcp_tests::mcp::COMPACT_LIST_MAX_BYTES,
         "{label}: compact tools/list is {bytes} bytes"
     );
     compact.close().await;
