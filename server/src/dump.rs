@@ -77,6 +77,11 @@ pub struct ConfigFacts {
     /// Every key a source marks final.
     #[serde(default)]
     pub final_keys: Vec<FinalKey>,
+    /// `context.channels` as conda resolved it from its configuration,
+    /// credentials removed by the helper; `None` when it did not say (an
+    /// older cache, a conda that raised).
+    #[serde(default)]
+    pub channels: Option<Vec<String>>,
 }
 
 /// One key whose value a source marks final (`#!final` in a file,

@@ -25,6 +25,7 @@
 
 pub mod app;
 pub mod argparse;
+pub mod audit;
 pub mod call;
 pub mod catalog;
 pub mod check;
@@ -33,9 +34,11 @@ pub mod compile;
 pub mod completion;
 pub mod discovery;
 pub mod dump;
+pub mod health;
 pub mod host_env;
 pub mod logging;
 pub mod mcp;
+pub mod metrics;
 pub mod policy;
 pub mod principal;
 pub mod schema;

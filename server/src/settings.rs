@@ -62,6 +62,15 @@ pub struct Settings {
     /// `--task-retention`, `--max-finished-tasks`: how long and how many
     /// finished MCP tasks are kept.
     pub tasks: TaskSettings,
+    /// `--audit-log`: where every attempted change is recorded
+    /// (`crate::audit`); `None`: not recorded.
+    pub audit_log: Option<PathBuf>,
+    /// `--allow-base-writes`, `--protect-env`, `--allowed-channel`: what
+    /// changes may not touch and solves may not use
+    /// (`crate::call::restrict`).
+    pub restrictions: crate::call::restrict::Restrictions,
+    /// `--metrics-principals`: the principal's name as a metrics label.
+    pub metrics_principals: bool,
 }
 
 /// The target conda and discovery (`--conda-exe`, `--python`,
@@ -131,6 +140,9 @@ impl Default for Settings {
             worker: WorkerSettings::default(),
             http: None,
             tasks: TaskSettings::default(),
+            audit_log: None,
+            restrictions: crate::call::restrict::Restrictions::default(),
+            metrics_principals: false,
         }
     }
 }

@@ -52,6 +52,60 @@ pub struct InProcessChecks {
     /// Files under the prefix that no `conda-meta/*.json` record lists
     /// (needs `target`).
     pub unmanaged: UnmanagedRule,
+    /// Environments the command must not change (the operator's
+    /// `--allow-base-writes`, `--protect-env`; docs/safety.md): the prefix
+    /// the command changes, as conda resolves it (the `ArgumentsOrFile`
+    /// rule of `target` when it has one, else `--prefix`, `--name` or
+    /// conda's default prefix; for `rename` its destination too), is
+    /// compared with each of these resolved by conda (symbolic links
+    /// resolved on both sides), else [`GuardRefusal::ProtectedEnvironment`].
+    /// Empty: none is protected, nothing is resolved.
+    #[serde(default)]
+    pub protected: Vec<Protected>,
+    /// The channels a solve may use, canonical ([`canonical_channel`]):
+    /// each of conda's `context.channels` for this call (its `.condarc`
+    /// files and variables, `-c`, `--use-local`; without the configured
+    /// ones under `--override-channels`) must be among them, else
+    /// [`GuardRefusal::ChannelNotAllowed`]. `None`: any channel.
+    #[serde(default)]
+    pub allowed_channels: Option<Vec<String>>,
+}
+
+/// An environment the guard keeps a command from changing, resolved inside
+/// conda's process.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Protected {
+    /// conda's root prefix (`context.root_prefix`, `base`).
+    Root,
+    /// An environment name, resolved as conda resolves `--name` (its
+    /// envs directories for the user it runs as).
+    Name(String),
+    /// An absolute prefix.
+    Prefix(String),
+}
+
+/// conda's default `channel_alias`: a channel URL under it is the channel
+/// of the name that follows.
+pub const CHANNEL_ALIAS: &str = "https://conda.anaconda.org/";
+
+/// A channel as the allowed list compares it: credentials masked
+/// ([`crate::mask::mask`]), no trailing `/`, and a URL under
+/// [`CHANNEL_ALIAS`] replaced by its name (`conda-forge`; an anaconda.org
+/// `/t/TOKEN/` dropped). The guard computes the same form in Python
+/// (`_canonical` in `worker/src/guard/guard.py`).
+pub fn canonical_channel(channel: &str) -> String {
+    let masked = crate::mask::mask(channel.trim());
+    let mut c = masked.trim_end_matches('/').to_owned();
+    if let Some(rest) = c.strip_prefix(CHANNEL_ALIAS) {
+        // `https://conda.anaconda.org/t/<TOKEN>/conda-forge`.
+        let rest = match rest.strip_prefix("t/") {
+            Some(after) => after.split_once('/').map_or("", |(_, name)| name),
+            None => rest,
+        };
+        c = rest.to_owned();
+    }
+    c
 }
 
 impl InProcessChecks {
@@ -62,6 +116,8 @@ impl InProcessChecks {
             || self.expect.is_some()
             || self.predicted_prefix.is_some()
             || self.unmanaged == UnmanagedRule::Refuse
+            || !self.protected.is_empty()
+            || self.allowed_channels.is_some()
     }
 }
 
@@ -190,6 +246,23 @@ pub enum GuardRefusal {
         /// The files.
         files: UnmanagedFiles,
     },
+    /// The command would change a protected environment (as conda
+    /// resolved its prefix).
+    ProtectedEnvironment {
+        /// The prefix conda resolved for the command.
+        prefix: String,
+        /// Whether it is conda's root prefix (`base`), which
+        /// `--allow-base-writes` allows; else a `--protect-env`.
+        root: bool,
+    },
+    /// One of conda's channels for this call is not among the allowed ones.
+    ChannelNotAllowed {
+        /// The channel, canonical ([`canonical_channel`]).
+        channel: String,
+        /// Where it came from: `call` (`-c`, `--use-local`) or
+        /// `configuration` (conda's `channels`).
+        source: String,
+    },
     /// This conda has no point where the guard can run (its entry does not
     /// call `conda.cli.conda_argparse.do_call`), or conda could not be
     /// imported: the checks cannot be enforced.
@@ -260,6 +333,12 @@ mod tests {
             expect: Some(Expectation::Absent),
             predicted_prefix: None,
             unmanaged: UnmanagedRule::Refuse,
+            protected: vec![
+                Protected::Root,
+                Protected::Name("lab".into()),
+                Protected::Prefix("/p".into()),
+            ],
+            allowed_channels: Some(vec!["conda-forge".into()]),
         };
         assert_eq!(
             serde_json::to_value(&checks).expect("JSON"),
@@ -268,9 +347,34 @@ mod tests {
                 "target": {"arguments_or_file": {"name": "x", "prefix": null}},
                 "expect": "absent",
                 "predicted_prefix": null,
-                "unmanaged": "refuse"
+                "unmanaged": "refuse",
+                "protected": ["root", {"name": "lab"}, {"prefix": "/p"}],
+                "allowed_channels": ["conda-forge"]
             })
         );
+        // A job from before these fields reads as none protected, any channel.
+        let old: InProcessChecks =
+            serde_json::from_value(serde_json::json!({"require_dry_run": false, "target": null,
+                "expect": null, "predicted_prefix": null, "unmanaged": "off"}))
+            .expect("checks without the restriction fields");
+        assert_eq!(old, InProcessChecks::default());
+        let refusal: GuardRefusal = serde_json::from_value(serde_json::json!(
+            {"channel_not_allowed": {"channel": "bioconda", "source": "configuration"}}))
+        .expect("the guard's channel refusal");
+        assert_eq!(
+            refusal,
+            GuardRefusal::ChannelNotAllowed {
+                channel: "bioconda".into(),
+                source: "configuration".into()
+            }
+        );
+        let refusal: GuardRefusal = serde_json::from_value(serde_json::json!(
+            {"protected_environment": {"prefix": "/r", "root": true}}))
+        .expect("the guard's protection refusal");
+        assert!(matches!(
+            refusal,
+            GuardRefusal::ProtectedEnvironment { root: true, .. }
+        ));
         assert_eq!(
             serde_json::to_value(TargetRule::RenameDestination).expect("JSON"),
             serde_json::json!("rename_destination")
@@ -297,5 +401,25 @@ mod tests {
         );
         assert!(checks.enforces());
         assert!(!InProcessChecks::default().enforces());
+        let protecting = InProcessChecks {
+            protected: vec![Protected::Root],
+            ..InProcessChecks::default()
+        };
+        assert!(protecting.enforces());
+    }
+
+    #[test]
+    fn channels_are_compared_by_their_canonical_name() {
+        assert_eq!(canonical_channel("conda-forge"), "conda-forge");
+        assert_eq!(
+            canonical_channel("https://conda.anaconda.org/conda-forge/"),
+            "conda-forge"
+        );
+        assert_eq!(
+            canonical_channel("https://conda.anaconda.org/t/tk-123-456/private"),
+            "private"
+        );
+        let c = canonical_channel("https://user:secret@repo.example.org/conda/");
+        assert_eq!(c, "https://user:***@repo.example.org/conda");
     }
 }

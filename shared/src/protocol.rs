@@ -18,7 +18,7 @@ use crate::limits::Limits;
 use crate::result::ExecutionResult;
 
 /// Version of this message set; bump on any change of the types below.
-pub const PROTOCOL_VERSION: u32 = 6;
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// Identifies the build of both binaries: crate version + protocol version.
 /// Server and worker refuse each other when it differs.
@@ -83,8 +83,10 @@ pub enum ClientMessage {
         /// [`build_id`] of the client.
         build_id: String,
     },
-    /// Start a job (the worker runs one at a time).
-    Run(RunRequest),
+    /// Start a job (the worker runs one at a time). Boxed: a request with
+    /// its checks is much larger than the other messages (the encoding is
+    /// the request's own).
+    Run(Box<RunRequest>),
     /// Cancel a job: SIGTERM to its process group, SIGKILL after the grace,
     /// descendants reaped; the job ends with `cancelled = true`. Unknown or
     /// finished ids are ignored.

@@ -86,7 +86,7 @@ fn arb_client() -> impl Strategy<Value = ClientMessage> {
             ".{0,12}",
         )
             .prop_map(|(job, py, argv, cwd, stdin, (t, o, s), label)| {
-                ClientMessage::Run(RunRequest {
+                ClientMessage::Run(Box::new(RunRequest {
                     job,
                     program: if py { Program::Python } else { Program::Conda },
                     argv,
@@ -99,7 +99,7 @@ fn arb_client() -> impl Strategy<Value = ClientMessage> {
                     },
                     label,
                     checks: None,
-                })
+                }))
             }),
     ]
 }
@@ -216,7 +216,7 @@ fn trailing_bytes_are_refused() {
 #[test]
 fn a_vec_claiming_more_than_the_frame_is_refused() {
     // A Run whose argv length field claims 2^60 items inside a tiny frame.
-    let msg = ClientMessage::Run(RunRequest {
+    let msg = ClientMessage::Run(Box::new(RunRequest {
         job: 1,
         program: Program::Conda,
         argv: vec![],
@@ -229,7 +229,7 @@ fn a_vec_claiming_more_than_the_frame_is_refused() {
         },
         label: String::new(),
         checks: None,
-    });
+    }));
     let good = encode_frame(&msg).expect("encode");
     // variant index (1 byte), job (1 byte), program (1 byte), then argv's length.
     let mut bad = good[4..7].to_vec();
@@ -260,7 +260,7 @@ fn run_request_limits_encode_as_three_flat_integers() {
             checks: Option<u8>,
         },
     }
-    let nested = ClientMessage::Run(RunRequest {
+    let nested = ClientMessage::Run(Box::new(RunRequest {
         job: 7,
         program: Program::Python,
         argv: vec!["-c".into(), "x".into()],
@@ -273,7 +273,7 @@ fn run_request_limits_encode_as_three_flat_integers() {
         },
         label: "conda info".into(),
         checks: None,
-    });
+    }));
     let flat = FlatClientMessage::Run {
         job: 7,
         program: Program::Python,
@@ -294,7 +294,7 @@ fn run_request_limits_encode_as_three_flat_integers() {
 
 #[test]
 fn handshake_values_are_stable() {
-    assert_eq!(PROTOCOL_VERSION, 6);
+    assert_eq!(PROTOCOL_VERSION, 7);
     assert!(build_id().contains(env!("CARGO_PKG_VERSION")));
 }
 

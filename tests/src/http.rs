@@ -38,13 +38,24 @@ impl HttpServer {
     /// [`HttpServer::start`] in a folder the caller already prepared (e.g.
     /// with a token file in it).
     pub fn start_in(dir: TempDir, conda_exe: &Path, args: &[&str]) -> HttpServer {
+        Self::start_with_worker(dir, conda_exe, &bins::worker(), args)
+    }
+
+    /// [`HttpServer::start_in`] with `worker_exe` as `--worker-exe` (e.g. a
+    /// copy the test can break).
+    pub fn start_with_worker(
+        dir: TempDir,
+        conda_exe: &Path,
+        worker_exe: &Path,
+        args: &[&str],
+    ) -> HttpServer {
         let stderr_path = dir.path().join("stderr.log");
         let stderr = std::fs::File::create(&stderr_path).expect("stderr log");
         let child = Command::new(bins::server())
             .arg("--conda-exe")
             .arg(conda_exe)
             .arg("--worker-exe")
-            .arg(bins::worker())
+            .arg(worker_exe)
             .args(["--listen", "127.0.0.1:0"])
             .args(args)
             .env("XDG_CACHE_HOME", dir.path().join("cache"))

@@ -137,7 +137,7 @@ where
                     let id = req.job;
                     let (ctx2, stop2, tx) = (ctx.clone(), stop.clone(), ev_tx.clone());
                     let handle = tokio::spawn(async move {
-                        job::run(req, &ctx2.programs, &ctx2.ceilings, stop2, tx).await
+                        job::run(*req, &ctx2.programs, &ctx2.ceilings, stop2, tx).await
                     });
                     current = Some((id, stop, handle));
                 }

@@ -67,6 +67,21 @@ pub fn resolve(cli: &Cli) -> Settings {
             retention: cli.task_retention,
             max_finished: cli.max_finished_tasks,
         },
+        audit_log: cli.audit_log.clone(),
+        restrictions: crate::call::restrict::Restrictions {
+            allow_base_writes: cli.allow_base_writes,
+            protected: cli
+                .protect_env
+                .iter()
+                .map(|e| crate::call::restrict::ProtectedEnv::parse(e))
+                .collect(),
+            allowed_channels: cli
+                .allowed_channel
+                .iter()
+                .map(|c| crate::call::restrict::canonical_channel(c))
+                .collect(),
+        },
+        metrics_principals: cli.http.metrics_principals,
     }
 }
 

@@ -1,16 +1,21 @@
 //! The serving process's life in the HTTP mode (`--listen`): the listener
 //! is bound (and the token file read) before startup, so a wrong command
-//! line fails before discovery; then startup ([`crate::startup::start`]),
+//! line fails before discovery; it serves from then on (`/readyz` says
+//! `starting`) while startup runs ([`crate::startup::start_checked`]);
 //! HTTP until SIGTERM or SIGINT and the drain ([`crate::transport::http::serve`]),
 //! and the workers' shutdown, which kills whatever still runs.
 
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use crate::health::Health;
 use crate::mcp::{CondaMcp, live};
+use crate::metrics::Metrics;
 use crate::settings::Settings;
 use crate::startup;
 use crate::startup::StartupError;
 use crate::transport::http::HttpSettings;
+use crate::transport::http::ops::Ops;
 use crate::worker_client::Workers;
 
 /// How long the workers get to stop after the drain before the process
@@ -18,14 +23,54 @@ use crate::worker_client::Workers;
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(2);
 
 /// Runs the server under `settings` over HTTP until SIGTERM or SIGINT.
+/// The listener serves from the start (`/healthz`, `/readyz` saying
+/// `starting`, `initialize`; other MCP requests wait for startup, as on
+/// stdio); a startup that fails ends the process with its error.
 ///
-/// Errors: [`StartupError`] when startup fails (nothing was served).
+/// Errors: [`StartupError`] when startup fails.
 pub async fn serve(settings: &Settings, http: &HttpSettings) -> Result<(), StartupError> {
     let listening = crate::transport::http::bind(http).await?;
     let stop = crate::transport::http::serve::termination().map_err(StartupError::Runtime)?;
     let users = listening.os_users();
     startup::check_users(&users)?;
-    let mut started = startup::start(settings).await?;
+    let environment = startup::check_host(settings)?;
+    let early_info = crate::mcp::server_config(
+        None,
+        settings.mode,
+        settings.results.mode,
+        &environment.warnings,
+        settings.live_tools,
+        settings.policy.approve_writes,
+    );
+    let (server, readiness) =
+        CondaMcp::pending(early_info, settings.limits.timeout, settings.live_tools);
+    let health = Health::new();
+    let metrics = Arc::new(Metrics::new(settings.metrics_principals));
+    let ops = Arc::new(Ops {
+        health: health.clone(),
+        metrics: metrics.clone(),
+        server: server.clone(),
+    });
+    let workers_slot: Arc<OnceLock<Arc<Workers>>> = Arc::default();
+    let mut serving =
+        tokio::spawn(listening.serve(server.clone(), stop, ops, workers_slot.clone()));
+    let started = tokio::select! {
+        r = startup::start_checked(settings, environment) => r,
+        _ = &mut serving => {
+            // Stopped (SIGTERM) before startup finished.
+            tracing::info!("conda-mcp exits");
+            return Ok(());
+        }
+    };
+    let mut started = match started {
+        Ok(s) => s,
+        Err(e) => {
+            health.failed();
+            readiness.failed(e.to_string());
+            serving.abort();
+            return Err(e);
+        }
+    };
     let discovery_lane = started.discovery_lane.clone();
     let exec = started.state.runner.exec.clone();
     let workers = (!users.is_empty()).then(|| {
@@ -37,6 +82,9 @@ pub async fn serve(settings: &Settings, http: &HttpSettings) -> Result<(), Start
         pool.spawn_reaper();
         pool
     });
+    if let Some(w) = &workers {
+        let _ = workers_slot.set(w.clone());
+    }
     started.state.runner.workers = workers.clone();
     // Each mapped OS user's own forced keys, for the operator (in the
     // background: a helper run per user must not hold up serving).
@@ -60,11 +108,13 @@ pub async fn serve(settings: &Settings, http: &HttpSettings) -> Result<(), Start
             }
         });
     }
-    let server = CondaMcp::new(started.state);
+    started.state.metrics = metrics;
+    readiness.ready(Arc::new(started.state));
+    health.ready((*exec).clone());
     let live = server
         .state()
         .and_then(|s| s.live.as_ref().map(live::LiveTools::closing));
-    listening.serve(server, stop).await;
+    let _ = serving.await;
     if let Some(live) = live {
         live.cancel();
     }

@@ -18,8 +18,12 @@
 //! * `remove --all`, `env remove`: the files under the prefix that no
 //!   package record lists, reported in a dry run, refusing an apply unless
 //!   the call sets `remove_unmanaged_files: true`;
+//! * `env update`: its prefix (from `--prefix`, `--name` or the file) is
+//!   reported;
 //! * every call: conda's `dry_run`, and `json` when `--json` was given, are
-//!   reported (the result says when `--json` was forced off).
+//!   reported (the result says when `--json` was forced off);
+//! * the operator's protected environments and allowed channels are added
+//!   by the handler ([`super::restrict::Restrictions::arm`]).
 
 use std::path::Path;
 
@@ -77,6 +81,17 @@ pub fn of(
         ["rename"] => {
             checks.target = Some(TargetRule::RenameDestination);
             expect_absent(&mut checks, allow.replaces, dry_run);
+        }
+        ["env", "update"] => {
+            // Reported, and the prefix the protected environments are
+            // compared with: conda takes the file's `name:` (else
+            // `prefix:`) when neither `--name` nor `--prefix` is given.
+            let file = resolved
+                .last_value(catalog, "file")
+                .map_or_else(|| cwd.join("environment.yml"), |f| cwd.join(f));
+            let (name, prefix) = target::file_name_prefix(&file);
+            let prefix = prefix.map(|p| cwd.join(p).display().to_string());
+            checks.target = Some(TargetRule::ArgumentsOrFile { name, prefix });
         }
         ["export"] | ["env", "export"] => {
             checks.target = Some(TargetRule::Arguments);

@@ -90,6 +90,15 @@ pub enum ErrorCode {
     /// conda printed its success document and then died of a signal at
     /// exit: the change was very probably applied.
     CrashedAfterSuccess,
+    /// The call would change a protected environment (conda's `base`
+    /// unless `--allow-base-writes`, or one `--protect-env` names);
+    /// nothing ran (details: `prefix`, `allowed_by`: the flag that allows
+    /// it, when one does).
+    ProtectedEnvironment,
+    /// The call's channels go beyond the server's `--allowed-channel`
+    /// list; nothing ran (details: `channel`, `source`: `call` or
+    /// `configuration`).
+    ChannelNotAllowed,
     /// Removing the whole environment would delete files no package
     /// installed; conda was stopped before it acted (details: `prefix`,
     /// `count`, `bytes`, `first`, the first paths), unless the call sets

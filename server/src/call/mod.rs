@@ -49,6 +49,7 @@ pub mod output;
 pub mod plan;
 pub mod postcondition;
 pub mod raw;
+pub mod restrict;
 pub mod run;
 pub mod shape;
 pub mod typed;

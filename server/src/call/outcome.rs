@@ -23,6 +23,9 @@ pub enum Outcome {
     /// The startup policy does not allow the call; nothing ran. The refusal
     /// names the missing startup options.
     Refused(Refusal),
+    /// A protected environment or a channel outside the allowed list
+    /// ([`super::restrict`]); nothing ran.
+    Restricted(super::restrict::Restriction),
     /// A create whose target already holds an environment, without
     /// `replace_existing: true`; nothing ran ([`super::guard`]).
     EnvironmentExists(crate::target::Environment),

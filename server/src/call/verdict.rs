@@ -1,7 +1,9 @@
 //! What the checks inside conda's process decided ([`super::checks`]),
 //! read from the worker's result: a refusal ended conda before its command
-//! acted, and becomes the typed outcome (never a success); a call whose
-//! checks enforce something but could not run is not taken as verified.
+//! acted, and becomes the typed outcome (never a success; the operator's
+//! restrictions the same [`Outcome::Restricted`] the server's prediction
+//! gives, [`super::restrict`]); a call whose checks enforce something but
+//! could not run is not taken as verified.
 
 use conda_mcp_shared::ExecutionResult;
 use conda_mcp_shared::guard::{GuardOutcome, GuardRefusal, GuardReport, Setting, SettingSource};
@@ -12,6 +14,7 @@ use super::error::{ErrorCode, ToolError};
 use super::outcome::Outcome;
 use super::output::UnmanagedFiles;
 use super::plan::Plan;
+use super::restrict::{ChannelSource, Restriction};
 
 /// The guard's report of `result`, when there is one.
 pub fn report(result: &ExecutionResult) -> Option<GuardReport> {
@@ -154,6 +157,20 @@ fn refused(plan: &Plan, refusal: &GuardRefusal) -> Outcome {
         ),
         GuardRefusal::UnmanagedFilesPresent { prefix, files } => {
             unmanaged_refusal(what, &UnmanagedFiles::of(prefix, files))
+        }
+        GuardRefusal::ProtectedEnvironment { prefix, root } => {
+            Outcome::Restricted(Restriction::protected(what, prefix.clone(), *root))
+        }
+        GuardRefusal::ChannelNotAllowed { channel, source } => {
+            Outcome::Restricted(Restriction::ChannelNotAllowed {
+                what,
+                channel: channel.clone(),
+                origin: if source == "call" {
+                    ChannelSource::Call
+                } else {
+                    ChannelSource::Configuration
+                },
+            })
         }
         GuardRefusal::Unsupported { reason } => stop(
             ToolError::new(

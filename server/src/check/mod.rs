@@ -203,7 +203,7 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
     let (http_url, users) = match &s.http {
         None => (None, Vec::new()),
         Some(h) => {
-            let (url, users) = http_section(h, r).await?;
+            let (url, users) = http_section(h, &s.policy, r).await?;
             (Some(url), users)
         }
     };
@@ -608,6 +608,7 @@ fn host_step(
 /// would not start.
 async fn http_section(
     h: &crate::transport::http::HttpSettings,
+    policy: &crate::policy::Policy,
     r: &mut Builder,
 ) -> Result<(String, Vec<String>), String> {
     r.section("http (--listen)");
@@ -624,6 +625,14 @@ async fn http_section(
     match loaded.token_principals() {
         Some(n) => r.item("tokens", format!("{n} principal(s) (--auth-tokens)")),
         None => r.item("tokens", "none"),
+    }
+    // Each principal's effective policy: the startup policy narrowed by
+    // its line's policy column.
+    for (name, scopes) in loaded.principals() {
+        r.item(
+            &format!("principal {name}:"),
+            crate::policy::scopes::effective(policy, scopes),
+        );
     }
     match &h.oauth {
         Some(o) => r.item(

@@ -19,6 +19,12 @@ pub struct HttpFlags {
     #[arg(long, value_name = "ADDR:PORT", help_heading = "HTTP mode")]
     pub listen: Option<SocketAddr>,
 
+    /// Label the request and tool-call metrics of /metrics with the
+    /// principal's name (one series per person; off: no name in any
+    /// label).
+    #[arg(long, requires = "listen", help_heading = "HTTP mode")]
+    pub metrics_principals: bool,
+
     /// Principals and the SHA-256 of their bearer tokens, one a line:
     /// NAME SHA256_HEX [OS_USER] (# starts a comment). Make a token and
     /// its line with `conda-mcp token new NAME`.

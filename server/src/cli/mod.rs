@@ -237,6 +237,32 @@ pub struct Cli {
           allow_negative_numbers = true,
           value_parser = parse_count)]
     pub max_finished_tasks: usize,
+
+    /// Append one JSON line per attempted change (every call classified as
+    /// a mutation or as exec, applied, failed, declined or refused) to
+    /// this file, synced before the answer is sent: who, what, the plan,
+    /// the outcome and the conda revision to undo it. Reopened on SIGHUP
+    /// (log rotation). Never holds a token or header.
+    #[arg(long, value_name = "FILE")]
+    pub audit_log: Option<PathBuf>,
+
+    /// Allow mutations of conda's base (root) environment, which are
+    /// refused by default (protected_environment).
+    #[arg(long)]
+    pub allow_base_writes: bool,
+
+    /// Refuse mutations of this environment too (protected_environment):
+    /// a name, or a prefix (a path). Repeatable.
+    #[arg(long, value_name = "NAME|PREFIX")]
+    pub protect_env: Vec<String>,
+
+    /// Allow only these channels (repeatable): a solve (create, install,
+    /// update, remove, env create, env update) whose channels, given in
+    /// the call or from conda's configuration, go beyond them is refused
+    /// (channel_not_allowed). A name (conda-forge) or a URL. Default:
+    /// every channel.
+    #[arg(long, value_name = "NAME|URL")]
+    pub allowed_channel: Vec<String>,
 }
 
 /// `--log-format`: how log lines on stderr are written.

@@ -77,6 +77,11 @@ pub struct ForcedConfig {
     /// One entry per guarded key that some source marks final: the first
     /// such source in conda's order (the one conda's merge stops at).
     pub keys: Vec<ForcedKey>,
+    /// `channels` as conda resolved it from its configuration (the
+    /// discovery helper's `context.channels`, credentials removed): what a
+    /// solve uses besides its own channels (`crate::call::restrict`).
+    /// `None` when discovery did not report it.
+    pub channels: Option<Vec<String>>,
 }
 
 impl ForcedConfig {
@@ -93,7 +98,10 @@ impl ForcedConfig {
                 });
             }
         }
-        Self { keys }
+        Self {
+            keys,
+            channels: dump.config.as_ref().and_then(|c| c.channels.clone()),
+        }
     }
 
     /// The forced key `key`, if any.
@@ -269,6 +277,7 @@ mod tests {
             search_path: vec![],
             files: vec![],
             final_keys,
+            channels: None,
         });
         d
     }

@@ -247,7 +247,26 @@ def config_facts(context, warnings):
         "search_path": search_path,
         "files": list(dict.fromkeys(str(p) for p in getattr(context, "_search_path", ()))),
         "final_keys": final_keys,
+        "channels": configured_channels(context),
     }
+
+
+def configured_channels(context):
+    """``context.channels`` as conda resolved it from its configuration
+    (files, ``CONDA_CHANNELS``), each without credentials (a
+    ``user:password@`` and an anaconda.org ``/t/TOKEN``): the channels a
+    solve uses besides its own unless ``--override-channels``. None when
+    conda does not say."""
+    try:
+        channels = list(context.channels)
+    except Exception:
+        return None
+    out = []
+    for c in channels:
+        c = re.sub(r"//[^/@]*@", "//", str(c))
+        c = re.sub(r"/t/[^/]+", "", c)
+        out.append(c)
+    return out
 
 
 def environment_dirs(context):

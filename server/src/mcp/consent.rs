@@ -51,6 +51,7 @@ use serde_json::Value;
 use super::context::CallContext;
 use super::tasks::TaskInput;
 use super::tasks::input::NoResponse;
+use crate::audit::ApprovalAnswer as AuditApproval;
 use crate::call::approval::{self, APPROVE_FIELD, Answer, Approval, Question};
 use crate::call::error::ErrorCode;
 use crate::call::install_lock::WriterGuard;
@@ -258,6 +259,7 @@ async fn steps(
     call: CallContext,
 ) -> Reply {
     let mut writer = None;
+    let trail = call.trail.clone();
     let shown = match consent {
         // The dry run still runs, so the answer shows what would have
         // changed; nothing is applied.
@@ -266,12 +268,16 @@ async fn steps(
                 Ok(q) => q.message,
                 Err(outcome) => return Reply::Done(outcome),
             };
+            trail.answered(AuditApproval::Unavailable);
             return Reply::Done(not_run(&plan, unavailable(why, Some(asked))));
         }
         Consent::Answered {
-            answer: Answer::Decline | Answer::Cancel,
+            answer: answer @ (Answer::Decline | Answer::Cancel),
             ..
-        } => return Reply::Done(not_run(&plan, DECLINED)),
+        } => {
+            trail.answered(AuditApproval::Answered(answer));
+            return Reply::Done(not_run(&plan, DECLINED));
+        }
         Consent::Defer => {
             return match question(runner, &plan, &approval, tool, args, &call).await {
                 Ok(q) => Reply::Ask(q),
@@ -292,17 +298,29 @@ async fn steps(
                 Err(outcome) => return Reply::Done(outcome),
             };
             match ask(&asker, &q, &plan, &call).await {
-                Ok(Answer::Approve) => q.digest,
-                Ok(Answer::Decline | Answer::Cancel) => {
+                Ok(Answer::Approve) => {
+                    trail.answered(AuditApproval::Answered(Answer::Approve));
+                    q.digest
+                }
+                Ok(answer @ (Answer::Decline | Answer::Cancel)) => {
+                    trail.answered(AuditApproval::Answered(answer));
                     return Reply::Done(not_run(&plan, DECLINED));
                 }
-                Err(reason) => return Reply::Done(not_run(&plan, reason)),
+                Err(reason) => {
+                    if matches!(reason, NotRun::ApprovalUnavailable { .. }) {
+                        trail.answered(AuditApproval::Unavailable);
+                    }
+                    return Reply::Done(not_run(&plan, reason));
+                }
             }
         }
         Consent::Answered {
             answer: Answer::Approve,
             shown,
-        } => shown,
+        } => {
+            trail.answered(AuditApproval::Answered(Answer::Approve));
+            shown
+        }
     };
     // Stateless lifecycle: the question was answered in a later request,
     // so the lock is held from the re-plan to the apply (the digest
@@ -397,6 +415,10 @@ async fn question(
             }
         }
     };
+    call.trail.shown(
+        document.as_ref(),
+        plan.replacement.as_ref().map(|r| r.prefix.as_str()),
+    );
     // An apply that its own checks would refuse is not put to the person:
     // the answer is the refusal, at once.
     if let Some(u) = &unmanaged

@@ -32,6 +32,9 @@ pub struct CallContext {
     /// Who is calling (over HTTP, whom the token names; else the local
     /// principal): picks the worker and owns the task.
     pub principal: Principal,
+    /// What the approval steps tell the call's audit line (the plan shown,
+    /// the person's answer).
+    pub trail: crate::audit::Trail,
 }
 
 impl CallContext {

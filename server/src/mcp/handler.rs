@@ -70,6 +70,10 @@ pub struct State {
     /// The calls answered as MCP tasks (`--task-retention`,
     /// `--max-finished-tasks`).
     pub tasks: TaskStore,
+    /// What `/metrics` serves (`--listen`; counted on stdio too).
+    pub metrics: Arc<crate::metrics::Metrics>,
+    /// `--audit-log`: every attempted change is recorded there.
+    pub audit: Option<Arc<crate::audit::AuditLog>>,
 }
 
 /// The part of the startup settings (`crate::settings::Settings`) that
@@ -91,6 +95,12 @@ pub struct CallSettings {
     /// What the server decides for typed calls (confirmation by dry run,
     /// `conda_run`'s server options).
     pub typed: call::typed::TypedSettings,
+    /// `--allow-base-writes`, `--protect-env`, `--allowed-channel`: what a
+    /// change may not touch and a solve may not use.
+    pub restrictions: call::restrict::Restrictions,
+    /// `--worker-user`: the OS user conda runs as (the audit log's
+    /// `os_user` for principals without one of their own).
+    pub worker_user: Option<String>,
 }
 
 /// The MCP server once startup has finished (cheap to clone); served
@@ -169,16 +179,53 @@ impl Handler {
         call: CallContext,
         planned: oneshot::Sender<Planned>,
     ) -> Reply {
+        let mut watch = super::oversight::Watch::start();
+        let (principal, trail) = (call.principal.clone(), call.trail.clone());
+        let reply = self
+            .call_watched(route, &tool, args, consent, call, planned, &mut watch)
+            .await;
+        self.record(&tool, &principal, &reply, watch, &trail).await;
+        reply
+    }
+
+    /// [`Handler::call`]'s steps; `watch` learns what the audit line needs.
+    #[allow(clippy::too_many_arguments)]
+    async fn call_watched(
+        &self,
+        route: Route,
+        tool: &str,
+        args: Value,
+        consent: Consent,
+        call: CallContext,
+        planned: oneshot::Sender<Planned>,
+        watch: &mut super::oversight::Watch,
+    ) -> Reply {
+        if let Some(refused) = super::oversight::lacks_read(tool, &call.principal) {
+            return Reply::Done(refused);
+        }
         // What hosts add to every tool on their own goes before anything
         // reads the arguments (the schema would refuse it, and the
         // approval's digest binds the arguments).
-        let args = call::host_args::without_host_added(&tool, args, |name| {
+        let args = call::host_args::without_host_added(tool, args, |name| {
             call.surface.tools.accepts(route, name)
         });
         let mut plan = match self.plan(&call.surface, route, &args, &call.principal) {
             Ok(plan) => plan,
             Err(early) => return Reply::Done(early),
         };
+        if let Err(restricted) = self
+            .oversee(
+                &call.surface,
+                route,
+                tool,
+                &mut plan,
+                &call.principal,
+                watch,
+            )
+            .await
+        {
+            return Reply::Done(restricted);
+        }
         // The request may have stopped listening (cancelled): the call runs
         // on its own token regardless.
         let _ = planned.send(Planned::of(&plan));
@@ -189,7 +236,7 @@ impl Handler {
                 &self.state.runner,
                 plan,
                 approval,
-                &tool,
+                tool,
                 &args,
                 consent,
                 call,
@@ -212,6 +259,9 @@ impl Handler {
     /// mode, it names `conda_call`).
     fn route(&self, surface: &Surface, name: &str) -> Result<Route, McpError> {
         surface.tools.route(name).ok_or_else(|| {
+            self.state
+                .metrics
+                .tool_call(crate::metrics::UNKNOWN_TOOL, "error", 0.0, "-");
             if self.state.settings.mode == ToolMode::Compact {
                 unknown(&format!(
                     "tool; {}",
@@ -251,6 +301,7 @@ impl Handler {
             peer: context.peer.clone(),
             surface,
             principal: principal.clone(),
+            trail: crate::audit::Trail::default(),
         };
         let (planned_tx, planned) = oneshot::channel();
         let this = self.clone();

@@ -32,6 +32,7 @@ pub mod consent;
 pub mod context;
 pub mod handler;
 pub mod live;
+mod oversight;
 pub mod principal;
 pub mod progress;
 pub mod ready;

@@ -21,6 +21,7 @@ use conda_mcp_shared::mask::mask;
 
 use crate::call::error::{ErrorCode, ToolError};
 use crate::call::install_lock::LockError;
+use crate::call::restrict::Restriction;
 use crate::call::{CallOutput, NotRun, Outcome, Ran};
 use crate::completion::{self, Availability, CompletionAnswer};
 use crate::policy::Refusal;
@@ -142,6 +143,11 @@ impl Results {
                 if !refusal.missing_scopes.is_empty() {
                     error = error.with("missing_scopes", refusal.missing_scopes.clone());
                 }
+                self.nothing_ran("", &text, error, restart_required)
+            }
+            Outcome::Restricted(restriction) => {
+                let text = restriction.to_string();
+                let error = restricted_error(&restriction, &text);
                 self.nothing_ran("", &text, error, restart_required)
             }
             Outcome::EnvironmentExists(env) => {
@@ -473,6 +479,26 @@ fn refused_text(refusal: &Refusal) -> String {
         );
     }
     text
+}
+
+/// The typed error of a [`Restriction`] whose sentence is `text`.
+fn restricted_error(restriction: &Restriction, text: &str) -> ToolError {
+    match restriction {
+        Restriction::ProtectedEnvironment { prefix, remedy, .. } => {
+            let error = ToolError::new(ErrorCode::ProtectedEnvironment, text)
+                .with("prefix", prefix.clone());
+            if remedy.is_empty() {
+                error
+            } else {
+                error.with("allowed_by", "--allow-base-writes")
+            }
+        }
+        Restriction::ChannelNotAllowed {
+            channel, origin, ..
+        } => ToolError::new(ErrorCode::ChannelNotAllowed, text)
+            .with("channel", channel.clone())
+            .with("source", origin.word()),
+    }
 }
 
 /// The complete output schema (with `required`, nested definitions and

@@ -667,6 +667,7 @@ fn scopes_narrow_the_startup_policy_and_never_widen_it() {
     assert!(all.narrowed(none).check(&list).is_ok());
     // With the scopes: as the startup policy.
     let granted = Some(Scopes {
+        read: true,
         write: true,
         exec: true,
     });

@@ -86,6 +86,10 @@ pub enum StartupError {
     /// unreadable token file, an address that cannot be bound.
     #[error(transparent)]
     Http(#[from] crate::transport::http::StartError),
+    /// The `--audit-log` file cannot be opened, or SIGHUP cannot be
+    /// watched for its rotation.
+    #[error(transparent)]
+    Audit(#[from] crate::audit::AuditError),
 }
 
 impl StartupError {

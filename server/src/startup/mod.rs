@@ -62,6 +62,7 @@ pub async fn start_checked(
     settings: &Settings,
     environment: HostCheck,
 ) -> Result<Started, StartupError> {
+    let audit = open_audit(settings)?;
     let discovered = discover(settings).await?;
     let catalog = Arc::new(discovered.discovery.catalog.clone());
     let policy = settings.policy;
@@ -114,6 +115,8 @@ pub async fn start_checked(
                 profile: settings.profile,
                 mode: settings.mode,
                 typed: settings.typed(),
+                restrictions: settings.restrictions.clone(),
+                worker_user: settings.worker.user.clone(),
             },
             runner: Runner {
                 exec: discovered.exec,
@@ -134,9 +137,28 @@ pub async fn start_checked(
             results,
             info,
             tasks: TaskStore::new(settings.tasks),
+            metrics: Arc::new(crate::metrics::Metrics::new(settings.metrics_principals)),
+            audit,
         },
         discovery_lane: discovered.discovery_lane,
     })
+}
+
+/// `--audit-log`: the file opened for appending, reopened on every SIGHUP
+/// (before discovery, so an unusable path fails at once).
+///
+/// Errors: [`StartupError::Audit`].
+fn open_audit(settings: &Settings) -> Result<Option<Arc<crate::audit::AuditLog>>, StartupError> {
+    let Some(path) = &settings.audit_log else {
+        return Ok(None);
+    };
+    let log = Arc::new(crate::audit::AuditLog::open(path)?);
+    log.reopen_on_sighup()
+        .map_err(|source| crate::audit::AuditError::Open {
+            path: path.clone(),
+            source,
+        })?;
+    Ok(Some(log))
 }
 
 /// The tool set of `catalog` under `options`, after checking that every

@@ -72,6 +72,24 @@ impl Executor {
         self.ensure(&mut conn).await.map(|_| ())
     }
 
+    /// Whether a worker answers now (the readiness probe, `crate::health`):
+    /// a worker busy with a job answers by definition; otherwise the live
+    /// connection is kept, or a dead one replaced by a fresh worker.
+    /// Errors: as [`Executor::connect`] (no worker can be had).
+    pub async fn probe(&self) -> Result<(), ExecError> {
+        if self.inner.shutdown.is_cancelled() {
+            return Err(ExecError::ShutDown);
+        }
+        let mut conn = match self.inner.conn.try_lock() {
+            Ok(conn) => conn,
+            // A job holds the worker (it is in the lane): it answers.
+            Err(_) if !self.inner.lane.is_empty() => return Ok(()),
+            // Another probe, a warm-up or a connect is starting one.
+            Err(_) => self.inner.conn.lock().await,
+        };
+        self.ensure(&mut conn).await.map(|_| ())
+    }
+
     /// Asks the worker (started now unless one is live) to start its warm
     /// conda in the background, so that a later call forks from it instead
     /// of paying a fresh start. Does nothing while a call holds the worker
@@ -215,7 +233,7 @@ impl Executor {
             label: job.label,
             checks: job.checks,
         };
-        if let Err(e) = conn.send(&ClientMessage::Run(req)).await {
+        if let Err(e) = conn.send(&ClientMessage::Run(Box::new(req))).await {
             let reason = format!("{e}; {}", conn.death_reason().await);
             self.close(slot).await;
             return Err(ExecError::WorkerDied(reason));

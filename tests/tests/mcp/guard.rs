@@ -13,6 +13,12 @@
 //!   `remove_unmanaged_files: true` it is removed;
 //! * an export of a missing environment is `environment_not_found`;
 //! * a startup cache made under one `HOME` is not used under another;
+//! * the operator's restrictions held by conda's own resolution: a channel
+//!   only a `.condarc` in the target prefix adds (conda reads it, the
+//!   server's discovery does not) refused with `channel_not_allowed`; a
+//!   `--protect-env` prefix and `base` reached by names only conda resolves
+//!   there (another envs directory; a symbolic link to the root prefix)
+//!   refused with `protected_environment`;
 //! * root tier: two OS users with an environment of the same name in their
 //!   homes; each one's create is refused and each marker survives; one
 //!   user's `~/.condarc` forces `dry_run: false` and only that user's
@@ -201,6 +207,156 @@ async fn an_export_of_a_missing_environment_is_not_found() {
             assert_eq!(r.is_error, Some(false), "{what}: {}", result_text(&r));
         }
         server.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_channel_only_conda_reads_is_refused_inside_conda() {
+    for mode in MODES {
+        let p = standin();
+        // The installation's configuration, which the server reads too.
+        std::fs::write(p.prefix.join(".condarc"), "channels:\n  - conda-forge\n").expect("condarc");
+        // conda reads `$CONDA_PREFIX/.condarc` with CONDA_PREFIX the target
+        // prefix (conda/base/context.py): for `-n x` only.
+        let x = p.prefix.join("envs/x");
+        environment(&x, "marker.txt");
+        std::fs::write(x.join(".condarc"), "channels:\n  - bioconda\n").expect("env condarc");
+        environment(&p.prefix.join("envs/y"), "marker.txt");
+        let mut args = vec![
+            "--allow-write",
+            "--allow-exec",
+            "--allowed-channel",
+            "conda-forge",
+        ];
+        args.extend_from_slice(mode);
+        let server = Server::start(&p.conda_exe, &args, Era::Initialize).await;
+        let what = format!("install in x {mode:?}");
+        let install =
+            |name: &str| json!({"name": name, "packages": ["zlib"], "dry_run": true, "json": true});
+        let r = server.call_ok("conda_install", install("x")).await;
+        let e = error(&r, &what);
+        assert_eq!(e["code"], json!("channel_not_allowed"), "{what}: {e}");
+        assert_eq!(e["details"]["channel"], json!("bioconda"), "{what}: {e}");
+        assert_eq!(
+            e["details"]["source"],
+            json!("configuration"),
+            "{what}: {e}"
+        );
+        let text = result_text(&r);
+        assert!(
+            text.contains("bioconda") && text.contains("--allowed-channel"),
+            "{what}: {text}"
+        );
+        // conda ran (the server let it through) and was stopped before
+        // its command: the stand-in's command would have printed its parse.
+        let runs = std::fs::read_to_string(p.prefix.join("standin-runs.log")).unwrap_or_default();
+        assert!(
+            runs.lines()
+                .any(|l| l.contains("\"install\"") && l.contains("\"x\"")),
+            "{what}: {runs}"
+        );
+        assert_eq!(structured(&r)["exit_code"], Value::Null, "{what}");
+        // conda_execute is held to the same rule, and --override-channels
+        // leaves the configured channels out.
+        let r = server
+            .call_ok(
+                "conda_execute",
+                json!({"argv": ["install", "-n", "x", "zlib", "--dry-run", "--json"]}),
+            )
+            .await;
+        assert_eq!(error(&r, &what)["code"], json!("channel_not_allowed"));
+        let r = server
+            .call_ok(
+                "conda_install",
+                json!({"name": "x", "packages": ["zlib"], "channel": ["conda-forge"],
+                       "override_channels": true, "dry_run": true, "json": true}),
+            )
+            .await;
+        assert_eq!(r.is_error, Some(false), "{what}: {}", result_text(&r));
+        // Another environment, without that file, solves as before.
+        let r = server.call_ok("conda_install", install("y")).await;
+        assert_eq!(r.is_error, Some(false), "{what}: {}", result_text(&r));
+        server.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn protected_environments_reached_by_names_only_conda_resolves_are_refused() {
+    for mode in MODES {
+        let p = standin();
+        let other = tempfile::tempdir().expect("dir");
+        let lab = other.path().join("lab");
+        environment(&lab, "marker.txt");
+        // `main` resolves to the root prefix, through a symbolic link.
+        std::os::unix::fs::symlink(&p.prefix, other.path().join("main")).expect("symlink");
+        // conda looks in `other` first for `install` only; the server
+        // resolves `lab` and `main` under the root's `envs/`, where
+        // neither is.
+        p.set_control(&[ControlRule {
+            envs_dirs_first: Some(vec![other.path().to_path_buf()]),
+            ..ControlRule::for_commands(&["install"])
+        }])
+        .expect("control");
+        let protect = lab.to_str().expect("utf-8").to_owned();
+        let mut args = vec![
+            "--allow-write",
+            "--allow-exec",
+            "--protect-env",
+            protect.as_str(),
+        ];
+        args.extend_from_slice(mode);
+        let server = Server::start(&p.conda_exe, &args, Era::Initialize).await;
+        let what = format!("install {mode:?}");
+        let install =
+            |name: &str| json!({"name": name, "packages": ["zlib"], "yes": true, "json": true});
+        let r = server.call_ok("conda_install", install("lab")).await;
+        let e = error(&r, &what);
+        assert_eq!(e["code"], json!("protected_environment"), "{what}: {e}");
+        assert_eq!(e["details"]["prefix"], json!(lab), "{what}: {e}");
+        assert_eq!(e["details"].get("allowed_by"), None, "{what}: {e}");
+        assert!(result_text(&r).contains("--protect-env"), "{what}");
+        let r = server.call_ok("conda_install", install("main")).await;
+        let e = error(&r, &what);
+        assert_eq!(e["code"], json!("protected_environment"), "{what}: {e}");
+        assert_eq!(
+            e["details"]["prefix"],
+            json!(other.path().join("main")),
+            "{what}: {e}"
+        );
+        assert_eq!(
+            e["details"]["allowed_by"],
+            json!("--allow-base-writes"),
+            "{what}: {e}"
+        );
+        let r = server
+            .call_ok(
+                "conda_execute",
+                json!({"argv": ["install", "-n", "lab", "zlib", "--yes", "--json"]}),
+            )
+            .await;
+        assert_eq!(error(&r, &what)["code"], json!("protected_environment"));
+        // A dry run changes nothing: it runs.
+        let mut dry = install("lab");
+        dry["yes"] = json!(false);
+        dry["dry_run"] = json!(true);
+        let r = server.call_ok("conda_install", dry).await;
+        assert_eq!(r.is_error, Some(false), "{what}: {}", result_text(&r));
+        server.close().await;
+        // Without the restrictions the same calls run.
+        let mut args = vec!["--allow-write", "--allow-base-writes"];
+        args.extend_from_slice(mode);
+        let open = Server::start(&p.conda_exe, &args, Era::Initialize).await;
+        for name in ["lab", "main"] {
+            let r = open.call_ok("conda_install", install(name)).await;
+            assert_eq!(
+                r.is_error,
+                Some(false),
+                "{what} {name}: {}",
+                result_text(&r)
+            );
+            assert_eq!(structured(&r)["exit_code"], json!(0), "{what} {name}");
+        }
+        open.close().await;
     }
 }
 

@@ -173,7 +173,8 @@ async fn a_cancelled_queued_call_never_runs() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restart_required_flips_only_when_a_mutation_changes_the_plugin_set() {
     let prefix = StandinPrefix::standard();
-    let mut c = RawClient::start(&prefix.conda_exe, &["--allow-write"]).await;
+    let mut c =
+        RawClient::start(&prefix.conda_exe, &["--allow-write", "--allow-base-writes"]).await;
 
     // A mutation that changes nothing: false, and no discovery Python.
     let before = prefix.conda_runs();

@@ -30,6 +30,7 @@ mod soak;
 mod startup;
 mod surface;
 mod tasks;
+mod team;
 mod trust;
 mod writer_lock;
 mod writes;

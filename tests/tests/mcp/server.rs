@@ -761,7 +761,12 @@ async fn mutations_without_yes_run_as_dry_runs_and_say_nothing_changed() {
     server.close().await;
     // --allow-write: without yes a dry run that says how to apply it; a dry
     // run that fails does not ask for yes: true.
-    let server = Server::start(&standin.conda_exe, &["--allow-write"], Era::Initialize).await;
+    let server = Server::start(
+        &standin.conda_exe,
+        &["--allow-write", "--allow-base-writes"],
+        Era::Initialize,
+    )
+    .await;
     let (tool, args) = CONFIRMED[0];
     let args: Value = serde_json::from_str(args).expect("json");
     let r = server.call_ok(tool, args.clone()).await;
@@ -805,7 +810,9 @@ async fn mutations_without_yes_run_as_dry_runs_and_say_nothing_changed() {
             .structured_content
             .expect("ran");
         assert_eq!(s["confirmation_required"], json!(false), "{tool}: {s}");
-        let argv = s["parsed_json"]["argv"].as_array().expect("argv");
+        let argv = s["parsed_json"]["argv"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{tool}: argv in {s}"));
         assert!(!argv.contains(&json!("--dry-run")), "{tool}: {argv:?}");
         assert!(argv.contains(&json!("--yes")), "{tool}: {argv:?}");
     }
@@ -817,7 +824,7 @@ async fn mutations_without_yes_run_as_dry_runs_and_say_nothing_changed() {
     // --no-confirm: passed through as given.
     let server = Server::start(
         &standin.conda_exe,
-        &["--allow-write", "--no-confirm"],
+        &["--allow-write", "--no-confirm", "--allow-base-writes"],
         Era::Initialize,
     )
     .await;
@@ -829,7 +836,9 @@ async fn mutations_without_yes_run_as_dry_runs_and_say_nothing_changed() {
             .structured_content
             .expect("ran");
         assert_eq!(s["confirmation_required"], json!(false), "{tool}: {s}");
-        let argv = s["parsed_json"]["argv"].as_array().expect("argv");
+        let argv = s["parsed_json"]["argv"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{tool}: argv in {s}"));
         assert!(!argv.contains(&json!("--dry-run")), "{tool}: {argv:?}");
     }
     let tools = server.tools().await;

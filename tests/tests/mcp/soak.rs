@@ -124,7 +124,8 @@ async fn no_worker_outlives_its_connection_after_startup_or_a_rediscovery() {
         }])
         .expect("control file");
     // A private cache: discovery runs the helper through its own worker.
-    let mut c = RawClient::start(&prefix.conda_exe, &["--allow-write"]).await;
+    let mut c =
+        RawClient::start(&prefix.conda_exe, &["--allow-write", "--allow-base-writes"]).await;
     assert!(
         c.stderr_text().contains("running the helper"),
         "discovery ran the helper (a cache miss)"

@@ -22,10 +22,12 @@ may print.
 """
 
 import os
+import re
 import sys
 
 REFUSED_STATUS = 86
 UNMANAGED_LISTED = 10
+CHANNEL_ALIAS = "https://conda.anaconda.org/"
 
 
 def _final(param):
@@ -175,6 +177,90 @@ def _same(a, b):
     return os.path.realpath(a) == os.path.realpath(b)
 
 
+def _masked(channel):
+    """``channel`` with its credentials masked as shared/src/mask.rs masks a
+    URL: ``user:password@`` becomes ``user:***@``, ``/t/<token>/`` becomes
+    ``/t/<TOKEN>/``."""
+    match = re.match(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/?#]*)(.*)", channel, re.S)
+    if match is None:
+        return channel
+    scheme, authority, rest = match.groups()
+    if "@" in authority and not authority.startswith("["):
+        userinfo, host = authority.rsplit("@", 1)
+        user, sep, password = userinfo.partition(":")
+        if sep and password and password != "***":
+            authority = f"{user}:***@{host}"
+    rest = re.sub(r"/t/(?!<TOKEN>/)[A-Za-z0-9_-]+/", "/t/<TOKEN>/", rest)
+    return scheme + authority + rest
+
+
+def _canonical(channel):
+    """A channel as the allowed list compares it (``canonical_channel`` in
+    shared/src/guard.rs): credentials masked, no trailing ``/``, a URL under
+    conda's default ``channel_alias`` replaced by its name."""
+    c = _masked(str(channel).strip()).rstrip("/")
+    if c.startswith(CHANNEL_ALIAS):
+        rest = c[len(CHANNEL_ALIAS):]
+        if rest.startswith("t/"):
+            after = rest[2:]
+            rest = after.split("/", 1)[1] if "/" in after else ""
+        c = rest
+    return c
+
+
+def _changed_prefixes(context, args, rule):
+    """The prefixes the command changes, as conda resolves them: by the
+    ``arguments_or_file`` rule when it has one, else ``--prefix``, ``--name``
+    or conda's default prefix; ``rename`` changes its destination too."""
+    from conda.base.context import determine_target_prefix
+
+    if isinstance(rule, dict) and "arguments_or_file" in rule:
+        found = [_target(context, args, rule)]
+    else:
+        found = [determine_target_prefix(context, args)]
+    if rule == "rename_destination":
+        found.append(_target(context, args, rule))
+    return [str(p) for p in found if p]
+
+
+def _protected_prefix(context, args, entry):
+    """The prefix of one protected environment, resolved by conda, and
+    whether it is the root prefix."""
+    if entry == "root":
+        return str(context.root_prefix), True
+    if isinstance(entry, dict) and "name" in entry:
+        return str(_by_name_or_prefix(context, args, entry["name"], None)), False
+    return _expand(entry["prefix"]), False
+
+
+def _restricted(context, args, checks):
+    """The refusal of the operator's restrictions (protected environments,
+    allowed channels) by conda's own resolution, or None."""
+    protected = checks.get("protected") or []
+    if protected:
+        # Each path's symbolic links resolved once.
+        changed = [(t, os.path.realpath(t))
+                   for t in _changed_prefixes(context, args, checks.get("target"))]
+        for entry in protected:
+            prefix, root = _protected_prefix(context, args, entry)
+            prefix = os.path.realpath(prefix)
+            for target, real in changed:
+                if real == prefix:
+                    return {"protected_environment": {"prefix": target, "root": root}}
+    allowed = checks.get("allowed_channels")
+    if allowed is not None:
+        given = getattr(args, "channel", None)
+        given = [_canonical(c) for c in given] if isinstance(given, (list, tuple)) else []
+        if getattr(args, "use_local", None) is True:
+            given.append("local")
+        for channel in context.channels:
+            c = _canonical(channel)
+            if c not in allowed:
+                source = "call" if c in given else "configuration"
+                return {"channel_not_allowed": {"channel": c, "source": source}}
+    return None
+
+
 def _check(checks, args):
     """The report for this parsed command line (see GuardReport)."""
     from conda.base.context import context
@@ -191,6 +277,13 @@ def _check(checks, args):
         report["json_forced_off"] = _setting(context, "json")
     if checks.get("require_dry_run") and not context.dry_run:
         report["refusal"] = {"dry_run_not_honoured": {"setting": _setting(context, "dry_run")}}
+        return report
+    try:
+        refusal = _restricted(context, args, checks)
+    except Exception as exc:  # noqa: BLE001 - reported, conda does not run
+        refusal = {"check_failed": {"error": f"{type(exc).__name__}: {exc}"}}
+    if refusal:
+        report["refusal"] = refusal
         return report
     rule = checks.get("target")
     if rule is None:

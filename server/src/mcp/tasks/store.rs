@@ -265,6 +265,16 @@ impl TaskStore {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// How many tasks are still working (the `conda_mcp_tasks` metric).
+    pub fn working(&self) -> usize {
+        self.tasks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .values()
+            .filter(|e| matches!(e.state, State::Working { .. }))
+            .count()
+    }
+
     /// Drops finished tasks past the retention, then the oldest finished
     /// ones beyond the count bound.
     fn sweep(&self, tasks: &mut HashMap<String, Entry>) {

@@ -86,9 +86,14 @@ pub struct Gate {
     pub max_body_bytes: usize,
     /// `--request-timeout`.
     pub request_timeout: Duration,
-    /// The per-user workers, when principals map to OS users: a request
-    /// whose user would find no worker (all `--max-workers` busy) is 503.
-    pub workers: Option<Arc<crate::worker_client::Workers>>,
+    /// The per-user workers, when principals map to OS users (set once
+    /// startup has made them): a request whose user would find no worker
+    /// (all `--max-workers` busy) is 503.
+    pub workers: Arc<std::sync::OnceLock<Arc<crate::worker_client::Workers>>>,
+    /// The request counters of `/metrics`.
+    pub metrics: Arc<crate::metrics::Metrics>,
+    /// Draining: new MCP requests are 503.
+    pub health: Arc<crate::health::Health>,
 }
 
 /// `Retry-After` of a 503 for a full worker pool, in seconds.
@@ -103,6 +108,8 @@ struct Described {
     id: String,
     /// What the handler said of a `tools/call`'s answer.
     note: CallNote,
+    /// Counted in flight until the log line is written (the drain waits).
+    in_flight: Option<crate::health::InFlight>,
 }
 
 /// The axum middleware (`axum::middleware::from_fn_with_state`).
@@ -120,7 +127,7 @@ pub async fn gate(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Re
             Some("invalid_request"),
             "a token in the URL query is refused: send it in the Authorization header",
         );
-        return finish(r, described, since, deadline);
+        return gate.finish(r, described, since, deadline);
     }
     let principal = if gate.tokens.is_none() && gate.oauth.is_none() {
         Principal::local()
@@ -132,7 +139,7 @@ pub async fn gate(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Re
                     None,
                     "authentication required: Authorization: Bearer TOKEN",
                 );
-                return finish(r, described, since, deadline);
+                return gate.finish(r, described, since, deadline);
             }
             Bearer::Malformed => {
                 let r = gate.challenge(
@@ -140,7 +147,7 @@ pub async fn gate(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Re
                     Some("invalid_request"),
                     "the Authorization header is not a Bearer token",
                 );
-                return finish(r, described, since, deadline);
+                return gate.finish(r, described, since, deadline);
             }
             Bearer::Token(t) => match gate.authenticate(&t).await {
                 Some(p) => p,
@@ -150,13 +157,29 @@ pub async fn gate(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Re
                         Some("invalid_token"),
                         "the token is not valid",
                     );
-                    return finish(r, described, since, deadline);
+                    return gate.finish(r, described, since, deadline);
                 }
             },
         }
     };
     described.principal = principal.name.clone();
-    if let (Some(workers), Some(user)) = (&gate.workers, &principal.os_user)
+    if parts.uri.path() == super::ops::METRICS_PATH {
+        // A scrape: authenticated, no JSON-RPC body, no request counter.
+        parts.extensions.insert(principal);
+        let r = next.run(Request::from_parts(parts, body)).await;
+        described.method = "(metrics)".into();
+        return finish(r, described, since, deadline, None);
+    }
+    if gate.health.is_draining() {
+        let mut r = plain(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the server is stopping: retry with another instance",
+        );
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECONDS));
+        return gate.finish(r, described, since, deadline);
+    }
+    if let (Some(workers), Some(user)) = (gate.workers.get(), &principal.os_user)
         && !workers.would_admit(user)
     {
         let mut r = plain(
@@ -165,10 +188,11 @@ pub async fn gate(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Re
         );
         r.headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECONDS));
-        return finish(r, described, since, deadline);
+        return gate.finish(r, described, since, deadline);
     }
     parts.extensions.insert(principal);
     parts.extensions.insert(described.note.clone());
+    described.in_flight = Some(gate.health.enter());
     let too_large = parts
         .headers
         .get(header::CONTENT_LENGTH)
@@ -176,14 +200,14 @@ pub async fn gate(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Re
         .and_then(|v| v.parse::<u64>().ok())
         .is_some_and(|n| n > gate.max_body_bytes as u64);
     if too_large {
-        return finish(too_large_response(), described, since, deadline);
+        return gate.finish(too_large_response(), described, since, deadline);
     }
     let bytes = match read_body(body, gate.max_body_bytes, deadline).await {
         Ok(b) => b,
-        Err(r) => return finish(r, described, since, deadline),
+        Err(r) => return gate.finish(r, described, since, deadline),
     };
     if !describe(&bytes, &mut described) {
-        return finish(
+        return gate.finish(
             undecodable_response(undecodable::rejection(&bytes), &mut described),
             described,
             since,
@@ -200,12 +224,13 @@ pub async fn gate(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Re
                 status: r.status().as_u16(),
                 since,
                 outcome: "timeout",
+                metrics: Some(gate.metrics.clone()),
             }
             .write("timeout");
             return r;
         }
     };
-    finish(response, described, since, deadline)
+    gate.finish(response, described, since, deadline)
 }
 
 /// The request body, at most `max` bytes. Errors: the response to send
@@ -377,13 +402,34 @@ fn plain(status: StatusCode, text: &'static str) -> Response {
     r
 }
 
+impl Gate {
+    /// [`finish`] counting the request in the metrics.
+    fn finish(
+        &self,
+        response: Response,
+        described: Described,
+        since: Instant,
+        deadline: tokio::time::Instant,
+    ) -> Response {
+        finish(
+            response,
+            described,
+            since,
+            deadline,
+            Some(self.metrics.clone()),
+        )
+    }
+}
+
 /// The response with its body bound by the deadline and the log line
-/// written when the body ends or is dropped.
+/// written when the body ends or is dropped (and, with `metrics`, the
+/// request counted by its method and outcome).
 fn finish(
     response: Response,
     described: Described,
     since: Instant,
     deadline: tokio::time::Instant,
+    metrics: Option<Arc<crate::metrics::Metrics>>,
 ) -> Response {
     let status = response.status();
     let (parts, body) = response.into_parts();
@@ -400,6 +446,7 @@ fn finish(
             status: status.as_u16(),
             since,
             outcome,
+            metrics,
         }),
     });
     Response::from_parts(parts, body)
@@ -418,6 +465,7 @@ struct LogLine {
     status: u16,
     since: Instant,
     outcome: &'static str,
+    metrics: Option<Arc<crate::metrics::Metrics>>,
 }
 
 impl LogLine {
@@ -429,6 +477,14 @@ impl LogLine {
             ("answered", Some(Noted::Error(code))) => ("error", Some(code)),
             _ => (outcome, None),
         };
+        if let Some(m) = &self.metrics {
+            let method = if d.method.is_empty() {
+                "(none)"
+            } else {
+                &d.method
+            };
+            m.request(method, outcome, &d.principal);
+        }
         match code {
             Some(code) => tracing::info!(
                 principal = %d.principal,

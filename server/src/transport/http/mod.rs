@@ -12,6 +12,7 @@
 //!   the issuer's keys, the protected-resource metadata, `--user-map`;
 //! * [`token_command`]: the `conda-mcp token` command line;
 //! * [`serve`](mod@serve): binding, the router, and the drain on SIGTERM;
+//! * [`ops`]: `/healthz`, `/readyz` and `/metrics`;
 //! * [`tls`]: `--tls-cert` / `--tls-key` (rustls).
 //!
 //! Who is calling is a [`crate::principal::Principal`] the gate puts in the
@@ -21,6 +22,7 @@
 
 pub mod gate;
 pub mod oauth;
+pub mod ops;
 pub mod serve;
 pub mod tls;
 pub mod token_command;

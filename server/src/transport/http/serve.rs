@@ -94,6 +94,16 @@ impl LoadedFiles {
         self.tokens.as_ref().map(TokenTable::len)
     }
 
+    /// The principals of the `--auth-tokens` file, in its order, with the
+    /// scopes of their policy column (`None`: not narrowed).
+    pub fn principals(&self) -> Vec<(String, Option<crate::policy::Scopes>)> {
+        self.tokens
+            .iter()
+            .flat_map(TokenTable::principals)
+            .map(|p| (p.name.clone(), p.scopes))
+            .collect()
+    }
+
     /// Whether the server speaks HTTPS.
     pub fn tls(&self) -> bool {
         self.tls.is_some()
@@ -176,11 +186,19 @@ impl Listening {
         os_users(&self.tokens, &self.oauth)
     }
 
-    /// Serves `server` until `stop` completes, then drains: requests in
-    /// flight get `--shutdown-grace`, then the open streams are cancelled
-    /// (which cancels their calls) and this returns.
-    pub async fn serve(self, server: CondaMcp, stop: impl Future<Output = ()> + Send + 'static) {
-        let workers = server.state().and_then(|s| s.runner.workers.clone());
+    /// Serves `server` until `stop` completes, then drains: `/readyz`
+    /// answers 503 and new MCP requests 503, the requests in flight get
+    /// `--shutdown-grace` to finish, then the open streams are cancelled
+    /// (which cancels their calls) and this returns. `ops` holds what
+    /// `/healthz`, `/readyz` and `/metrics` read; `workers`, the per-user
+    /// workers once startup has made them.
+    pub async fn serve(
+        self,
+        server: CondaMcp,
+        stop: impl Future<Output = ()> + Send + 'static,
+        ops: Arc<super::ops::Ops>,
+        workers: Arc<std::sync::OnceLock<Arc<crate::worker_client::Workers>>>,
+    ) {
         let addr = self.local_addr().ok();
         let s = &self.settings;
         let cancel = CancellationToken::new();
@@ -204,16 +222,21 @@ impl Listening {
             (None, Some(_)) => "oauth",
             (Some(_), Some(_)) => "bearer+oauth",
         };
+        let health = ops.health.clone();
         let gate_state = Arc::new(Gate {
             tokens: self.tokens,
             oauth: self.oauth,
             max_body_bytes: s.max_body_bytes,
             request_timeout: s.request_timeout,
             workers,
+            metrics: ops.metrics.clone(),
+            health: health.clone(),
         });
         let mut app = Router::new()
             .route_service(MCP_PATH, mcp)
-            .layer(axum::middleware::from_fn_with_state(gate_state, gate));
+            .merge(super::ops::metrics(ops.clone()))
+            .layer(axum::middleware::from_fn_with_state(gate_state, gate))
+            .merge(super::ops::probes(ops));
         if let Some(doc) = metadata {
             app = app.merge(metadata_routes(doc));
         }
@@ -224,11 +247,15 @@ impl Listening {
             authentication,
             "listening"
         );
+        let end = Drain {
+            stop,
+            grace: s.shutdown_grace,
+            cancel,
+            health,
+        };
         match self.tls {
-            None => serve_plain(self.listener, app, stop, s.shutdown_grace, cancel).await,
-            Some(tls) => {
-                serve_tls(self.listener, tls, app, stop, s.shutdown_grace, cancel).await;
-            }
+            None => serve_plain(self.listener, app, end).await,
+            Some(tls) => serve_tls(self.listener, tls, app, end).await,
         }
     }
 }
@@ -275,15 +302,17 @@ fn with_header_timeout<A>(mut server: axum_server::Server<A>) -> axum_server::Se
     server
 }
 
-/// Plain HTTP until `stop`; then no new connections, `grace` for the
-/// requests in flight, then `cancel`.
-async fn serve_plain(
-    listener: TcpListener,
-    app: Router,
-    stop: impl Future<Output = ()> + Send + 'static,
+/// How serving ends: at `stop`, the drain (`health` turns not ready and
+/// counts the MCP requests in flight), `grace` for them, then `cancel`.
+struct Drain<S> {
+    stop: S,
     grace: std::time::Duration,
     cancel: CancellationToken,
-) {
+    health: Arc<crate::health::Health>,
+}
+
+/// Plain HTTP until the drain ([`until_drained`]).
+async fn serve_plain<S: Future<Output = ()>>(listener: TcpListener, app: Router, end: Drain<S>) {
     let listener = match listener.into_std() {
         Ok(l) => l,
         Err(e) => {
@@ -295,18 +324,16 @@ async fn serve_plain(
     let serving = with_header_timeout(axum_server::from_tcp(listener))
         .handle(handle.clone())
         .serve(app.into_make_service());
-    until_drained(serving, handle, "HTTP", stop, grace, cancel).await;
+    until_drained(serving, handle, "HTTP", end).await;
 }
 
-/// HTTPS (rustls through axum-server) until `stop`, then as
+/// HTTPS (rustls through axum-server) until the drain, as
 /// [`serve_plain`].
-async fn serve_tls(
+async fn serve_tls<S: Future<Output = ()>>(
     listener: TcpListener,
     tls: Arc<rustls::ServerConfig>,
     app: Router,
-    stop: impl Future<Output = ()> + Send + 'static,
-    grace: std::time::Duration,
-    cancel: CancellationToken,
+    end: Drain<S>,
 ) {
     let listener = match listener.into_std() {
         Ok(l) => l,
@@ -320,20 +347,21 @@ async fn serve_tls(
     let serving = with_header_timeout(axum_server::tls_rustls::from_tcp_rustls(listener, config))
         .handle(handle.clone())
         .serve(app.into_make_service());
-    until_drained(serving, handle, "HTTPS", stop, grace, cancel).await;
+    until_drained(serving, handle, "HTTPS", end).await;
 }
 
 /// Drives `serving` (an axum-server future controlled by `handle`; `what`
-/// names it in the log) until `stop`, then drains: no new connections,
-/// requests in flight get `grace` to finish, and past it `cancel` ends
-/// their calls and the serving future is dropped.
-async fn until_drained(
+/// names it in the log) until `end.stop`, then drains: `/readyz` answers
+/// 503 and new MCP requests get 503 (connections are still accepted, so a
+/// load balancer's probe sees the drain), the MCP requests in flight get
+/// `end.grace` to finish; once they have, or past the grace, no new
+/// connections are accepted, and past the grace `end.cancel` ends their
+/// calls and the serving future is dropped.
+async fn until_drained<S: Future<Output = ()>>(
     serving: impl Future<Output = std::io::Result<()>>,
     handle: axum_server::Handle,
     what: &str,
-    stop: impl Future<Output = ()>,
-    grace: std::time::Duration,
-    cancel: CancellationToken,
+    end: Drain<S>,
 ) {
     let mut serving = std::pin::pin!(serving);
     tokio::select! {
@@ -343,22 +371,36 @@ async fn until_drained(
             }
             return;
         }
-        () = stop => {}
+        () = end.stop => {}
     }
-    draining(grace);
-    // No deadline of its own: past `grace`, `cancel` ends the calls (the
+    end.health.draining();
+    draining(end.grace);
+    let deadline = tokio::time::Instant::now() + end.grace;
+    tokio::select! {
+        r = &mut serving => {
+            if let Err(e) = r {
+                tracing::warn!("the {what} server stopped: {e}");
+            }
+            return;
+        }
+        _ = tokio::time::timeout_at(deadline, end.health.idle()) => {}
+    }
+    // No deadline of its own: past the grace, `cancel` ends the calls (the
     // log says so) and the serving future is dropped.
     handle.graceful_shutdown(None);
-    if tokio::time::timeout(grace, &mut serving).await.is_err() {
+    if tokio::time::timeout_at(deadline, &mut serving)
+        .await
+        .is_err()
+    {
         tracing::warn!("requests still in flight after the grace: cancelling them");
-        cancel.cancel();
+        end.cancel.cancel();
     }
 }
 
 fn draining(grace: std::time::Duration) {
     tracing::info!(
         grace_ms = grace.as_millis() as u64,
-        "stopping: no new connections; requests in flight may finish"
+        "stopping: not ready, new requests refused (503); requests in flight may finish"
     );
 }
 

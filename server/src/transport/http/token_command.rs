@@ -1,4 +1,4 @@
-//! `conda-mcp token new NAME [--os-user USER]`: prints a fresh bearer token
+//! `conda-mcp token new NAME [--os-user USER] [--policy SCOPES]`: prints a fresh bearer token
 //! once, and the line that admits it to an `--auth-tokens` file (the hash
 //! only). Revoking a token is deleting its line and restarting the server.
 //!
@@ -42,6 +42,11 @@ enum TokenCommand {
         /// column).
         #[arg(long, value_name = "USER", value_parser = parse_name)]
         os_user: Option<String>,
+        /// Narrow what the token may do (the file's fourth column):
+        /// conda:read, conda:write, conda:exec, comma-separated, or - for
+        /// no tool call at all (a token for /metrics).
+        #[arg(long, value_name = "SCOPES", value_parser = parse_policy)]
+        policy: Option<crate::policy::Scopes>,
     },
 }
 
@@ -51,6 +56,10 @@ fn parse_name(s: &str) -> Result<String, String> {
     } else {
         Err("must be 1 to 64 characters of letters, digits, _ . @ -".into())
     }
+}
+
+fn parse_policy(s: &str) -> Result<crate::policy::Scopes, String> {
+    crate::policy::Scopes::column(s).map_err(str::to_owned)
 }
 
 /// Runs `conda-mcp token ...`; `args` is the whole command line (program
@@ -64,7 +73,11 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
             return ExitCode::from(e.exit_code().clamp(0, 255) as u8);
         }
     };
-    let TokenCommand::New { name, os_user } = cli.command;
+    let TokenCommand::New {
+        name,
+        os_user,
+        policy,
+    } = cli.command;
     if let Some(user) = os_user.as_deref()
         && !os_user_exists(user)
     {
@@ -92,7 +105,11 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
          {token}\n\
          # Add this line to the --auth-tokens file (the SHA-256 of the token, not the token):\n\
          {}\n",
-        tokens::file_line(&name, &token, os_user.as_deref())
+        match policy {
+            Some(scopes) =>
+                tokens::file_line_with_policy(&name, &token, os_user.as_deref(), scopes),
+            None => tokens::file_line(&name, &token, os_user.as_deref()),
+        }
     );
     let mut out = std::io::stdout().lock();
     if out

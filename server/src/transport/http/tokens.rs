@@ -1,8 +1,12 @@
 //! Static bearer tokens (`--auth-tokens FILE`) and `conda-mcp token new`.
 //!
-//! The file holds one principal a line, `NAME SHA256_HEX [OS_USER]`,
-//! fields separated by spaces or tabs; blank lines and lines starting with
-//! `#` are ignored. `SHA256_HEX` is the SHA-256 of the token's UTF-8 bytes
+//! The file holds one principal a line, `NAME SHA256_HEX [OS_USER
+//! [POLICY]]`, fields separated by spaces or tabs; blank lines and lines
+//! starting with `#` are ignored. `OS_USER` `-` is none (the server's own
+//! worker). `POLICY` narrows what the token may do as an OAuth access
+//! token's scopes do (`crate::policy::scopes`): `conda:read`,
+//! `conda:write`, `conda:exec`, comma-separated, or `-` for no tool call
+//! at all; without it the token is not narrowed. `SHA256_HEX` is the SHA-256 of the token's UTF-8 bytes
 //! as 64 hex digits: the token itself is never stored. A presented token is
 //! hashed and compared with every line's hash in constant time (`subtle`),
 //! without stopping at the first match, so neither the time nor the order of
@@ -16,7 +20,12 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use crate::policy::Scopes;
 use crate::principal::Principal;
+
+/// The OS user column that names none (the server's own worker), for a
+/// line that needs the policy column after it.
+pub const NO_OS_USER: &str = "-";
 
 /// Prefix of every token `conda-mcp token new` prints (it makes a leaked
 /// token easy to recognise in a secret scanner).
@@ -39,8 +48,10 @@ pub enum TokenFileError {
         #[source]
         source: std::io::Error,
     },
-    /// A line is not `NAME SHA256_HEX [OS_USER]`.
-    #[error("--auth-tokens file {path}, line {line}: {why} (expected NAME SHA256_HEX [OS_USER])")]
+    /// A line is not `NAME SHA256_HEX [OS_USER [POLICY]]`.
+    #[error(
+        "--auth-tokens file {path}, line {line}: {why} (expected NAME SHA256_HEX [OS_USER [POLICY]])"
+    )]
     Line {
         /// The file.
         path: PathBuf,
@@ -96,11 +107,14 @@ impl TokenTable {
                 why,
             };
             let fields: Vec<&str> = line.split_ascii_whitespace().collect();
-            let (name, hash, os_user) = match fields.as_slice() {
-                [name, hash] => (*name, *hash, None),
-                [name, hash, user] => (*name, *hash, Some(*user)),
+            let (name, hash, os_user, column) = match fields.as_slice() {
+                [name, hash] => (*name, *hash, None, None),
+                [name, hash, user] => (*name, *hash, Some(*user), None),
+                [name, hash, user, policy] => (*name, *hash, Some(*user), Some(*policy)),
                 _ => return Err(bad("wrong number of fields")),
             };
+            let os_user = os_user.filter(|u| *u != NO_OS_USER);
+            let scopes = column.map(Scopes::column).transpose().map_err(bad)?;
             if !is_name(name) {
                 return Err(bad(
                     "the name must be 1 to 64 characters of letters, digits, _ . @ -",
@@ -124,7 +138,7 @@ impl TokenTable {
                 principal: Principal {
                     name: name.to_owned(),
                     os_user: os_user.map(str::to_owned),
-                    scopes: None,
+                    scopes,
                 },
                 hash,
             });
@@ -156,6 +170,11 @@ impl TokenTable {
     /// Whether the file lists none (never true for a parsed file).
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// Every principal of the file, in its order.
+    pub fn principals(&self) -> impl Iterator<Item = &Principal> {
+        self.entries.iter().map(|e| &e.principal)
     }
 
     /// The principals that map to an OS user, with that user.
@@ -207,6 +226,22 @@ pub fn file_line(name: &str, token: &str, os_user: Option<&str>) -> String {
     }
 }
 
+/// The token file line for `name` with `token`'s hash, `os_user` (or
+/// [`NO_OS_USER`]) and the policy column of `scopes`.
+pub fn file_line_with_policy(
+    name: &str,
+    token: &str,
+    os_user: Option<&str>,
+    scopes: Scopes,
+) -> String {
+    format!(
+        "{name} {} {} {}",
+        token_hash(token),
+        os_user.unwrap_or(NO_OS_USER),
+        scopes.to_column()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,7 +273,12 @@ mod tests {
         let h = token_hash("x");
         let cases = [
             ("alice".to_owned(), "wrong number of fields"),
-            (format!("alice {h} bob extra"), "wrong number of fields"),
+            (
+                format!("alice {h} bob conda:read extra"),
+                "wrong number of fields",
+            ),
+            (format!("alice {h} bob conda:admin"), "unknown scope"),
+            (format!("alice {h} - conda:read,,conda:exec"), "empty item"),
             (format!("al ice {h}"), "hash is not 64 hex"),
             (format!("al!ce {h}"), "name must be"),
             ("alice 0123".to_owned(), "hash is not 64 hex"),
@@ -273,5 +313,39 @@ mod tests {
         let table = table(&line).expect("parses");
         assert_eq!(table.verify(&t1).map(|p| p.name.as_str()), Some("carol"));
         assert!(table.verify(&t2).is_none());
+    }
+
+    #[test]
+    fn the_policy_column_narrows_the_principal() {
+        let text = format!(
+            "{}\n{}\n{}\nscraper {} - -\n",
+            file_line("plain", "t1", None),
+            file_line_with_policy(
+                "reader",
+                "t2",
+                None,
+                Scopes::column("conda:read").expect("r")
+            ),
+            file_line_with_policy(
+                "writer",
+                "t3",
+                Some("wuser"),
+                Scopes::column("conda:write").expect("w")
+            ),
+            token_hash("t4"),
+        );
+        let t = table(&text).expect("parses");
+        assert_eq!(t.verify("t1").expect("plain").scopes, None);
+        let reader = t.verify("t2").expect("reader");
+        assert_eq!(reader.os_user, None);
+        let s = reader.scopes.expect("narrowed");
+        assert!(s.read && !s.write && !s.exec);
+        let writer = t.verify("t3").expect("writer");
+        assert_eq!(writer.os_user.as_deref(), Some("wuser"));
+        assert!(writer.scopes.expect("narrowed").write);
+        let scraper = t.verify("t4").expect("scraper");
+        assert_eq!(scraper.scopes, Some(Scopes::default()));
+        assert_eq!(t.os_users().collect::<Vec<_>>(), ["wuser"]);
+        assert_eq!(t.principals().count(), 4);
     }
 }
