@@ -148,7 +148,7 @@ fn parse_jwks(s: &str) -> Result<crate::transport::http::oauth::Source, String> 
     use crate::transport::http::oauth::Source;
     let lower = s.to_ascii_lowercase();
     if lower.starts_with("https://") || lower.starts_with("http://") {
-        reqwest::Url::parse(s)
+        url::Url::parse(s)
             .map(Source::Url)
             .map_err(|_| "not a valid URL".to_owned())
     } else if s.is_empty() {

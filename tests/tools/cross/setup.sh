@@ -12,7 +12,8 @@
 #   - gcc-mingw-w64-x86-64 links Windows binaries, wine runs them;
 #   - zig and cargo-zigbuild (PyPI wheels: static binaries) are the C
 #     compiler and linker for apple targets (ring's build script compiles C);
-#     no macOS SDK is needed.
+#     no macOS SDK is needed for that (the server drops one feature there: see
+#     features_for below).
 #
 # Usage (as root; every subcommand reuses what an earlier run made):
 #   setup.sh setup                  make or complete the chroot (idempotent)
@@ -170,16 +171,29 @@ cargo_for() {
   esac
 }
 
+# The server's features for TARGET. Apple targets: without the default
+# `jwks-fetch` (server/Cargo.toml), the HTTPS client of `--oauth-jwks URL`:
+# reqwest's rustls brings rustls-platform-verifier, which links the Security
+# and CoreFoundation frameworks there, and only a macOS SDK has them (none
+# exists on this machine). That build refuses a JWKS URL at startup (a FILE
+# works). A build on a Mac, and a release build, keep the feature. Other
+# targets: the defaults.
+features_for() {
+  case "$1" in
+    *-apple-darwin) echo --no-default-features ;;
+  esac
+}
+
 build() {
   need_ready
   local t cmd t0
   for t in "$@"; do
     t0=$SECONDS
     cmd=$(cargo_for "$t")
-    log "$cmd build --target $t (conda-mcp, conda-mcp-worker)"
+    log "$cmd build --target $t (conda-mcp, conda-mcp-worker) $(features_for "$t")"
     # shellcheck disable=SC2086
     in_root $cmd build --locked -Zbuild-std=std,panic_abort --profile "$PROFILE" \
-      --target "$t" -p conda-mcp-server -p conda-mcp-worker --bins
+      --target "$t" -p conda-mcp-server -p conda-mcp-worker --bins $(features_for "$t")
     log "build $t: $((SECONDS - t0)) s"
   done
 }
@@ -190,9 +204,11 @@ check() {
   for t in "$@"; do
     t0=$SECONDS
     cmd=$(cargo_for "$t")
-    log "$cmd check --target $t"
+    log "$cmd check --target $t $(features_for "$t")"
+    # shellcheck disable=SC2086
     in_root $cmd check --locked -Zbuild-std=std,panic_abort --profile "$PROFILE" \
-      --target "$t" -p conda-mcp-shared -p conda-mcp-worker -p conda-mcp-server --all-targets
+      --target "$t" -p conda-mcp-shared -p conda-mcp-worker -p conda-mcp-server --all-targets \
+      $(features_for "$t")
     log "check $t: $((SECONDS - t0)) s"
   done
 }

@@ -12,7 +12,9 @@
 //!   most [`MAX_BYTES`] of body within [`FETCH_TIMEOUT`]; TLS is rustls
 //!   with the ring provider and the system's trusted roots; the proxy of
 //!   `HTTPS_PROXY`/`ALL_PROXY` (and `NO_PROXY`) is used, except for a
-//!   loopback URL.
+//!   loopback URL. A build without the `jwks-fetch` feature
+//!   (server/Cargo.toml) has no HTTPS client and refuses a URL at startup
+//!   ([`JwksError::NoFetch`]).
 //! * A FILE (air-gapped sites) is read once at startup; an unusable file is
 //!   a startup error.
 //!
@@ -27,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyAlgorithm, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey};
-use reqwest::Url;
+use url::Url;
 
 /// Shortest time between two fetches of a JWKS URL.
 pub const MIN_REFETCH: Duration = Duration::from_secs(10);
@@ -72,6 +74,12 @@ pub enum JwksError {
     /// The HTTP client cannot be built (TLS roots).
     #[error("cannot set up the HTTPS client for --oauth-jwks: {0}")]
     Client(String),
+    /// This build has no HTTPS client (built without the `jwks-fetch`
+    /// feature, server/Cargo.toml), so a URL cannot be used.
+    #[error(
+        "--oauth-jwks URL: this conda-mcp was built without its HTTPS client (the jwks-fetch feature); pass --oauth-jwks FILE, a local copy of the issuer's key set"
+    )]
+    NoFetch,
     /// The fetch failed (connection, TLS, status, size, time).
     #[error("fetching the --oauth-jwks key set failed: {0}")]
     Fetch(String),
@@ -101,7 +109,7 @@ impl std::fmt::Debug for Key {
 #[derive(Debug)]
 pub struct Jwks {
     source: Source,
-    client: Option<reqwest::Client>,
+    client: Option<Client>,
     keys: RwLock<Arc<Vec<Key>>>,
     /// When the last fetch started (`None`: never), held across a fetch so
     /// concurrent requests wait for it instead of fetching again.
@@ -224,10 +232,33 @@ fn is_loopback(url: &Url) -> bool {
     })
 }
 
+/// The HTTPS client of a URL source.
+#[cfg(feature = "jwks-fetch")]
+type Client = reqwest::Client;
+
+/// No HTTPS client in a build without the `jwks-fetch` feature: the type
+/// has no value, so no fetch can happen.
+#[cfg(not(feature = "jwks-fetch"))]
+#[derive(Debug)]
+enum Client {}
+
+/// Errors: [`JwksError::NoFetch`], always, in a build without the
+/// `jwks-fetch` feature.
+#[cfg(not(feature = "jwks-fetch"))]
+fn client(_loopback: bool) -> Result<Client, JwksError> {
+    Err(JwksError::NoFetch)
+}
+
+#[cfg(not(feature = "jwks-fetch"))]
+async fn fetch(client: &Client, _url: &Url) -> Result<Vec<Key>, JwksError> {
+    match *client {}
+}
+
 /// The HTTPS client: rustls with the ring provider, the platform's roots,
 /// no redirects, [`FETCH_TIMEOUT`]; the environment's proxy unless
 /// `loopback`.
-fn client(loopback: bool) -> Result<reqwest::Client, JwksError> {
+#[cfg(feature = "jwks-fetch")]
+fn client(loopback: bool) -> Result<Client, JwksError> {
     use rustls_platform_verifier::BuilderVerifierExt as _;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let tls = rustls::ClientConfig::builder_with_provider(provider)
@@ -249,7 +280,8 @@ fn client(loopback: bool) -> Result<reqwest::Client, JwksError> {
         .map_err(|e| JwksError::Client(e.to_string()))
 }
 
-async fn fetch(client: &reqwest::Client, url: &Url) -> Result<Vec<Key>, JwksError> {
+#[cfg(feature = "jwks-fetch")]
+async fn fetch(client: &Client, url: &Url) -> Result<Vec<Key>, JwksError> {
     let fail = |e: reqwest::Error| JwksError::Fetch(e.without_url().to_string());
     let mut response = client.get(url.clone()).send().await.map_err(fail)?;
     if !response.status().is_success() {

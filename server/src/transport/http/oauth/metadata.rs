@@ -5,8 +5,8 @@
 //! form of RFC 9728 §3.1, `/.well-known/oauth-protected-resource/mcp`.
 //! Every 401 names the metadata's URL in its challenge (RFC 9728 §5.1).
 
-use reqwest::Url;
 use serde_json::{Value, json};
+use url::Url;
 
 use crate::policy::scopes;
 

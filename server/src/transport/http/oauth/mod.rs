@@ -20,7 +20,7 @@ pub mod validate;
 
 use std::path::PathBuf;
 
-use reqwest::Url;
+use url::Url;
 
 use crate::principal::Principal;
 pub use jwks::{Jwks, JwksError, Source};

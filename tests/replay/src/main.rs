@@ -1,0 +1,188 @@
+//! `conda-replay`: a stand-in conda for Windows that needs no Python.
+//!
+//! No Windows Python can be installed on the project's Linux machine, and
+//! wine cannot run the Python stand-in (tests/fixtures/standin/), so the
+//! server's Windows session under wine meets this program instead. It is
+//! installed as `python.exe` of a fake installation ([`conda_mcp_replay`]'s
+//! `install`), which is where the worker runs conda on Windows
+//! (`python.exe -m conda ARGS`, shared/src/conda_cmd.rs), and it answers
+//! three requests, each recognised exactly:
+//!
+//! * `python.exe -` with conda-mcp's discovery helper on stdin
+//!   (server/src/discovery/helper.py, byte for byte): the recorded dump
+//!   tests/fixtures/dumps/standin.json between the helper's marker lines;
+//! * `python.exe -m conda ARGS` for the calls in [`RECORDED`]: conda's
+//!   recorded output (tests/fixtures/recorded/README.md says how it was
+//!   recorded) and exit status;
+//! * `python.exe -c <the worker's spare.py>` (worker/src/spare.rs): the
+//!   spare conda's protocol: nothing is written until a job header arrives
+//!   on stdin (its length in decimal, a newline, `{"argv": [...], "cwd":
+//!   ...}`); the job's argv is then answered as `-m conda ARGV` would be. A
+//!   stdin closed before the header exits 0, as the spare does.
+//!
+//! Anything else is refused: a message on stderr naming what is recorded,
+//! and exit status [`REFUSED`]. It replays; it parses nothing and is not a
+//! conda.
+
+use std::io::{Read, Write};
+use std::process::ExitCode;
+
+/// conda-mcp's discovery helper, the one program accepted on stdin.
+const HELPER: &str = include_str!("../../../server/src/discovery/helper.py");
+/// The worker's spare conda, the one program accepted after `-c`.
+const SPARE: &str = include_str!("../../../worker/src/spare.py");
+/// The dump the helper printed for the Python stand-in.
+const DUMP: &str = include_str!("../../fixtures/dumps/standin.json");
+/// The helper's marker lines (server/src/discovery/helper.rs).
+const BEGIN_MARKER: &str = "=====CONDA-MCP-DUMP-BEGIN=====";
+const END_MARKER: &str = "=====CONDA-MCP-DUMP-END=====";
+
+/// Exit status of a refused request (argparse's usage error status).
+const REFUSED: u8 = 2;
+
+/// One recorded call: conda's argv (without `conda`), its stdout, its
+/// stderr, its exit status.
+struct Recorded {
+    argv: &'static [&'static str],
+    stdout: &'static str,
+    stderr: &'static str,
+    exit: u8,
+}
+
+/// The recorded calls whose argv holds no path of the recording machine
+/// (tests/fixtures/recorded/README.md).
+const RECORDED: &[Recorded] = &[
+    Recorded {
+        argv: &["info", "--json"],
+        stdout: include_str!("../../fixtures/recorded/info.json"),
+        stderr: "",
+        exit: 0,
+    },
+    Recorded {
+        argv: &["config", "--show", "--json"],
+        stdout: include_str!("../../fixtures/recorded/config-show.json"),
+        stderr: "",
+        exit: 0,
+    },
+    Recorded {
+        argv: &["list", "-n", "no-such-env", "--json"],
+        stdout: include_str!("../../fixtures/recorded/list-noenv.json"),
+        stderr: "",
+        exit: 1,
+    },
+    Recorded {
+        argv: &["list", "-n", "no-such-env"],
+        stdout: "",
+        stderr: include_str!("../../fixtures/recorded/list-noenv.stderr"),
+        exit: 1,
+    },
+];
+
+fn main() -> ExitCode {
+    let args: Vec<String> = match std::env::args_os()
+        .skip(1)
+        .map(|a| a.into_string())
+        .collect::<Result<_, _>>()
+    {
+        Ok(a) => a,
+        Err(_) => return refuse("an argument is not valid Unicode"),
+    };
+    match args.first().map(String::as_str) {
+        Some("-") if args.len() == 1 => helper(),
+        Some("-m") if args.get(1).map(String::as_str) == Some("conda") => conda(&args[2..]),
+        Some("-c") if args.len() == 2 && args[1] == SPARE => spare(),
+        Some("-c") => refuse("`-c` with a program other than the worker's spare.py"),
+        _ => refuse("a command line other than `-`, `-m conda ARGS` or `-c <spare.py>`"),
+    }
+}
+
+/// `python.exe -`: the dump, when stdin is the discovery helper.
+fn helper() -> ExitCode {
+    let mut source = Vec::new();
+    if std::io::stdin().read_to_end(&mut source).is_err() || source != HELPER.as_bytes() {
+        return refuse(
+            "a program on stdin other than conda-mcp's discovery helper (server/src/discovery/helper.py)",
+        );
+    }
+    let dump = DUMP.trim_end();
+    write_out(
+        format!("\n{BEGIN_MARKER}\n{dump}\n{END_MARKER}\n").as_bytes(),
+        b"",
+    );
+    ExitCode::SUCCESS
+}
+
+/// `python.exe -m conda ARGS`: the recorded answer for ARGS.
+fn conda(argv: &[String]) -> ExitCode {
+    match RECORDED.iter().find(|r| r.argv == argv) {
+        Some(r) => {
+            write_out(r.stdout.as_bytes(), r.stderr.as_bytes());
+            ExitCode::from(r.exit)
+        }
+        None => refuse(&format!(
+            "`conda {}`, which is not recorded",
+            argv.join(" ")
+        )),
+    }
+}
+
+/// `python.exe -c <spare.py>`: wait for the job header, then answer the
+/// job's argv. Reads byte by byte up to the header's end, so that what
+/// follows stays the job's own stdin (as spare.py does).
+fn spare() -> ExitCode {
+    let mut stdin = std::io::stdin().lock();
+    let mut digits = Vec::new();
+    let mut byte = [0u8; 1];
+    loop {
+        match stdin.read(&mut byte) {
+            // Retired by the worker before any job: nothing was run.
+            Ok(0) | Err(_) => return ExitCode::SUCCESS,
+            Ok(_) if byte[0] == b'\n' => break,
+            Ok(_) if digits.len() < 10 && byte[0].is_ascii_digit() => digits.push(byte[0]),
+            Ok(_) => return refuse("a spare job header that is not a decimal length"),
+        }
+    }
+    let len: usize = match std::str::from_utf8(&digits)
+        .ok()
+        .and_then(|d| d.parse().ok())
+    {
+        Some(n) => n,
+        None => return refuse("an empty spare job header"),
+    };
+    let mut body = vec![0u8; len];
+    if stdin.read_exact(&mut body).is_err() {
+        return ExitCode::SUCCESS;
+    }
+    let job: serde_json::Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(_) => return refuse("a spare job that is not JSON"),
+    };
+    let argv: Option<Vec<String>> = job["argv"]
+        .as_array()
+        .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_owned)).collect());
+    match argv {
+        Some(argv) => conda(&argv),
+        None => refuse("a spare job without an argv of strings"),
+    }
+}
+
+fn write_out(stdout: &[u8], stderr: &[u8]) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(stdout);
+    let _ = out.flush();
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(stderr);
+    let _ = err.flush();
+}
+
+fn refuse(what: &str) -> ExitCode {
+    let recorded: Vec<String> = RECORDED
+        .iter()
+        .map(|r| format!("`conda {}`", r.argv.join(" ")))
+        .collect();
+    eprintln!(
+        "conda-replay: refused {what}. This is a replay of conda-mcp's recorded answers (tests/replay), not a conda: it answers conda-mcp's discovery helper on stdin, the worker's spare conda, and {}.",
+        recorded.join(", ")
+    );
+    ExitCode::from(REFUSED)
+}
