@@ -201,9 +201,9 @@ async fn a_channel_only_conda_reads_is_refused_inside_conda() {
         // conda reads `$CONDA_PREFIX/.condarc` with CONDA_PREFIX the target
         // prefix (conda/base/context.py): for `-n x` only.
         let x = p.prefix.join("envs/x");
-        environment(&x, "marker.txt");
+        environment_with_marker(&x, "marker.txt");
         std::fs::write(x.join(".condarc"), "channels:\n  - bioconda\n").expect("env condarc");
-        environment(&p.prefix.join("envs/y"), "marker.txt");
+        environment_with_marker(&p.prefix.join("envs/y"), "marker.txt");
         let mut args = vec![
             "--allow-write",
             "--allow-exec",
@@ -268,7 +268,7 @@ async fn protected_environments_reached_by_names_only_conda_resolves_are_refused
         let p = standin();
         let other = tempfile::tempdir().expect("dir");
         let lab = other.path().join("lab");
-        environment(&lab, "marker.txt");
+        environment_with_marker(&lab, "marker.txt");
         // `main` resolves to the root prefix, through a symbolic link.
         std::os::unix::fs::symlink(&p.prefix, other.path().join("main")).expect("symlink");
         // conda looks in `other` first for `install` only; the server
