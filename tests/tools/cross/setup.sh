@@ -21,6 +21,7 @@
 #                                   (apple targets link with cargo-zigbuild)
 #   setup.sh check TARGET...        cargo check of shared, worker and server
 #   setup.sh test [CARGO ARGS...]   cargo test for Windows, run under wine
+#   setup.sh bench                  the warm-spare benchmark under wine
 #   setup.sh run CMD...             run CMD in the chroot, in this checkout
 #   setup.sh teardown               unmount what the chroot has mounted
 #
@@ -214,15 +215,34 @@ check() {
 }
 
 # cargo test for Windows, under wine. Default: shared's and the worker's
-# tests; extra arguments go to cargo test instead.
+# tests, and the replay's (tests/replay: the replay conda itself, and a
+# server session of the Windows conda-mcp.exe and its worker against it,
+# which finds the two binaries next to itself: they are built first);
+# extra arguments go to cargo test instead.
 wintest() {
   need_ready
   local t0=$SECONDS
-  if [ $# -eq 0 ]; then set -- -p conda-mcp-shared -p conda-mcp-worker; fi
+  if [ $# -eq 0 ]; then
+    set -- -p conda-mcp-shared -p conda-mcp-worker -p conda-mcp-replay
+    build x86_64-pc-windows-gnu
+  fi
   log "cargo test --target x86_64-pc-windows-gnu (under wine) $*"
   in_root cargo test --locked -Zbuild-std=std,panic_abort --profile "$PROFILE" \
     --target x86_64-pc-windows-gnu "$@"
   log "windows tests: $((SECONDS - t0)) s"
+}
+
+# The warm-spare benchmark under wine (tests/replay/benches/warm_spare.rs):
+# the spare conda against a fresh one, with the dev-profile binaries the
+# tests use (a release build of the server for Windows costs far more than
+# the figure is worth; the ratio is of process starts, which the profile
+# does not change).
+winbench() {
+  need_ready
+  build x86_64-pc-windows-gnu
+  log "cargo bench --bench warm_spare --target x86_64-pc-windows-gnu (under wine)"
+  in_root cargo bench --locked -Zbuild-std=std,panic_abort --profile "$PROFILE" \
+    --target x86_64-pc-windows-gnu -p conda-mcp-replay --bench warm_spare
 }
 
 case "${1:-setup}" in
@@ -230,6 +250,7 @@ case "${1:-setup}" in
   build) shift; build "$@" ;;
   check) shift; check "$@" ;;
   test) shift; wintest "$@" ;;
+  bench) need_ready; winbench ;;
   run) shift; need_ready; in_root "$@" ;;
   teardown) teardown ;;
   *) sed -n '2,/^set -e/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;

@@ -1,0 +1,124 @@
+//! A server session on Windows (under wine here) against the replay conda:
+//! the Windows `conda-mcp.exe` starts its Windows worker, which runs the
+//! discovery helper and a tool call through the fake installation's
+//! `python.exe` (the replay, src/main.rs). tests/tools/cross/setup.sh
+//! `test` builds the server, the worker and the replay first; this test
+//! finds them next to itself.
+#![cfg(windows)]
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use conda_mcp_replay::{DUMP, INFO, Session, built, install, terminal_commands};
+use serde_json::{Value, json};
+
+/// conda's shell-only commands, never tools (server/src/catalog/build.rs
+/// `SHELL_ONLY`, docs/reference.md "Generated tools").
+const SHELL_ONLY: &[&str] = &["activate", "deactivate"];
+/// The stand-in dump's command whose action no tool can represent, on
+/// purpose (tests/fixtures/dumps/make_standin.py): listed in the catalog's
+/// diagnostics, never a tool.
+const UNREPRESENTABLE: &[&str] = &["legacy"];
+
+fn exe(name: &str) -> PathBuf {
+    let me = std::env::current_exe().expect("this test's path");
+    built(&me, name).unwrap_or_else(|| {
+        panic!(
+            "{name}.exe is not built next to {}: run tests/tools/cross/setup.sh test, which builds it first",
+            me.display()
+        )
+    })
+}
+
+#[test]
+fn initialize_tools_list_and_a_call_through_the_replay() {
+    let scratch = std::env::temp_dir().join(format!("conda-mcp-wine-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    // A space and a non-ASCII name in the installation's path, as in
+    // `C:\Users\José Díaz\miniforge3`.
+    let root = scratch.join("mini forge é");
+    let inst = install(&root, &exe("conda-replay")).expect("the replay installation");
+
+    let mut cmd = Command::new(exe("conda-mcp"));
+    cmd.arg("--conda-exe")
+        .arg(&inst.conda_exe)
+        .arg("--no-cache")
+        // What an activated conda sets: discovery takes the interpreter
+        // from it (same installation) instead of `conda info`'s
+        // sys.executable, which the recording took on Linux.
+        .env("CONDA_PYTHON_EXE", &inst.python)
+        .env("RUST_LOG", "warn");
+    let mut s = Session::start(cmd).expect("start conda-mcp.exe");
+
+    let init = s.initialize().expect("initialize");
+    assert_eq!(init["protocolVersion"], "2025-06-18", "{init}");
+    assert_eq!(init["serverInfo"]["name"], "conda-mcp", "{init}");
+    assert!(init["capabilities"]["tools"].is_object(), "{init}");
+
+    let mut names = BTreeSet::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let page = s.request("tools/list", params).expect("tools/list");
+        for t in page["tools"].as_array().expect("a tools array") {
+            names.insert(t["name"].as_str().expect("a name").to_owned());
+        }
+        match page["nextCursor"].as_str() {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => break,
+        }
+    }
+    // One tool per terminal command of the dump, shell-only and
+    // unrepresentable ones aside;
+    // no fixed tool without --allow-exec or conda-completion.
+    let dump: Value = serde_json::from_str(DUMP).expect("the recorded dump");
+    let want: BTreeSet<String> = terminal_commands(&dump)
+        .into_iter()
+        .filter(|p| {
+            !(p.len() == 1
+                && (SHELL_ONLY.contains(&p[0].as_str())
+                    || UNREPRESENTABLE.contains(&p[0].as_str())))
+        })
+        .map(|p| format!("conda_{}", p.join("_")))
+        .collect();
+    assert_eq!(names, want);
+    assert_eq!(names.len(), 17, "{names:?}");
+
+    // A read-only call: conda runs as python.exe -m conda info --json in
+    // the worker's job object; the result carries conda's recorded
+    // output, parsed.
+    let r = s
+        .call("conda_info", json!({"json": true}))
+        .expect("tools/call");
+    assert_ne!(r["isError"], json!(true), "{r}");
+    let st = &r["structuredContent"];
+    assert_eq!(st["exit_code"], json!(0), "{st}");
+    let info: Value = serde_json::from_str(INFO).expect("the recorded info");
+    assert_eq!(st["parsed_json"], info, "{st}");
+
+    // A call the replay has no answer for fails as conda would (its
+    // status and stderr), as a tool result, not a protocol error.
+    let r = s
+        .call("conda_env_list", json!({"json": true}))
+        .expect("tools/call");
+    let st = &r["structuredContent"];
+    assert_eq!(st["exit_code"], json!(2), "{r}");
+    assert!(
+        st["stderr"]
+            .as_str()
+            .unwrap_or("")
+            .contains("conda-replay: refused"),
+        "{r}"
+    );
+
+    let status = s
+        .close(Duration::from_secs(30))
+        .expect("exit on a closed stdin");
+    assert!(status.success(), "{status}");
+    let _ = std::fs::remove_dir_all(&scratch);
+}
