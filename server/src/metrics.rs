@@ -155,7 +155,7 @@ impl Metrics {
     }
 
     /// One MCP request answered: its method (as the request log names it,
-    /// [`crate::mcp::request_log`]) and outcome word (`answered`,
+    /// [`crate::transport::request_log`]) and outcome word (`answered`,
     /// `tool_error`, `error`, `refused`, `timeout`, `disconnected`).
     pub fn request(&self, method: &str, outcome: &str, principal: &str) {
         let labels = vec![
