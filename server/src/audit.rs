@@ -697,17 +697,8 @@ mod tests {
         );
         let mut out = crate::call::CallOutput::new(conda_mcp_shared::ExecutionResult {
             exit_code: Some(0),
-            stdout: String::new(),
-            stderr: String::new(),
             duration_ms: 1,
-            timed_out: false,
-            cancelled: false,
-            stdout_truncated: false,
-            stderr_truncated: false,
-            stdout_lossy: false,
-            stderr_lossy: false,
-            stopped_by: None,
-            guard: None,
+            ..conda_mcp_shared::ExecutionResult::nothing_ran()
         });
         let files = |removed| crate::call::output::UnmanagedFiles {
             prefix: "/e/data".into(),

@@ -213,6 +213,23 @@ pub struct StandinPrefix {
 }
 
 impl StandinPrefix {
+    /// Makes every Python of this venv wait, when it starts, until the
+    /// file `gate` exists: a conda whose start (its discovery, any call)
+    /// takes as long as the test wants (a cold network file system, an
+    /// antivirus scan). A `.pth` file in the venv's site-packages.
+    ///
+    /// Panics when the file cannot be written.
+    pub fn hold_python_until(&self, gate: &Path) {
+        let line = format!(
+            "import os, time; exec({:?})\n",
+            format!(
+                "while not os.path.exists({:?}):\n    time.sleep(0.05)",
+                gate.display().to_string()
+            )
+        );
+        std::fs::write(self.site_packages.join("zz_slow_start.pth"), line).expect("pth");
+    }
+
     /// Builds a prefix serving `dump_path` (copied into the prefix); the
     /// dump's `plugins` are installed as dist-infos.
     ///

@@ -91,6 +91,20 @@ pub fn main() -> ExitCode {
     code
 }
 
+/// The `initialize` answer both transports give before startup has
+/// finished (no tool set yet, so no shared help in the instructions; the
+/// one after startup is `startup`'s).
+fn early_info(settings: &Settings, host: &crate::startup::HostCheck) -> rmcp::model::ServerConfig {
+    crate::mcp::server_config(
+        None,
+        settings.mode,
+        settings.results.mode,
+        &host.warnings,
+        settings.live_tools,
+        settings.policy.approve_writes,
+    )
+}
+
 /// Logs `e` and returns its exit status.
 fn failed(e: &StartupError) -> ExitCode {
     tracing::error!("{e}");

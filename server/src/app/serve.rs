@@ -6,7 +6,7 @@
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
-use crate::mcp::{self, CondaMcp, live};
+use crate::mcp::{CondaMcp, live};
 use crate::settings::Settings;
 use crate::startup;
 use crate::startup::StartupError;
@@ -36,14 +36,7 @@ pub async fn serve(settings: &Settings) -> Result<(), StartupError> {
         return super::serve_http::serve(settings, http).await;
     }
     let environment = startup::check_host(settings)?;
-    let early_info = mcp::server_config(
-        None,
-        settings.mode,
-        settings.results.mode,
-        &environment.warnings,
-        settings.live_tools,
-        settings.policy.approve_writes,
-    );
+    let early_info = super::early_info(settings, &environment);
     let mut start = {
         let settings = settings.clone();
         tokio::spawn(async move { startup::start_checked(&settings, environment).await })

@@ -34,14 +34,7 @@ pub async fn serve(settings: &Settings, http: &HttpSettings) -> Result<(), Start
     let users = listening.os_users();
     startup::check_users(&users)?;
     let environment = startup::check_host(settings)?;
-    let early_info = crate::mcp::server_config(
-        None,
-        settings.mode,
-        settings.results.mode,
-        &environment.warnings,
-        settings.live_tools,
-        settings.policy.approve_writes,
-    );
+    let early_info = super::early_info(settings, &environment);
     let (server, readiness) =
         CondaMcp::pending(early_info, settings.limits.timeout, settings.live_tools);
     let health = Health::new();

@@ -130,7 +130,8 @@ impl Plan {
             return true;
         }
         let path: Vec<&str> = c.command.iter().skip(1).map(String::as_str).collect();
-        LONG_COMMANDS.contains(&path.as_slice())
+        super::restrict::SOLVES.contains(&path.as_slice())
+            || LONG_COMMANDS.contains(&path.as_slice())
     }
 
     /// The worker job of this plan.
@@ -146,17 +147,9 @@ impl Plan {
 }
 
 /// Command paths (after `conda`, canonical names) that run long even as a
-/// dry run or read-only ([`Plan::may_run_long`]).
-const LONG_COMMANDS: &[&[&str]] = &[
-    &["create"],
-    &["install"],
-    &["update"],
-    &["remove"],
-    &["env", "create"],
-    &["env", "update"],
-    &["run"],
-    &["search"],
-];
+/// dry run or read-only ([`Plan::may_run_long`]), beside every command that
+/// solves ([`super::restrict::SOLVES`]).
+const LONG_COMMANDS: &[&[&str]] = &[&["run"], &["search"]];
 
 /// Which policy check applies to an argv.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -106,26 +106,12 @@ mod tests {
 
     #[test]
     fn the_typed_tools_list_stays_within_its_byte_target() {
-        use crate::policy::Policy;
         use crate::schema::Profile;
         use crate::tools::{ToolOptions, ToolSet};
         let cat = crate::catalog::build(&crate::dump::recorded_conda()).expect("catalog");
         for allow_exec in [false, true] {
-            let set = ToolSet::build(
-                &cat,
-                &ToolOptions {
-                    profile: Profile::Portable,
-                    policy: Policy {
-                        allow_write: allow_exec,
-                        allow_exec,
-                        approve_writes: false,
-                        scopes: None,
-                    },
-                    confirm: true,
-                    ..ToolOptions::default()
-                },
-            )
-            .expect("builds");
+            let set = ToolSet::build(&cat, &ToolOptions::writes(Profile::Portable, allow_exec))
+                .expect("builds");
             let listed = render_all(&set.listed);
             let bytes = serde_json::to_vec(&listed).expect("json").len();
             eprintln!(

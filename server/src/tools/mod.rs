@@ -136,6 +136,26 @@ pub struct ToolOptions {
     pub confirm: bool,
 }
 
+impl ToolOptions {
+    /// The options of a server with confirmation by dry run, in `profile`,
+    /// allowed to write and to run raw command lines when `allow` (else
+    /// read-only): what the tool-set tests build with.
+    #[cfg(test)]
+    pub(crate) fn writes(profile: Profile, allow: bool) -> Self {
+        ToolOptions {
+            profile,
+            policy: Policy {
+                allow_write: allow,
+                allow_exec: allow,
+                approve_writes: false,
+                scopes: None,
+            },
+            confirm: true,
+            ..ToolOptions::default()
+        }
+    }
+}
+
 impl ToolSet {
     /// Builds every tool of `catalog` that `options.filter` lets through.
     ///
@@ -463,21 +483,8 @@ mod tests {
         let cat = real();
         for profile in [Profile::Portable, Profile::Full] {
             for allow_exec in [false, true] {
-                let set = ToolSet::build(
-                    &cat,
-                    &ToolOptions {
-                        profile,
-                        policy: Policy {
-                            allow_write: allow_exec,
-                            allow_exec,
-                            approve_writes: false,
-                            scopes: None,
-                        },
-                        confirm: true,
-                        ..ToolOptions::default()
-                    },
-                )
-                .expect("builds");
+                let set = ToolSet::build(&cat, &ToolOptions::writes(profile, allow_exec))
+                    .expect("builds");
                 let listed: Vec<&str> = set.listed.iter().map(|t| t.name.as_ref()).collect();
                 assert_eq!(listed.contains(&EXECUTE_TOOL), allow_exec);
                 assert_eq!(set.route(EXECUTE_TOOL).is_some(), allow_exec);

@@ -166,26 +166,12 @@ async fn a_bare_host_environment_serves_with_conda_exe_and_says_what_it_looked_f
     }
 }
 
-/// Makes every Python of `standin`'s venv wait, when it starts, until the
-/// file `gate` exists: a conda that takes as long as the test wants (a
-/// cold network file system, an antivirus scan).
-fn hold_python_until(standin: &StandinPrefix, gate: &std::path::Path) {
-    let line = format!(
-        "import os, time; exec({:?})\n",
-        format!(
-            "while not os.path.exists({:?}):\n    time.sleep(0.05)",
-            gate.display().to_string()
-        )
-    );
-    std::fs::write(standin.site_packages.join("zz_slow_start.pth"), line).expect("pth");
-}
-
 #[tokio::test]
 async fn initialize_does_not_wait_for_a_slow_conda_and_tools_list_does() {
     let standin = StandinPrefix::standard();
     let dir = tempfile::tempdir().expect("tempdir");
     let gate = dir.path().join("go");
-    hold_python_until(&standin, &gate);
+    standin.hold_python_until(&gate);
     for era in ["initialize", "server/discover"] {
         let _ = std::fs::remove_file(&gate);
         let mut c = RawClient::spawn(&standin.conda_exe, &["--no-warm-conda"], &[]);
@@ -230,7 +216,7 @@ async fn initialize_does_not_wait_for_a_slow_conda_and_tools_list_does() {
 async fn a_conda_that_never_starts_gives_tools_list_a_clear_error() {
     let standin = StandinPrefix::standard();
     let dir = tempfile::tempdir().expect("tempdir");
-    hold_python_until(&standin, &dir.path().join("never"));
+    standin.hold_python_until(&dir.path().join("never"));
     let mut c = RawClient::spawn(&standin.conda_exe, &["--timeout", "4"], &[]);
     c.send(
         json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {

@@ -48,18 +48,6 @@ fn team_server(standin: &StandinPrefix, args: &[&str]) -> HttpServer {
     HttpServer::start_in(dir, &standin.conda_exe, &all)
 }
 
-/// A stand-in whose `create` and `install` act as conda's transactions.
-fn transactions() -> StandinPrefix {
-    let standin = StandinPrefix::create(&conda_mcp_tests::paths::real_dump()).expect("stand-in");
-    standin
-        .set_control(&[ControlRule {
-            transaction: Some(json!(true)),
-            ..ControlRule::default()
-        }])
-        .expect("control");
-    standin
-}
-
 fn get(server: &HttpServer, path: &str, token: Option<&str>) -> Response {
     let bearer = token.map(|t| format!("Bearer {t}"));
     let headers: Vec<(&str, &str)> = bearer
@@ -107,20 +95,6 @@ fn wait_status(server: &HttpServer, path: &str, status: u16) -> Response {
     }
 }
 
-/// Makes every Python of `standin`'s venv wait, when it starts, until the
-/// file `gate` exists (a conda whose discovery takes as long as the test
-/// wants).
-fn hold_python_until(standin: &StandinPrefix, gate: &Path) {
-    let line = format!(
-        "import os, time; exec({:?})\n",
-        format!(
-            "while not os.path.exists({:?}):\n    time.sleep(0.05)",
-            gate.display().to_string()
-        )
-    );
-    std::fs::write(standin.site_packages.join("zz_slow_start.pth"), line).expect("pth");
-}
-
 /// The pids of `parent`'s children whose executable is `exe`.
 fn children_running(parent: u32, exe: &Path) -> Vec<i32> {
     let mut pids = Vec::new();
@@ -158,7 +132,7 @@ fn health_and_readiness_across_startup_a_failed_worker_and_the_drain() {
         .expect("control");
     let dir = tempdir();
     let go = dir.path().join("go");
-    hold_python_until(&standin, &go);
+    standin.hold_python_until(&go);
     // A copy of the worker the test can break and restore.
     let worker = dir.path().join("worker-copy");
     std::fs::copy(bins::worker(), &worker).expect("copy the worker");
@@ -335,7 +309,7 @@ fn metrics_need_a_token_and_move_with_calls() {
 
 #[test]
 fn the_audit_log_records_applied_declined_and_refused_changes_and_no_reads() {
-    let standin = transactions();
+    let standin = crate::approval::transaction_standin();
     let dir = tempdir();
     let audit = dir.path().join("audit.jsonl");
     let file = token_file(dir.path());
@@ -514,7 +488,7 @@ fn the_audit_log_records_applied_declined_and_refused_changes_and_no_reads() {
 
 #[test]
 fn base_is_refused_then_allowed_with_the_flag_and_protect_env_adds_more() {
-    let standin = transactions();
+    let standin = crate::approval::transaction_standin();
     let root = standin.prefix.to_str().expect("utf-8").to_owned();
     let install_in_base = json!({"prefix": root, "packages": ["zlib"], "yes": true, "json": true});
     let server = team_server(&standin, &["--allow-write", "--protect-env", "lab"]);
@@ -580,7 +554,7 @@ fn base_is_refused_then_allowed_with_the_flag_and_protect_env_adds_more() {
 
 #[test]
 fn channels_outside_the_list_are_refused_in_the_call_and_from_a_condarc() {
-    let standin = transactions();
+    let standin = crate::approval::transaction_standin();
     let rc = standin.prefix.join(".condarc");
     std::fs::write(&rc, "channels:\n  - conda-forge\n").expect("condarc");
     let server = team_server(
@@ -645,7 +619,7 @@ fn channels_outside_the_list_are_refused_in_the_call_and_from_a_condarc() {
 
 #[test]
 fn a_read_only_token_on_an_allow_write_server_is_refused_and_check_says_so() {
-    let standin = transactions();
+    let standin = crate::approval::transaction_standin();
     let server = team_server(&standin, &["--allow-write"]);
     let install = json!({"name": "team", "packages": ["zlib"], "yes": true, "json": true});
     let read = call(&server, READER, "conda_env_list", json!({}));
