@@ -279,6 +279,9 @@ pub async fn run(
         warm,
         "job finished"
     );
+    if !warm && ended == Ended::Exited {
+        programs.ran_fresh(req.program, Duration::from_millis(duration_ms));
+    }
     JobEvent::Finished(result)
 }
 

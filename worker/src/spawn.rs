@@ -244,6 +244,20 @@ impl Programs {
         }
     }
 
+    /// After a conda job that ran fresh and ended by itself: notes how long
+    /// it took, so a call that finds the warm conda starting can tell
+    /// whether waiting for it is sooner (`crate::warm::wait_for_start`).
+    pub fn ran_fresh(&self, program: Program, took: std::time::Duration) {
+        #[cfg(unix)]
+        if program == Program::Conda
+            && let Some(warm) = &self.warm
+        {
+            warm.ran_fresh(took);
+        }
+        #[cfg(windows)]
+        let _ = (program, took);
+    }
+
     /// Pids the post-job sweep must spare (the warm conda).
     pub fn spared(&self) -> Vec<i32> {
         self.warm.as_ref().map(|w| w.spared()).unwrap_or_default()

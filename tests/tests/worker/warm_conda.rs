@@ -411,35 +411,199 @@ async fn a_killed_zygote_means_one_fresh_call_then_warm_again() {
     ex.shutdown().await;
 }
 
-/// `conda info`'s CUDA probe (conda 26 starts a fresh interpreter for it
-/// on every call: half of a warm `info`) is not kept by the warm conda: a
-/// driver upgraded without any change to conda or its plugins (the restart
-/// watch stamps conda's files, not the driver) must be seen by the next
-/// call, warm or fresh, as it is by a fresh conda.
+/// A listening worker (`conda-mcp-worker serve`) for `p` whose environment
+/// has `env` (passed to conda with `--pass-env`), and an executor connected
+/// to it. The worker is killed when the returned guard drops.
+struct Listening {
+    ex: Executor,
+    served: std::process::Child,
+    log: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Listening {
+    async fn start(p: &StandinPrefix, env: &[(&str, &str)], warm: bool) -> Listening {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let socket = dir.path().join("worker.sock");
+        let log = dir.path().join("worker.log");
+        let mut cmd = std::process::Command::new(conda_mcp_tests::bins::worker());
+        cmd.arg("serve")
+            .arg("--socket")
+            .arg(&socket)
+            .arg("--conda-exe")
+            .arg(&p.conda_exe)
+            .args(["--allow-uid", &nix::unistd::Uid::effective().to_string()]);
+        for (k, v) in env {
+            cmd.env(k, v).args(["--pass-env", k]);
+        }
+        if !warm {
+            cmd.arg("--no-warm-conda");
+        }
+        let served = cmd
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&log).expect("log"))
+            .spawn()
+            .expect("serve");
+        let end = tokio::time::Instant::now() + Duration::from_secs(10);
+        while !std::fs::read_to_string(&log).is_ok_and(|l| l.contains("listening")) {
+            assert!(
+                tokio::time::Instant::now() < end,
+                "the worker never listened"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let mut cfg = WorkerConfig::new(&p.conda_exe);
+        cfg.worker_exe = conda_mcp_tests::bins::worker();
+        cfg.socket = Some(socket);
+        Listening {
+            ex: Executor::new(cfg),
+            served,
+            log,
+            _dir: dir,
+        }
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        let _ = self.served.kill();
+        let _ = self.served.wait();
+    }
+}
+
+/// The `__cuda` version of an `info --json` answer.
+fn cuda(stdout: &str) -> Value {
+    let v: Value = serde_json::from_str(stdout).expect("JSON");
+    v["virtual_pkgs"][0][1].clone()
+}
+
+/// How many times the stand-in's CUDA probe ran (one line each).
+fn probes(p: &StandinPrefix) -> usize {
+    std::fs::read_to_string(p.prefix.join("standin-cuda-probes.log"))
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+}
+
+/// `conda info`'s CUDA probe (conda 26 starts a fresh interpreter for it,
+/// once per process) runs once in the warm conda and its answer is reused
+/// by every call while the driver stays the same; a driver upgraded without
+/// any change to conda or its plugins (a `libcuda.so.1` on the loader's
+/// path rewritten) gives the new answer on the next call, as a fresh conda
+/// does, and the new answer is again reused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_driver_change_without_a_conda_change_is_seen_warm_and_fresh() {
+async fn the_cuda_probe_runs_once_and_a_driver_change_is_seen_on_the_next_call() {
     let p = StandinPrefix::standard();
-    let driver = p.prefix.join("standin-cuda-driver");
+    let lib = p.dir.path().join("driver-lib");
+    std::fs::create_dir(&lib).expect("lib dir");
+    let driver = lib.join("libcuda.so.1");
     std::fs::write(&driver, "12.4").expect("driver");
-    let warm = executor(&p.conda_exe, true);
-    let fresh = executor(&p.conda_exe, false);
-    until_warm(&warm, &p).await;
-    let cuda = |stdout: &str| -> Value {
-        let v: Value = serde_json::from_str(stdout).expect("JSON");
-        v["virtual_pkgs"][0][1].clone()
-    };
+    let lib_path = lib.display().to_string();
+    let env = [("LD_LIBRARY_PATH", lib_path.as_str())];
+    let warm = Listening::start(&p, &env, true).await;
+    let fresh = Listening::start(&p, &env, false).await;
+    until_warm(&warm.ex, &p).await;
     let call = Call::new(&["info", "--json"]);
-    let (r, was_warm) = run_counted(&warm, &p, &call).await;
-    assert!(was_warm);
-    assert_eq!(cuda(&r.stdout), Value::from("12.4"));
-    std::fs::write(&driver, "12.6").expect("driver upgraded");
-    let (w, was_warm) = run_counted(&warm, &p, &call).await;
-    let (f, _) = run_counted(&fresh, &p, &call).await;
-    assert!(was_warm, "no conda change: the warm conda was not replaced");
-    assert_eq!(cuda(&w.stdout), Value::from("12.6"), "warm");
+    let before = probes(&p);
+    for _ in 0..3 {
+        let (r, was_warm) = run_counted(&warm.ex, &p, &call).await;
+        assert!(was_warm);
+        assert_eq!(cuda(&r.stdout), Value::from("12.4"));
+    }
+    assert_eq!(probes(&p), before, "warm calls reuse the zygote's probe");
+    let (f, was_warm) = run_counted(&fresh.ex, &p, &call).await;
+    assert!(!was_warm);
+    assert_eq!(cuda(&f.stdout), Value::from("12.4"));
+    assert_eq!(probes(&p), before + 1, "a fresh conda probes on its call");
+
+    std::fs::write(&driver, "12.6.1").expect("driver upgraded");
+    let (w, _) = run_counted(&warm.ex, &p, &call).await;
+    let (f, _) = run_counted(&fresh.ex, &p, &call).await;
+    assert_eq!(cuda(&w.stdout), Value::from("12.6.1"), "the next call");
     assert_eq!(cuda(&w.stdout), cuda(&f.stdout), "warm and fresh agree");
-    warm.shutdown().await;
-    fresh.shutdown().await;
+    assert!(
+        warm.log_text().contains("the CUDA driver may have changed"),
+        "the zygote was replaced for the driver"
+    );
+    until_warm(&warm.ex, &p).await;
+    let settled = probes(&p);
+    for _ in 0..2 {
+        let (r, was_warm) = run_counted(&warm.ex, &p, &call).await;
+        assert!(was_warm);
+        assert_eq!(cuda(&r.stdout), Value::from("12.6.1"));
+    }
+    assert_eq!(probes(&p), settled, "the new answer is reused");
+    warm.ex.shutdown().await;
+    fresh.ex.shutdown().await;
+}
+
+/// `CONDA_OVERRIDE_CUDA` (conda's override of the probe) reaches a warm
+/// call as it reaches a fresh one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conda_override_cuda_reaches_warm_calls() {
+    let p = StandinPrefix::standard();
+    let warm = Listening::start(&p, &[("CONDA_OVERRIDE_CUDA", "11.8")], true).await;
+    until_warm(&warm.ex, &p).await;
+    let (r, was_warm) = run_counted(&warm.ex, &p, &Call::new(&["info", "--json"])).await;
+    assert!(was_warm);
+    assert_eq!(cuda(&r.stdout), Value::from("11.8"));
+    warm.ex.shutdown().await;
+}
+
+/// A call that arrives while the warm conda is still starting waits for it
+/// when the start is expected to end before a fresh run would: here the
+/// zygote's start (its CUDA probe takes 2.5 s, longer than the 2 s a call
+/// used to wait) is shorter than the fresh run measured before (4 s of
+/// of `conda config`), so the call waits and runs warm, and the worker's log says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_waits_for_a_starting_warm_conda_when_that_is_sooner() {
+    let p = StandinPrefix::standard();
+    let lib = p.dir.path().join("driver-lib");
+    std::fs::create_dir(&lib).expect("lib dir");
+    std::fs::write(lib.join("libcuda.so.1"), "12.4").expect("driver");
+    let lib_path = lib.display().to_string();
+    let warm = Listening::start(&p, &[("LD_LIBRARY_PATH", lib_path.as_str())], true).await;
+    std::fs::write(p.prefix.join("standin-cuda-probe-delay"), "2.5").expect("delay");
+    let mut slow = ControlRule::for_commands(&["config"]);
+    slow.sleep_seconds = Some(4.0);
+    p.set_control(&[slow]).expect("control");
+    // The last "job finished" line of the worker's log says which path ran
+    // (the zygote's own start imports conda while the call waits, so the
+    // stand-in's start count cannot tell).
+    let last_job = || {
+        warm.log_text()
+            .lines()
+            .rfind(|l| l.contains("job finished"))
+            .map(str::to_string)
+            .unwrap_or_default()
+    };
+    // The first call runs fresh (nothing started yet) and is measured.
+    let r = run(&warm.ex, &Call::new(&["config", "--show"]), LIMIT)
+        .await
+        .result;
+    assert_eq!(r.exit_code, Some(0), "{r:?}\n{}", warm.log_text());
+    assert!(
+        last_job().contains("warm=false"),
+        "the first call, without a warm-up, runs fresh"
+    );
+    p.clear_control().expect("control");
+    // Its end started the zygote, which now probes for 2.5 s.
+    let started = tokio::time::Instant::now();
+    let r = run(&warm.ex, &Call::new(&["config", "--show"]), LIMIT)
+        .await
+        .result;
+    assert_eq!(r.exit_code, Some(0));
+    assert!(
+        last_job().contains("warm=true"),
+        "the call waited for the starting warm conda: {}",
+        warm.log_text()
+    );
+    assert!(started.elapsed() >= Duration::from_secs(2), "it did wait");
+    warm.ex.shutdown().await;
 }
 
 /// Waits up to 60 s for a zygote of `p` to start, then gives it time to

@@ -25,15 +25,22 @@
 //! is never run twice: when anything fails before that, the child exits
 //! without running conda and the job runs fresh.
 //!
+//! A call that finds the zygote starting waits for it when that is expected
+//! to be sooner than a fresh run would finish ([`wait_for_start`], from the
+//! measured durations of the last start and the last fresh conda job); so
+//! does a call that finds none when the last start was quicker than a fresh
+//! run (it starts one, as after a replacement).
+//!
 //! Fallback, never a failure: when conda is not a Python entry-point script,
-//! the zygote is not ready yet (not started, or still starting after
-//! [`STARTING_WAIT`]), is busy
+//! the zygote is not ready yet (not started, or still starting when waiting
+//! is not worth it or took too long), is busy
 //! (another connection's job), failed to start, died, or answered wrongly,
 //! the job runs as a fresh process and the reason is logged once. A zygote
 //! whose import locations changed ([`stamp`]) — conda or a plugin was
 //! installed, upgraded or removed, by a call or by anyone — is replaced
 //! before the next call; that call runs fresh while the new one starts.
 
+mod driver;
 mod proc_handle;
 mod shebang;
 mod stamp;
@@ -46,6 +53,9 @@ use std::path::{Path, PathBuf};
 
 use std::process::ExitStatus;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use tokio::net::unix::pipe;
 use tokio::sync::OwnedMutexGuard;
@@ -56,9 +66,25 @@ use self::zygote::{ChildFds, Recipe, Zygote, ZygoteError};
 
 pub(crate) use self::shebang::python_of;
 
-/// Longest a conda job waits for a warm conda that is already starting
-/// before it runs as a fresh process.
-pub const STARTING_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+/// What [`wait_for_start`] takes for a duration not measured yet: a fresh
+/// conda run's, and a start's.
+pub const STARTING_WAIT: Duration = Duration::from_secs(2);
+
+/// How long a conda job that finds the warm conda starting waits for it, or
+/// `None` when it should run fresh at once: it waits when the start is
+/// expected to end (`start_took` after it began, `elapsed` ago) no later
+/// than a fresh run would take (`fresh_took`), and then at most that long,
+/// past which a fresh run would have finished sooner. A duration not
+/// measured yet is the other one, else [`STARTING_WAIT`].
+pub fn wait_for_start(
+    elapsed: Duration,
+    start_took: Option<Duration>,
+    fresh_took: Option<Duration>,
+) -> Option<Duration> {
+    let fresh = fresh_took.or(start_took).unwrap_or(STARTING_WAIT);
+    let start = start_took.or(fresh_took).unwrap_or(STARTING_WAIT);
+    (start.saturating_sub(elapsed) <= fresh).then_some(fresh)
+}
 
 /// Consecutive failed starts after which the warm conda stays off.
 pub const MAX_START_FAILURES: u32 = 3;
@@ -72,12 +98,18 @@ pub struct Warm {
     /// subtree): see [`Warm::spared`].
     spared: Arc<Mutex<HashSet<i32>>>,
     logged: Mutex<HashSet<String>>,
+    /// How long the last successful start took (spawn to ready).
+    start_took: Arc<Mutex<Option<Duration>>>,
+    /// How long the last fresh conda job took (spawn to exit).
+    fresh_took: Mutex<Option<Duration>>,
 }
 
 #[derive(Debug, Default)]
 struct Slot {
     zygote: Option<Zygote>,
     starting: Option<tokio::task::JoinHandle<Result<Zygote, ZygoteError>>>,
+    /// When the start under way began.
+    since: Option<Instant>,
     failures: u32,
 }
 
@@ -124,6 +156,8 @@ impl Warm {
                 slot: Default::default(),
                 spared: Default::default(),
                 logged: Default::default(),
+                start_took: Default::default(),
+                fresh_took: Default::default(),
             })),
             Err(reason) => {
                 tracing::info!(reason = %reason, "warm conda off: conda calls run as fresh processes");
@@ -142,6 +176,13 @@ impl Warm {
     /// ends, so nothing of a job is ever under it at sweep time.
     pub fn spared(&self) -> Vec<i32> {
         lock(&self.spared).iter().copied().collect()
+    }
+
+    /// Notes how long a conda job that ran fresh took, for
+    /// [`wait_for_start`] (a job that timed out or was cancelled tells
+    /// nothing and is not noted).
+    pub fn ran_fresh(&self, took: Duration) {
+        *lock(&self.fresh_took) = Some(took);
     }
 
     fn log_once(&self, reason: &str) {
@@ -187,6 +228,10 @@ impl Warm {
                 Some(
                     "conda's import locations changed (conda or a plugin was installed, upgraded or removed); replacing the warm conda",
                 )
+            } else if z.driver.changed() {
+                Some(
+                    "the CUDA driver may have changed (a libcuda.so* file, the loader's cache or the kernel module); replacing the warm conda so that it probes again",
+                )
             } else if z.env != lock(&self.recipe).env {
                 Some("the child environment changed; replacing the warm conda")
             } else {
@@ -207,15 +252,21 @@ impl Warm {
                 return;
             }
             let recipe = lock(&self.recipe).clone();
+            let since = Instant::now();
             match zygote::start(&recipe) {
                 Ok(starting) => {
                     let pid = starting.pid;
                     lock(&self.spared).insert(pid);
                     let spared = self.spared.clone();
+                    let took = self.start_took.clone();
+                    slot.since = Some(since);
                     slot.starting = Some(tokio::spawn(async move {
                         let r = starting.ready(&recipe).await;
-                        if r.is_err() {
-                            lock(&spared).remove(&pid);
+                        match &r {
+                            Ok(_) => *lock(&took) = Some(since.elapsed()),
+                            Err(_) => {
+                                lock(&spared).remove(&pid);
+                            }
                         }
                         r
                     }));
@@ -262,14 +313,30 @@ impl Warm {
             }
         }
         // A warm conda already starting (the server's warm-up after
-        // discovery) is awaited briefly: its imports are under way, so it
-        // is ready sooner than a fresh conda would be, and the two do not
-        // compete for the CPU.
-        let deadline = tokio::time::Instant::now() + STARTING_WAIT;
-        while slot.starting.as_ref().is_some_and(|h| !h.is_finished())
-            && tokio::time::Instant::now() < deadline
+        // discovery, or a replacement) is awaited when it is expected to be
+        // ready sooner than a fresh conda would finish; the two then do not
+        // compete for the CPU. With none ready or starting, one is started
+        // and awaited when the last start was quicker than a fresh run.
+        self.tend(&mut slot, false);
+        let start_took = *lock(&self.start_took);
+        let fresh_took = *lock(&self.fresh_took);
+        if slot.zygote.is_none()
+            && slot.starting.is_none()
+            && start_took.is_some()
+            && wait_for_start(Duration::ZERO, start_took, fresh_took).is_some()
         {
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            self.tend(&mut slot, true);
+        }
+        if slot.starting.is_some() {
+            let elapsed = slot.since.map_or(Duration::ZERO, |t| t.elapsed());
+            if let Some(wait) = wait_for_start(elapsed, start_took, fresh_took) {
+                let deadline = Instant::now() + wait;
+                while slot.starting.as_ref().is_some_and(|h| !h.is_finished())
+                    && Instant::now() < deadline
+                {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            }
         }
         self.tend(&mut slot, false);
         let Some(z) = slot.zygote.as_ref() else {
@@ -477,4 +544,51 @@ fn job_pipes(has_stdin: bool, checks: bool) -> std::io::Result<(ChildFds, JobPip
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn a_start_sooner_than_a_fresh_run_is_awaited() {
+        // Measured: a start takes 2.8 s, a fresh run 4.2 s.
+        assert_eq!(
+            wait_for_start(ms(0), Some(ms(2800)), Some(ms(4200))),
+            Some(ms(4200))
+        );
+        // A start of 3 s, 1 s under way, against a fresh run of 2.5 s.
+        assert_eq!(
+            wait_for_start(ms(1000), Some(ms(3000)), Some(ms(2500))),
+            Some(ms(2500))
+        );
+        // Overdue: at most a fresh run's time.
+        assert_eq!(
+            wait_for_start(ms(9000), Some(ms(3000)), Some(ms(500))),
+            Some(ms(500))
+        );
+    }
+
+    #[test]
+    fn a_start_later_than_a_fresh_run_is_not_awaited() {
+        assert_eq!(wait_for_start(ms(0), Some(ms(2800)), Some(ms(300))), None);
+        assert_eq!(
+            wait_for_start(ms(100), Some(ms(3000)), Some(ms(2000))),
+            None
+        );
+    }
+
+    #[test]
+    fn what_is_not_measured_yet_is_the_other_figure_or_the_default() {
+        // Nothing measured: the start under way is awaited up to 2 s.
+        assert_eq!(wait_for_start(ms(1), None, None), Some(STARTING_WAIT));
+        // Only a fresh run measured: the start is taken to last as long.
+        assert_eq!(wait_for_start(ms(50), None, Some(ms(4000))), Some(ms(4000)));
+        // Only a start measured: a fresh run is taken to last as long.
+        assert_eq!(wait_for_start(ms(10), Some(ms(700)), None), Some(ms(700)));
+    }
 }

@@ -64,6 +64,48 @@ def _warm():
     # conda loads every plugin on its first access of the plugin manager
     # (cached for the process), also under --no-plugins (then disabled).
     getattr(context, "plugin_manager", None)
+    _probe_cuda()
+
+
+def _probe_cuda():
+    """Runs conda's CUDA driver probe once, so that every child inherits its
+    answer instead of starting an interpreter for it on each `conda info`.
+
+    conda keeps the answer for the life of its process
+    (conda/plugins/virtual_packages/cuda.py: `cached_cuda_version`, a
+    `functools.cache` of `cuda_version`, which runs the probe in a `spawn`
+    child); a fresh conda probes once per call, a child of this zygote reads
+    the zygote's answer. The worker's restart watch covers what a driver
+    change touches (worker/src/warm/driver.rs: the `libcuda.so*` files the
+    loader would find, /proc/driver/nvidia/version) and this zygote's
+    environment, CONDA_OVERRIDE_CUDA among it: a change replaces the zygote
+    before the next call. A conda without the cached probe is left as it is;
+    a probe that warns (a sandbox that forbids its semaphore) is forgotten
+    again, so that each call sees the warning as a fresh conda prints it."""
+    import importlib
+    import importlib.util
+    import warnings
+
+    name = "conda.plugins.virtual_packages.cuda"
+    try:
+        if importlib.util.find_spec(name) is None:
+            return
+    except ModuleNotFoundError:
+        return
+    cuda = importlib.import_module(name)
+    probe = getattr(cuda, "cached_cuda_version", None)
+    if not hasattr(probe, "cache_clear"):
+        probe = getattr(cuda, "cuda_version", None)
+    if not hasattr(probe, "cache_clear"):
+        return
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        try:
+            probe()
+        except Exception:  # noqa: BLE001 - a fresh conda's call raises it
+            seen.append(None)
+    if seen:
+        probe.cache_clear()
 
 
 def _receive(ctl):

@@ -22,6 +22,7 @@ use serde_json::Value;
 use tokio::io::Interest;
 use tokio::net::UnixDatagram;
 
+use super::driver::DriverStamp;
 use super::proc_handle::{ProcHandle, parent_of};
 use super::stamp::Stamp;
 
@@ -56,6 +57,8 @@ pub struct Zygote {
     output: [OwnedFd; 2],
     /// Its import locations, stamped when it reported them.
     pub stamp: Stamp,
+    /// The CUDA driver it probed, stamped at the same moment.
+    pub driver: DriverStamp,
     /// The environment it was started with.
     pub env: Vec<(OsString, OsString)>,
 }
@@ -249,25 +252,26 @@ impl Starting {
     /// Waits until the zygote reports ready (or fails, or times out); on any
     /// failure the zygote is killed and reaped.
     pub async fn ready(self, recipe: &Recipe) -> Result<Zygote, ZygoteError> {
-        let stamp = match tokio::time::timeout(READY_TIMEOUT, self.handshake(recipe)).await {
-            Ok(Ok(stamp)) => stamp,
-            Ok(Err(e)) => {
-                let detail = drain_text(&self.output);
-                self.handle.kill().await;
-                return Err(if detail.is_empty() {
-                    e
-                } else {
-                    ZygoteError::Printed {
-                        error: Box::new(e),
-                        printed: detail,
-                    }
-                });
-            }
-            Err(_) => {
-                self.handle.kill().await;
-                return Err(ZygoteError::NotReady(READY_TIMEOUT));
-            }
-        };
+        let (stamp, driver) =
+            match tokio::time::timeout(READY_TIMEOUT, self.handshake(recipe)).await {
+                Ok(Ok(stamps)) => stamps,
+                Ok(Err(e)) => {
+                    let detail = drain_text(&self.output);
+                    self.handle.kill().await;
+                    return Err(if detail.is_empty() {
+                        e
+                    } else {
+                        ZygoteError::Printed {
+                            error: Box::new(e),
+                            printed: detail,
+                        }
+                    });
+                }
+                Err(_) => {
+                    self.handle.kill().await;
+                    return Err(ZygoteError::NotReady(READY_TIMEOUT));
+                }
+            };
         // conda printed something while importing: a fresh process prints
         // it on every call, a fork would not.
         let printed = drain_text(&self.output);
@@ -281,11 +285,14 @@ impl Starting {
             ctl: self.ctl,
             output: self.output,
             stamp,
+            driver,
             env: recipe.env.clone(),
         })
     }
 
-    async fn handshake(&self, recipe: &Recipe) -> Result<Stamp, ZygoteError> {
+    /// The hello (stamped: import locations and the CUDA driver, before the
+    /// zygote imports conda and probes), then the ready message.
+    async fn handshake(&self, recipe: &Recipe) -> Result<(Stamp, DriverStamp), ZygoteError> {
         let hello = next_message(&self.ctl, &self.handle).await?;
         let Some(Value::Array(path)) = hello.get("hello") else {
             return Err(failure_or(&hello, "the first message was not hello"));
@@ -298,11 +305,12 @@ impl Starting {
         paths.push(recipe.conda.clone());
         paths.push(recipe.python.clone());
         let stamp = Stamp::take(paths);
+        let driver = DriverStamp::take(&recipe.env);
         let ready = next_message(&self.ctl, &self.handle).await?;
         if ready.get("ready") != Some(&Value::Bool(true)) {
             return Err(failure_or(&ready, "it did not report ready"));
         }
-        Ok(stamp)
+        Ok((stamp, driver))
     }
 }
 
