@@ -28,6 +28,7 @@
 //! [`crate::startup`]'s, and the process lifecycle around a transport the
 //! composition root's (`crate::app`); this module only speaks the protocol.
 
+pub mod apps;
 pub mod call_note;
 pub mod capabilities;
 pub mod consent;

@@ -9,6 +9,7 @@
 //! `cargo test -p conda-mcp-tests --test mcp surface::`.
 
 mod approval;
+mod apps;
 mod check;
 mod cli_command;
 mod conda_plugin;
