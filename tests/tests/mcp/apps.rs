@@ -64,7 +64,11 @@ fn card(r: &Value) -> (String, Value) {
 }
 
 /// `name version build channel` of a package list (the card's, or the
-/// stand-in's transaction record with conda's keys).
+/// stand-in's transaction record with conda's keys), sorted.
+pub(crate) fn rows_of(list: &Value) -> Vec<String> {
+    rows(list)
+}
+
 fn rows(list: &Value) -> Vec<String> {
     let mut v: Vec<String> = list
         .as_array()

@@ -10,6 +10,7 @@
 
 mod approval;
 mod apps;
+mod apps_browser;
 mod check;
 mod cli_command;
 mod conda_plugin;

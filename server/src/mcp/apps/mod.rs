@@ -147,4 +147,37 @@ mod tests {
         assert_eq!(v["mimeType"], MIME_TYPE);
         assert_eq!(v["_meta"]["ui"]["csp"]["connectDomains"], json!([]));
     }
+
+    /// What the card adds to `tools/list` for a client that declared the
+    /// extension (printed; docs/approval.md "Cost" quotes it): the
+    /// `_meta.ui` of each tool that may change something, and the decision
+    /// tool.
+    #[test]
+    fn the_card_adds_little_to_the_tool_list() {
+        use crate::schema::Profile;
+        use crate::tools::{ToolOptions, ToolSet};
+        let cat = crate::catalog::build(&crate::dump::recorded_conda()).expect("catalog");
+        let mut options = ToolOptions::writes(Profile::Portable, false);
+        options.policy.allow_write = false;
+        options.policy.approve_writes = true;
+        let set = ToolSet::build(&cat, &options).expect("builds");
+        let plain = serde_json::to_vec(&listing::render_all(&set.listed))
+            .expect("json")
+            .len();
+        let carded = serde_json::to_vec(&listed(&set.listed))
+            .expect("json")
+            .len();
+        let named = listed(&set.listed)
+            .iter()
+            .filter(|t| t.meta.as_ref().is_some_and(|m| m.0.contains_key("ui")))
+            .count();
+        eprintln!(
+            "tools/list: {plain} bytes, {carded} with the card ({named} of {} tools name it); the view {} bytes",
+            set.listed.len() + 1,
+            VIEW.len()
+        );
+        assert!(carded > plain);
+        assert!(carded - plain < 4_000, "{plain} → {carded}");
+        assert!(VIEW.len() < 16_384, "the view is {} bytes", VIEW.len());
+    }
 }
