@@ -51,7 +51,7 @@ pub struct Pending {
 /// expired id is the person's to know; an id that is unknown, used
 /// already or another principal's is one case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum Refusal {
+pub enum IdRefusal {
     /// Never issued, already used, or issued to another principal.
     #[error(
         "this approval id is not valid: it was never issued to this session, or it was already \
@@ -100,27 +100,27 @@ impl Ledger {
     /// Redeems `id` for `principal` at `now`: its [`Pending`] change, and
     /// the id is gone.
     ///
-    /// Errors: [`Refusal::Expired`] (the id is dropped);
-    /// [`Refusal::Unknown`] for an id never issued, used already, or
+    /// Errors: [`IdRefusal::Expired`] (the id is dropped);
+    /// [`IdRefusal::Unknown`] for an id never issued, used already, or
     /// issued to another principal (which keeps it).
     pub fn redeem(
         &self,
         id: &str,
         principal: &Principal,
         now: Instant,
-    ) -> Result<Pending, Refusal> {
+    ) -> Result<Pending, IdRefusal> {
         let mut map = self.lock();
         let Some((pending, deadline)) = map.get(id) else {
-            return Err(Refusal::Unknown);
+            return Err(IdRefusal::Unknown);
         };
         if pending.principal != *principal {
-            return Err(Refusal::Unknown);
+            return Err(IdRefusal::Unknown);
         }
         if *deadline <= now {
             map.remove(id);
-            return Err(Refusal::Expired);
+            return Err(IdRefusal::Expired);
         }
-        map.remove(id).map(|(p, _)| p).ok_or(Refusal::Unknown)
+        map.remove(id).map(|(p, _)| p).ok_or(IdRefusal::Unknown)
     }
 
     /// How many ids are pending (expired ones included until the next
@@ -175,7 +175,7 @@ mod tests {
         assert_eq!(ledger.redeem(&id, &Principal::named("alice"), now), Ok(p));
         assert_eq!(
             ledger.redeem(&id, &Principal::named("alice"), now),
-            Err(Refusal::Unknown),
+            Err(IdRefusal::Unknown),
             "never twice"
         );
         assert!(ledger.is_empty());
@@ -188,11 +188,11 @@ mod tests {
         let id = ledger.issue(pending("alice", json!({"name": "demo"})), TTL, now);
         assert_eq!(
             ledger.redeem(&id, &Principal::named("mallory"), now),
-            Err(Refusal::Unknown)
+            Err(IdRefusal::Unknown)
         );
         assert_eq!(
             ledger.redeem(&id, &Principal::local(), now),
-            Err(Refusal::Unknown)
+            Err(IdRefusal::Unknown)
         );
         assert!(ledger.redeem(&id, &Principal::named("alice"), now).is_ok());
     }
@@ -205,12 +205,12 @@ mod tests {
         let later = now + TTL;
         assert_eq!(
             ledger.redeem(&id, &Principal::named("alice"), later),
-            Err(Refusal::Expired)
+            Err(IdRefusal::Expired)
         );
         // Dropped: now unknown.
         assert_eq!(
             ledger.redeem(&id, &Principal::named("alice"), now),
-            Err(Refusal::Unknown)
+            Err(IdRefusal::Unknown)
         );
         // Just before the deadline it is still valid.
         let id = ledger.issue(pending("alice", json!({})), TTL, now);
@@ -229,7 +229,7 @@ mod tests {
         ledger.issue(pending("alice", json!({})), TTL, now);
         assert_eq!(
             ledger.redeem("not-an-id", &Principal::named("alice"), now),
-            Err(Refusal::Unknown)
+            Err(IdRefusal::Unknown)
         );
         assert_eq!(ledger.len(), 1);
     }
@@ -263,7 +263,7 @@ mod tests {
         assert_eq!(ledger.len(), 1, "the expired id was dropped");
         assert_eq!(
             ledger.redeem(&old, &Principal::named("alice"), later),
-            Err(Refusal::Unknown)
+            Err(IdRefusal::Unknown)
         );
         for _ in 0..CAPACITY + 10 {
             ledger.issue(pending("alice", json!({})), TTL, later);

@@ -203,7 +203,7 @@ pub enum NotRun {
     /// The card's decision carried an approval id that cannot be
     /// redeemed; nothing changed.
     #[error(transparent)]
-    ApprovalRefused(super::approval_ids::Refusal),
+    ApprovalRefused(super::approval_ids::IdRefusal),
     /// A bug inside the server (a panicked call task); logged.
     #[error("{0}")]
     Internal(&'static str),

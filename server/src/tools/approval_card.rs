@@ -137,6 +137,8 @@ mod tests {
         let spec = decide_spec();
         assert_eq!(spec.meta["ui"]["visibility"], json!(["app"]));
         assert_eq!(spec.input_schema["required"], json!(["id", "decision"]));
+        // No conda command's tool can take its name.
+        assert!(crate::schema::RESERVED_TOOL_NAMES.contains(&DECIDE_TOOL));
     }
 
     #[test]
