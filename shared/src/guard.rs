@@ -311,9 +311,10 @@ pub enum GuardOutcome {
     /// What the guard wrote is not a report (more than
     /// [`MAX_REPORT_BYTES`], or not its JSON).
     Malformed,
-    /// This worker's platform runs no guard (Windows, for now): the job ran
-    /// as it is, and only the server's prediction and postconditions stand
-    /// (docs/writes.md).
+    /// The guard could not run for this job and its checks only report: a
+    /// Windows conda run as a plain `.exe`, not through an installation's
+    /// `python.exe`. The job ran as it is, and only the server's prediction
+    /// and postconditions stand (docs/writes.md).
     Unavailable,
 }
 

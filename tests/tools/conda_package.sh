@@ -11,6 +11,12 @@
 #
 #   tests/tools/conda_package.sh                          # binaries of the dev build
 #   PACKAGE_PROFILE=release tests/tools/conda_package.sh  # as published
+#   PACKAGE_TARGET=x86_64-pc-windows-gnu CONDA_MCP_BIN_DIR=DIR tests/tools/conda_package.sh
+#       # another platform's package (win-64, osx-arm64, osx-64) out of a
+#       # cross build's binaries (tests/tools/cross/setup.sh): built,
+#       # installed with py-rattler into a prefix for that platform, and its
+#       # layout checked; the installed server's path is the last line printed
+#       # (.ci/run runs the Windows one under wine). The host tests are skipped.
 #
 # The dev profile reuses cargo's debug build of the test run (seconds
 # instead of minutes); the packaging (recipe, layout, install) is the same
@@ -25,11 +31,31 @@ mkdir -p "$work"
 work=$(cd "$work" && pwd)
 
 profile=${PACKAGE_PROFILE:-dev}
-echo "== conda package: the binaries (cargo, $profile profile)"
-if [ "$profile" = release ]; then
+package_target=${PACKAGE_TARGET:-}
+subdir=linux-64
+exe=
+bin_sub=bin
+case "$package_target" in
+  "") ;;
+  x86_64-pc-windows-gnu | x86_64-pc-windows-msvc) subdir=win-64 exe=.exe bin_sub=Library/bin ;;
+  aarch64-apple-darwin) subdir=osx-arm64 ;;
+  x86_64-apple-darwin) subdir=osx-64 ;;
+  x86_64-unknown-linux-gnu) ;;
+  *) echo "PACKAGE_TARGET $package_target: no conda platform for it" >&2; exit 1 ;;
+esac
+if [ -n "$package_target" ]; then
+  if [ -z "${CONDA_MCP_BIN_DIR:-}" ]; then
+    echo "PACKAGE_TARGET needs CONDA_MCP_BIN_DIR (the cross build's binaries)" >&2
+    exit 1
+  fi
+  echo "== conda package: the binaries of $package_target ($subdir) in $CONDA_MCP_BIN_DIR"
+  bin_dir=$CONDA_MCP_BIN_DIR
+elif [ "$profile" = release ]; then
+  echo "== conda package: the binaries (cargo, $profile profile)"
   cargo build --locked --release -p conda-mcp-server --bins
   bin_dir=$target_dir/release
 else
+  echo "== conda package: the binaries (cargo, $profile profile)"
   cargo build --locked -p conda-mcp-server --bins
   bin_dir=$target_dir/debug
 fi
@@ -43,43 +69,62 @@ python3 -m venv "$work/tools"
 echo "== conda package: rattler-build recipe/recipe.yaml (and its tests)"
 channel=$work/channel
 mkdir -p "$channel"
-CONDA_MCP_BIN_DIR=$bin_dir "$work/tools/bin/python" -W ignore::DeprecationWarning - "$channel" <<'PY'
+CONDA_MCP_BIN_DIR=$bin_dir "$work/tools/bin/python" -W ignore::DeprecationWarning - "$channel" "$subdir" <<'PY'
 import sys
 import rattler_build
 
-channel = sys.argv[1]
+channel, subdir = sys.argv[1:3]
 # The only channel is the output folder: the recipe's tests resolve the
 # package just built and nothing else (no conda-forge, no network).
 rattler_build.build_recipes(
     ["recipe/recipe.yaml"],
     output_dir=channel,
-    target_platform="linux-64",
+    target_platform=subdir,
     channel=[f"file://{channel}"],
+    # Another platform's package cannot run here: its tests run where it
+    # is native (the layout is checked after the install below).
+    test="native",
 )
 PY
-ls "$channel"/linux-64/conda-mcp-server-*.conda "$channel"/noarch/conda-mcp-*.conda
+ls "$channel/$subdir"/conda-mcp-server-*.conda "$channel"/noarch/conda-mcp-*.conda
 
 echo "== conda package: py-rattler installs conda-mcp-server into a fresh prefix"
 prefix=$work/prefix
-"$work/tools/bin/python" - "$channel" "$prefix" "$work/pkgs" <<'PY'
+"$work/tools/bin/python" - "$channel" "$prefix" "$work/pkgs" "$subdir" <<'PY'
 import asyncio
 import sys
 import rattler
 
-channel, prefix, cache = sys.argv[1:4]
+channel, prefix, cache, subdir = sys.argv[1:5]
 
 async def main():
+    # Another platform's package depends on nothing virtual; the host's
+    # virtual packages describe the host only.
     records = await rattler.solve(
         [rattler.Channel(f"file://{channel}")],
         ["conda-mcp-server"],
-        platforms=["linux-64", "noarch"],
-        virtual_packages=rattler.VirtualPackage.detect(),
+        platforms=[subdir, "noarch"],
+        virtual_packages=rattler.VirtualPackage.detect() if subdir == "linux-64" else [],
     )
     await rattler.install(records, target_prefix=prefix, cache_dir=cache, show_progress=False)
     print("installed", ", ".join(f"{r.name.normalized} {r.version}" for r in records))
 
 asyncio.run(main())
 PY
+
+if [ -n "$package_target" ] && [ "$subdir" != linux-64 ]; then
+  # Another platform: the layout conda expects there, both binaries.
+  for b in conda-mcp conda-mcp-worker; do
+    if [ ! -f "$prefix/$bin_sub/$b$exe" ]; then
+      echo "the $subdir package did not install $bin_sub/$b$exe" >&2
+      find "$prefix" -maxdepth 3 >&2
+      exit 1
+    fi
+  done
+  echo "== conda package: $subdir installs $bin_sub/conda-mcp$exe and $bin_sub/conda-mcp-worker$exe"
+  echo "$prefix/$bin_sub/conda-mcp$exe"
+  exit 0
+fi
 
 version=$("$prefix/bin/conda-mcp" --version)
 expected="conda-mcp $(sed -n '/^\[workspace.package\]/,/^\[/s/^version *= *"\(.*\)"/\1/p' Cargo.toml)"

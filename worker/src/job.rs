@@ -133,7 +133,6 @@ pub async fn run(
     #[cfg(unix)]
     let report = report.map(|r| tokio::spawn(crate::guard::read_report(r)));
     #[cfg(windows)]
-    let report: Option<tokio::task::JoinHandle<GuardOutcome>> = report.map(|r| match r {});
     let has_checks = req.checks.is_some();
     // The argv is the caller's submitted values (specs, paths, channel URLs
     // that may carry credentials): the log shows only how many there are.
@@ -218,6 +217,7 @@ pub async fn run(
     }
     // Every process of the job is gone, so the report pipe is at end of
     // file (the bound only guards against a descriptor leaked elsewhere).
+    #[cfg(unix)]
     let guard = match report {
         Some(task) => Some(
             tokio::time::timeout(DRAIN_GRACE, task)
@@ -226,7 +226,15 @@ pub async fn run(
                 .and_then(Result::ok)
                 .unwrap_or(GuardOutcome::NoReport),
         ),
-        None if has_checks && cfg!(windows) => Some(GuardOutcome::Unavailable),
+        None => None,
+    };
+    // Windows: the named pipe's outcome (a report, or none when the guard
+    // never connected); a conda that cannot be guarded (a plain `.exe`,
+    // report-only checks) ran without it.
+    #[cfg(windows)]
+    let guard = match report {
+        Some(pipe) => Some(pipe.outcome().await),
+        None if has_checks => Some(GuardOutcome::Unavailable),
         None => None,
     };
     if let Some(t) = stdin_task {

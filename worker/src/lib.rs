@@ -29,7 +29,6 @@ mod capture;
 mod cli;
 mod connection;
 mod contain;
-#[cfg(unix)]
 mod guard;
 mod job;
 #[cfg(target_os = "macos")]

@@ -11,11 +11,14 @@ worker/src/spare.rs and docs/operating.md "Warm conda".
 
 It writes nothing before its job: its stdout and stderr are the job's. The
 job arrives on stdin as the decimal length of a JSON object, a newline, and
-the object {"argv": [...], "cwd": "..."}; stdin is read unbuffered up to
-there, and whatever follows is the job's own stdin (the worker closes it at
-once for a job without stdin, as a fresh conda would read an empty NUL).
-The job then runs as `python -m conda ARGV` runs: runpy runs conda's
-__main__ module with sys.argv[0] its file name.
+the object {"argv": [...], "cwd": "...", "checks": {...}}; stdin is read
+unbuffered up to there, and whatever follows is the job's own stdin (the
+worker closes it at once for a job without stdin, as a fresh conda would
+read an empty NUL). The job then runs as `python -m conda ARGV` runs:
+runpy runs conda's __main__ module with sys.argv[0] its file name. A job
+with "checks" runs under the guard, which the worker prepends to this file
+(worker/src/guard/guard.py: `install`, its report to the named pipe the
+checks' "report_pipe" names).
 """
 
 import os
@@ -90,6 +93,9 @@ def _main():
         os._exit(0)
     if job.get("cwd"):
         os.chdir(job["cwd"])
+    checks = job.get("checks")
+    if checks is not None:
+        install(checks, checks.pop("report_pipe", None) or 3)
     import runpy
 
     sys.argv = ["conda"] + list(job["argv"])

@@ -26,12 +26,16 @@ use std::sync::{Arc, Mutex, PoisonError};
 use conda_mcp_shared::env::FIXED_CWD;
 use tokio::io::AsyncWriteExt;
 
+use conda_mcp_shared::guard::InProcessChecks;
+
 use crate::contain;
+use crate::guard::windows::ReportPipe;
 use crate::spawn::ChildSetup;
 use conda_mcp_shared::conda_cmd;
 
-/// The spare's Python source, run with `python -c`.
-pub const SOURCE: &str = include_str!("spare.py");
+/// The spare's Python source, run with `python -c`: the guard
+/// (`guard/guard.py`, for jobs with in-process checks) and `spare.py`.
+pub const SOURCE: &str = concat!(include_str!("guard/guard.py"), include_str!("spare.py"));
 
 /// Consecutive failed starts after which the spare stays off.
 pub const MAX_START_FAILURES: u32 = 3;
@@ -134,20 +138,37 @@ impl Warm {
     }
 
     /// Hands the job (`argv` in `setup`'s directory) to the waiting spare
-    /// and returns it as the job's process, or `None` (the job runs
-    /// fresh). The next spare starts before this returns. With
-    /// `has_stdin`, the job's stdin follows on the returned process's stdin
-    /// pipe; otherwise that pipe is closed here.
+    /// and returns it as the job's process, with the guard's report pipe
+    /// when the job has `checks` (the spare installs the guard, which
+    /// reports there), or `None` (the job runs fresh). The next spare
+    /// starts before this returns. With `has_stdin`, the job's stdin
+    /// follows on the returned process's stdin pipe; otherwise that pipe is
+    /// closed here.
     pub async fn take(
         &self,
         argv: &[String],
         setup: &ChildSetup,
         has_stdin: bool,
-    ) -> Option<contain::Child> {
+        checks: Option<&InProcessChecks>,
+    ) -> Option<(contain::Child, Option<ReportPipe>)> {
         let Ok(mut slot) = self.slot.clone().try_lock_owned() else {
             return None;
         };
-        let header = header(argv, &setup.cwd)?;
+        let report = match checks {
+            Some(_) => match ReportPipe::new() {
+                Ok(pipe) => Some(pipe),
+                Err(e) => {
+                    tracing::warn!(error = %e, "the guard's report pipe could not be made; this call runs fresh");
+                    return None;
+                }
+            },
+            None => None,
+        };
+        let checks_json = match (checks, &report) {
+            (Some(c), Some(pipe)) => Some(pipe.checks_json(c)),
+            _ => None,
+        };
+        let header = header(argv, &setup.cwd, checks_json.as_deref())?;
         if *lock(&self.env) != setup.env {
             *lock(&self.env) = setup.env.clone();
         }
@@ -158,7 +179,7 @@ impl Warm {
         let taken = match spare {
             Some((mut s, false)) if s.env == setup.env => {
                 match write_header(&mut s.child, &header, has_stdin).await {
-                    Ok(()) => Some(s.child),
+                    Ok(()) => Some((s.child, report)),
                     Err(e) => {
                         tracing::warn!(error = %e, "the spare conda did not take its job; this call runs fresh");
                         None
@@ -178,14 +199,19 @@ impl Warm {
     }
 }
 
-/// The job header: its length in decimal, a newline, the JSON object.
-/// `None` when it exceeds [`MAX_REQUEST`].
-fn header(argv: &[String], cwd: &Path) -> Option<Vec<u8>> {
-    let body = serde_json::to_vec(&serde_json::json!({
+/// The job header: its length in decimal, a newline, the JSON object
+/// (`argv`, `cwd`, and `checks` when the job runs under the guard: the
+/// checks' JSON with the report pipe's path). `None` when it exceeds
+/// [`MAX_REQUEST`].
+fn header(argv: &[String], cwd: &Path, checks_json: Option<&str>) -> Option<Vec<u8>> {
+    let mut job = serde_json::json!({
         "argv": argv,
         "cwd": cwd.to_string_lossy(),
-    }))
-    .ok()?;
+    });
+    if let Some(text) = checks_json {
+        job["checks"] = serde_json::from_str(text).ok()?;
+    }
+    let body = serde_json::to_vec(&job).ok()?;
     if body.len() > MAX_REQUEST {
         return None;
     }
@@ -220,12 +246,23 @@ mod tests {
 
     #[test]
     fn the_header_is_a_length_line_and_json() {
-        let h = header(&["list".into(), "é 🐍".into()], Path::new(r"C:\x")).expect("fits");
+        let h = header(&["list".into(), "é 🐍".into()], Path::new(r"C:\x"), None).expect("fits");
         let text = String::from_utf8(h).expect("utf-8");
         let (len, body) = text.split_once('\n').expect("newline");
         assert_eq!(len.parse::<usize>().expect("digits"), body.len());
         let v: serde_json::Value = serde_json::from_str(body).expect("json");
         assert_eq!(v["argv"][1], "é 🐍");
-        assert!(header(&["x".repeat(MAX_REQUEST)], Path::new("C:\\")).is_none());
+        assert!(v.get("checks").is_none());
+        assert!(header(&["x".repeat(MAX_REQUEST)], Path::new("C:\\"), None).is_none());
+        let h = header(
+            &["info".into()],
+            Path::new(r"C:\x"),
+            Some(r#"{"report_pipe": "\\\\.\\pipe\\p"}"#),
+        )
+        .expect("fits");
+        let text = String::from_utf8(h).expect("utf-8");
+        let v: serde_json::Value =
+            serde_json::from_str(text.split_once('\n').expect("newline").1).expect("json");
+        assert_eq!(v["checks"]["report_pipe"], r"\\.\pipe\p");
     }
 }

@@ -14,11 +14,11 @@
 //! ready, else as a fresh process, contained by [`crate::contain`] (a
 //! process group on Unix, a job object on Windows). Both paths take their
 //! environment and directory from [`Programs::child_setup`], so they cannot
-//! differ. On Unix a job with in-process checks runs under the guard on
-//! either path (`crate::guard`): fresh, conda is started through its own
-//! interpreter with the guard in front of its script. Windows runs no guard
-//! yet: such a job runs as it is, and its result says the guard was
-//! unavailable ([`conda_mcp_shared::guard::GuardOutcome::Unavailable`]).
+//! differ. A job with in-process checks runs under the guard on either
+//! path (`crate::guard`): fresh, conda is started through its own
+//! interpreter with the guard in front of its script (Unix) or of its entry
+//! module (Windows: `python.exe -c <guard> <checks> -m <argv...>`); warm,
+//! the zygote's child (Unix) or the spare interpreter (Windows) installs it.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -37,14 +37,13 @@ use crate::warm::Warm;
 #[cfg(unix)]
 use crate::warm::WarmJob;
 
-/// The worker's end of the guard's report pipe: a Unix pipe; Windows runs
-/// no guard, so there it has no values.
+/// The worker's end of the guard's report pipe: a Unix pipe.
 #[cfg(unix)]
 pub type ReportReader = tokio::net::unix::pipe::Receiver;
-/// The worker's end of the guard's report pipe: a Unix pipe; Windows runs
-/// no guard, so there it has no values.
+/// The worker's end of the guard's report pipe: a private named pipe and
+/// the task reading it (`crate::guard::windows`).
 #[cfg(windows)]
-pub type ReportReader = std::convert::Infallible;
+pub type ReportReader = crate::guard::windows::ReportPipe;
 
 /// The programs this worker can run, fixed at startup.
 #[derive(Debug, Clone)]
@@ -74,7 +73,7 @@ pub struct Launched {
     pub stdout: Pin<Box<dyn AsyncRead + Send>>,
     /// Its stderr.
     pub stderr: Pin<Box<dyn AsyncRead + Send>>,
-    /// The read end of the guard's report pipe (jobs with checks, Unix).
+    /// The read end of the guard's report pipe (jobs with checks).
     pub report: Option<ReportReader>,
     /// The process.
     pub process: Process,
@@ -206,8 +205,11 @@ impl Programs {
         #[cfg(windows)]
         let ((child, report), warm) = match (req.program, &self.warm) {
             (Program::Conda, Some(spare)) => {
-                match spare.take(&req.argv, &setup, req.stdin.is_some()).await {
-                    Some(child) => ((child, None), true),
+                match spare
+                    .take(&req.argv, &setup, req.stdin.is_some(), req.checks.as_ref())
+                    .await
+                {
+                    Some(taken) => (taken, true),
                     None => (self.spawn_fresh(req, setup)?, false),
                 }
             }
@@ -308,13 +310,41 @@ impl Programs {
         })
     }
 
-    /// The command of `req` with its arguments; Windows runs no guard, so
-    /// there is never a report pipe.
+    /// The command of `req` with its arguments, and the guard's report pipe
+    /// when it runs under the guard: a conda run through its installation's
+    /// `python.exe` (`conda_mcp_shared::conda_cmd`) as `python.exe -c
+    /// <guard> <checks> -m <argv...>`. A conda run as a plain `.exe` cannot
+    /// be guarded: checks that enforce something are refused there, checks
+    /// that only report run it unguarded.
     #[cfg(windows)]
     fn job_command(
         &self,
         req: &RunRequest,
     ) -> Result<(tokio::process::Command, Option<ReportReader>), JobRefusal> {
+        let path = self.path_of(req.program)?;
+        if let (Program::Conda, Some(checks)) = (req.program, &req.checks) {
+            let how = conda_mcp_shared::conda_cmd::resolve(path)
+                .map_err(|e| JobRefusal::spawn(&std::io::Error::from(e)))?;
+            if how.root.is_some() {
+                let pipe =
+                    crate::guard::windows::ReportPipe::new().map_err(|e| JobRefusal::spawn(&e))?;
+                let mut cmd = tokio::process::Command::new(&how.program);
+                cmd.arg("-c")
+                    .arg(crate::guard::FRESH_SOURCE)
+                    .arg(pipe.checks_json(checks))
+                    .arg("-m")
+                    .args(&req.argv);
+                return Ok((cmd, Some(pipe)));
+            }
+            if checks.enforces() {
+                return Err(JobRefusal::ChecksUnsupported {
+                    reason: format!(
+                        "{} is not run through a conda installation's python.exe, which the guard needs",
+                        path.display()
+                    ),
+                });
+            }
+        }
         let mut cmd = self.command_of(req.program)?;
         cmd.args(&req.argv);
         Ok((cmd, None))

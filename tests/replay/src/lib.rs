@@ -29,6 +29,21 @@ use serde_json::{Value, json};
 pub const DUMP: &str = include_str!("../../fixtures/dumps/standin.json");
 /// The recorded `conda info --json` the replay answers with.
 pub const INFO: &str = include_str!("../../fixtures/recorded/info.json");
+/// The worker's spare conda on Windows (worker/src/spare.rs `SOURCE`: the
+/// guard, then spare.py), one of the two programs the replay accepts after
+/// `-c`.
+pub const SPARE: &str = concat!(
+    include_str!("../../../worker/src/guard/guard.py"),
+    include_str!("../../../worker/src/spare.py")
+);
+/// A fresh conda's guard (worker/src/guard/mod.rs `FRESH_SOURCE`), the
+/// other.
+pub const GUARD: &str = concat!(
+    include_str!("../../../worker/src/guard/guard.py"),
+    "\nsys.exit(fresh_main())\n"
+);
+/// The exit status of a conda the guard ended (guard.py `REFUSED_STATUS`).
+pub const GUARD_REFUSED: u8 = 86;
 
 /// The paths of a fake installation made by [`install`].
 #[derive(Debug, Clone)]

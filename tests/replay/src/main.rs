@@ -18,7 +18,16 @@
 //!   spare conda's protocol: nothing is written until a job header arrives
 //!   on stdin (its length in decimal, a newline, `{"argv": [...], "cwd":
 //!   ...}`); the job's argv is then answered as `-m conda ARGV` would be. A
-//!   stdin closed before the header exits 0, as the spare does.
+//!   stdin closed before the header exits 0, as the spare does;
+//! * `python.exe -c <the worker's guard> CHECKS -m ARGS` (a fresh conda
+//!   under the guard, worker/src/guard/), and a spare job with `checks`:
+//!   the guard's side of its report channel. It writes a report to the
+//!   named pipe the checks name (`report_pipe`), as guard.py does before
+//!   conda's command acts: the report in `guard-report.json` beside this
+//!   program when the installation has one (a test's stand-in for what conda
+//!   decided), else one that refuses nothing. A report with a refusal ends
+//!   the process with the guard's status ([`GUARD_REFUSED`]) and a line on
+//!   stderr, as the guard ends conda; otherwise ARGS are answered as above.
 //!
 //! Anything else is refused: a message on stderr naming what is recorded,
 //! and exit status [`REFUSED`]. It replays; it parses nothing and is not a
@@ -29,8 +38,7 @@ use std::process::ExitCode;
 
 /// conda-mcp's discovery helper, the one program accepted on stdin.
 const HELPER: &str = include_str!("../../../server/src/discovery/helper.py");
-/// The worker's spare conda, the one program accepted after `-c`.
-const SPARE: &str = include_str!("../../../worker/src/spare.py");
+use conda_mcp_replay::{GUARD, GUARD_REFUSED, SPARE};
 /// The dump the helper printed for the Python stand-in.
 const DUMP: &str = include_str!("../../fixtures/dumps/standin.json");
 /// The helper's marker lines (server/src/discovery/helper.rs).
@@ -91,8 +99,16 @@ fn main() -> ExitCode {
         Some("-") if args.len() == 1 => helper(),
         Some("-m") if args.get(1).map(String::as_str) == Some("conda") => conda(&args[2..]),
         Some("-c") if args.len() == 2 && args[1] == SPARE => spare(),
-        Some("-c") => refuse("`-c` with a program other than the worker's spare.py"),
-        _ => refuse("a command line other than `-`, `-m conda ARGS` or `-c <spare.py>`"),
+        Some("-c") if args.len() >= 4 && args[1] == GUARD && args[3] == "-m" => {
+            match serde_json::from_str(&args[2]) {
+                Ok(checks) => guarded(&checks, &args[4..]),
+                Err(_) => refuse("guard checks that are not JSON"),
+            }
+        }
+        Some("-c") => refuse("`-c` with a program other than the worker's spare.py or guard"),
+        _ => refuse(
+            "a command line other than `-`, `-m conda ARGS`, `-c <spare.py>` or `-c <guard> CHECKS -m ARGS`",
+        ),
     }
 }
 
@@ -160,10 +176,46 @@ fn spare() -> ExitCode {
     let argv: Option<Vec<String>> = job["argv"]
         .as_array()
         .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_owned)).collect());
-    match argv {
-        Some(argv) => conda(&argv),
-        None => refuse("a spare job without an argv of strings"),
+    match (argv, job.get("checks")) {
+        (Some(argv), Some(checks)) => guarded(checks, &argv),
+        (Some(argv), None) => conda(&argv),
+        (None, _) => refuse("a spare job without an argv of strings"),
     }
+}
+
+/// A conda under the guard: the report to the checks' `report_pipe`, then
+/// the refusal or the recorded answer (module docs).
+fn guarded(checks: &serde_json::Value, argv: &[String]) -> ExitCode {
+    let Some(pipe) = checks["report_pipe"].as_str() else {
+        return refuse("guard checks without a report_pipe");
+    };
+    let decided = std::env::current_exe()
+        .ok()
+        .and_then(|me| std::fs::read(me.with_file_name("guard-report.json")).ok());
+    let report: serde_json::Value = match decided {
+        Some(bytes) => match serde_json::from_slice(&bytes) {
+            Ok(v) => v,
+            Err(_) => return refuse("a guard-report.json that is not JSON"),
+        },
+        None => serde_json::json!({
+            "dry_run": argv.iter().any(|a| a == "--dry-run" || a == "-d"),
+        }),
+    };
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .open(pipe)
+        .and_then(|mut f| f.write_all(report.to_string().as_bytes()));
+    if written.is_err() {
+        // guard.py ignores a failed write too; the worker then sees no
+        // report.
+        eprintln!("conda-replay: the guard's report pipe {pipe} could not be written");
+    }
+    if let Some(refusal) = report["refusal"].as_object() {
+        let kind = refusal.keys().next().cloned().unwrap_or_default();
+        eprintln!("conda-mcp: conda was stopped before it acted ({kind})");
+        return ExitCode::from(GUARD_REFUSED);
+    }
+    conda(argv)
 }
 
 fn write_out(stdout: &[u8], stderr: &[u8]) {

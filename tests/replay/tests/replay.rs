@@ -4,11 +4,10 @@
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
-use conda_mcp_replay::{DUMP, INFO};
-use serde_json::Value;
+use conda_mcp_replay::{DUMP, GUARD, GUARD_REFUSED, INFO, SPARE};
+use serde_json::{Value, json};
 
 const HELPER: &str = include_str!("../../../server/src/discovery/helper.py");
-const SPARE: &str = include_str!("../../../worker/src/spare.py");
 
 fn replay(args: &[&str], stdin: &[u8]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_conda-replay"))
@@ -105,4 +104,80 @@ fn the_spare_waits_for_its_job_header_and_answers_the_job() {
     stdin.extend_from_slice(job);
     let out = replay(&["-c", SPARE], &stdin);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// The guard's side of its report channel (a fresh conda's `-c <guard>
+/// CHECKS -m ARGS`, and a spare job with `checks`): the report goes to the
+/// checks' `report_pipe` (a named pipe on Windows; an existing file here),
+/// then the call is answered; what `guard-report.json` beside the replay
+/// says conda decided is reported instead, and its refusal ends the call
+/// with the guard's status before anything is answered.
+#[test]
+fn the_guard_reports_then_answers_or_stops() {
+    let dir = std::env::temp_dir().join(format!("conda-replay-guard-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    // The replay beside its own guard-report.json: a copy in the scratch
+    // folder (the built one is shared by every test).
+    let me = dir.join(format!("python{}", std::env::consts::EXE_SUFFIX));
+    std::fs::copy(env!("CARGO_BIN_EXE_conda-replay"), &me).expect("copy the replay");
+    let report = dir.join("report");
+    let checks = json!({"report_pipe": report}).to_string();
+    let run = |args: &[&str], stdin: &[u8]| {
+        let mut child = Command::new(&me)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start the replay");
+        let mut pipe = child.stdin.take().expect("stdin");
+        let _ = pipe.write_all(stdin);
+        drop(pipe);
+        child.wait_with_output().expect("wait")
+    };
+    let job = json!({"argv": ["info", "--json"], "cwd": ".", "checks": {"report_pipe": report}})
+        .to_string();
+    let mut spare_stdin = format!("{}\n", job.len()).into_bytes();
+    spare_stdin.extend_from_slice(job.as_bytes());
+    let fresh: &[&str] = &["-c", GUARD, &checks, "-m", "info", "--json"];
+    for (what, args, stdin) in [
+        ("fresh", fresh, &b""[..]),
+        ("spare", &["-c", SPARE][..], &spare_stdin[..]),
+    ] {
+        // The pipe exists before conda starts (the worker made it).
+        std::fs::write(&report, b"").expect("the report file");
+        let out = run(args, stdin);
+        assert_eq!(out.status.code(), Some(0), "{what}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), INFO, "{what}");
+        let written: Value =
+            serde_json::from_slice(&std::fs::read(&report).expect("a report")).expect("json");
+        assert_eq!(written["dry_run"], json!(false), "{what}: {written}");
+        assert!(written["refusal"].is_null(), "{what}: {written}");
+    }
+    let decided = json!({"dry_run": false,
+        "refusal": {"dry_run_not_honoured": {"setting": {"key": "dry_run", "source": null, "final": false}}}});
+    std::fs::write(dir.join("guard-report.json"), decided.to_string()).expect("write");
+    for (what, args, stdin) in [
+        ("fresh", fresh, &b""[..]),
+        ("spare", &["-c", SPARE][..], &spare_stdin[..]),
+    ] {
+        // The pipe exists before conda starts (the worker made it).
+        std::fs::write(&report, b"").expect("the report file");
+        let out = run(args, stdin);
+        assert_eq!(out.status.code(), Some(i32::from(GUARD_REFUSED)), "{what}");
+        assert!(
+            out.stdout.is_empty(),
+            "{what}: conda answered after a refusal"
+        );
+        assert!(
+            text(&out.stderr).contains("stopped before it acted (dry_run_not_honoured)"),
+            "{what}: {}",
+            text(&out.stderr)
+        );
+        let written: Value =
+            serde_json::from_slice(&std::fs::read(&report).expect("a report")).expect("json");
+        assert_eq!(written, decided, "{what}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

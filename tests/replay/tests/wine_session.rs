@@ -116,6 +116,62 @@ fn initialize_tools_list_and_a_call_through_the_replay() {
         "{r}"
     );
 
+    // The checks inside conda's process decide on Windows too: the worker
+    // runs conda as `python.exe -c <guard> CHECKS -m ARGV` (or hands the
+    // job and its checks to the spare), and the guard reports on the
+    // worker's private named pipe. Here the replay plays the guard and
+    // reports what `guard-report.json` says conda decided: its `dry_run`
+    // is false, forced by a `.condarc` with `#!final` that the server's own
+    // reading (its prediction) never saw. The read-only preview (a change
+    // without `yes: true` runs as a dry run) is refused, typed, naming that
+    // file, and conda is stopped before it acts.
+    let condarc = r"C:\Users\José\.condarc";
+    std::fs::write(
+        inst.python.with_file_name("guard-report.json"),
+        json!({"dry_run": false, "refusal": {"dry_run_not_honoured": {
+            "setting": {"key": "dry_run", "source": {"file": condarc}, "final": true}}}})
+        .to_string(),
+    )
+    .expect("write guard-report.json");
+    for round in ["first", "second"] {
+        let r = s
+            .call(
+                "conda_install",
+                json!({"packages": ["numpy"], "json": true}),
+            )
+            .expect("tools/call");
+        let st = &r["structuredContent"];
+        assert_eq!(
+            st["error"]["code"],
+            json!("dry_run_not_honoured"),
+            "{round}: {r}"
+        );
+        assert_eq!(
+            st["error"]["details"]["file"],
+            json!(condarc),
+            "{round}: {r}"
+        );
+    }
+    // Without that decision the guard lets conda run: the replay has no
+    // recorded install, so it fails as conda would (the guard did not stop
+    // it).
+    std::fs::remove_file(inst.python.with_file_name("guard-report.json")).expect("rm");
+    let r = s
+        .call(
+            "conda_install",
+            json!({"packages": ["numpy"], "json": true}),
+        )
+        .expect("tools/call");
+    let st = &r["structuredContent"];
+    assert_ne!(st["error"]["code"], json!("dry_run_not_honoured"), "{r}");
+    assert!(
+        st["stderr"]
+            .as_str()
+            .unwrap_or("")
+            .contains("conda-replay: refused"),
+        "{r}"
+    );
+
     let status = s
         .close(Duration::from_secs(30))
         .expect("exit on a closed stdin");

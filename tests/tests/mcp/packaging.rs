@@ -430,3 +430,111 @@ fn bundle_script_packs_a_bundle_whose_server_finds_its_worker() {
     );
     let _ = std::fs::remove_file(&bundle);
 }
+
+/// `bundle/build.sh` packs one platform per bundle: for a Windows and a
+/// macOS target (the binaries of a cross build, `tests/tools/cross/setup.sh`)
+/// the bundle is named for the platform, its manifest lists that platform
+/// alone, names the executable that is in the zip (`conda-mcp.exe` on
+/// Windows, through `mcp_config.platform_overrides`), and passes the
+/// official validator. The packer copies bytes and never runs them, so the
+/// host's own binaries stand in for the cross builds here; `.ci/run` packs
+/// the real cross-built ones and runs the Windows one under wine.
+#[test]
+fn bundle_script_packs_one_platform_per_bundle() {
+    let root = workspace_root();
+    for (target, platform, suffix) in [
+        ("x86_64-pc-windows-gnu", "win32", ".exe"),
+        ("aarch64-apple-darwin", "darwin", ""),
+    ] {
+        let bins_dir = tempfile::tempdir().expect("tempdir");
+        for exe in ["conda-mcp", "conda-mcp-worker"] {
+            std::fs::copy(
+                bins::bin_dir().join(exe),
+                bins_dir.path().join(format!("{exe}{suffix}")),
+            )
+            .expect("copy a binary");
+        }
+        let out = Command::new("bash")
+            .arg(root.join("bundle/build.sh"))
+            .env("CONDA_MCP_BUNDLE_BIN_DIR", bins_dir.path())
+            .env("CONDA_MCP_BUNDLE_TARGET", target)
+            .output()
+            .expect("bundle/build.sh");
+        assert!(
+            out.status.success(),
+            "bundle/build.sh for {target} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let arch = target.split('-').next().expect("arch");
+        let rel = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        assert_eq!(
+            rel,
+            format!("target/bundle/conda-mcp-{VERSION}-{platform}-{arch}.mcpb")
+        );
+        let bundle = root.join(&rel);
+        let mut zip = zip_entries(&bundle);
+        let manifest: Value =
+            serde_json::from_slice(&zip.remove("manifest.json").expect("manifest.json"))
+                .expect("manifest json");
+        assert_eq!(
+            manifest["compatibility"]["platforms"],
+            serde_json::json!([platform])
+        );
+        let entry = manifest["server"]["entry_point"].as_str().expect("entry");
+        assert_eq!(entry, format!("server/conda-mcp{suffix}"));
+        assert!(zip.contains_key(entry), "{entry} is not in the bundle");
+        assert!(zip.contains_key(&format!("server/conda-mcp-worker{suffix}")));
+        let command = manifest["server"]["mcp_config"]["platform_overrides"][platform]["command"]
+            .as_str()
+            .unwrap_or(
+                manifest["server"]["mcp_config"]["command"]
+                    .as_str()
+                    .expect("command"),
+            );
+        assert_eq!(command, format!("${{__dirname}}/{entry}"));
+        if let Some((_d, cli)) = mcpb_cli() {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let packed = dir.path().join("manifest.json");
+            std::fs::write(&packed, manifest.to_string()).expect("write");
+            let v = mcpb(cli, &["validate".as_ref(), packed.as_os_str()]);
+            assert!(
+                v.status.success(),
+                "mcpb validate of the {platform} bundle's manifest:\n{}{}",
+                String::from_utf8_lossy(&v.stdout),
+                String::from_utf8_lossy(&v.stderr)
+            );
+        }
+        let _ = std::fs::remove_file(&bundle);
+    }
+}
+
+/// The entries of a zip file by name, read with Python's zipfile (the
+/// tests have no zip crate; the bundle script writes with the same module).
+/// Only the manifest's and README's bytes are read; the binaries' entries
+/// are listed empty.
+fn zip_entries(zip: &Path) -> std::collections::HashMap<String, Vec<u8>> {
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import sys, zipfile, json, base64\nz = zipfile.ZipFile(sys.argv[1])\nprint(json.dumps({i.filename: base64.b64encode(b'' if i.filename.startswith('server/') else z.read(i)).decode() for i in z.infolist()}))",
+        ])
+        .arg(zip)
+        .output()
+        .expect("python3 zipfile");
+    assert!(
+        out.status.success(),
+        "zipfile: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let map: std::collections::HashMap<String, String> =
+        serde_json::from_slice(&out.stdout).expect("json");
+    use base64::Engine as _;
+    map.into_iter()
+        .map(|(k, v)| {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(v)
+                .expect("base64");
+            (k, bytes)
+        })
+        .collect()
+}

@@ -13,16 +13,26 @@
 #   - zig and cargo-zigbuild (PyPI wheels: static binaries) are the C
 #     compiler and linker for apple targets (ring's build script compiles C);
 #     no macOS SDK is needed for that (the server drops one feature there: see
-#     features_for below).
+#     features_for below);
+#   - maturin (its PyPI wheel holds a static binary too) builds the Python
+#     wheel of each target, tagged for its platform (win_amd64,
+#     macosx_*_arm64), from the same cargo build.
 #
 # Usage (as root; every subcommand reuses what an earlier run made):
 #   setup.sh setup                  make or complete the chroot (idempotent)
 #   setup.sh build TARGET...        cargo build of both binaries per target
 #                                   (apple targets link with cargo-zigbuild)
+#   setup.sh wheel TARGET...        maturin build of the wheel per target (both
+#                                   binaries built and linked on the way), into
+#                                   $CONDA_MCP_CROSS_TARGET/wheels
 #   setup.sh check TARGET...        cargo check of shared, worker and server
 #   setup.sh test [CARGO ARGS...]   cargo test for Windows, run under wine
+#   setup.sh test-build             build what `test` runs, run nothing (so a
+#                                   build can go ahead while other work runs)
 #   setup.sh bench                  the warm-spare benchmark under wine
 #   setup.sh run CMD...             run CMD in the chroot, in this checkout
+#   setup.sh where                  print the cross target directory as the
+#                                   host sees it (binaries: WHERE/TARGET/debug)
 #   setup.sh teardown               unmount what the chroot has mounted
 #
 # Environment:
@@ -32,6 +42,8 @@
 #                           /root/target, inside the chroot)
 #   CONDA_MCP_CROSS_MIRROR  the Debian archive (default: the host's own)
 #   CARGO_PROFILE           cargo profile of build/check/test (default dev)
+#   CROSS_ENV               extra VAR=VALUE words for the chroot's environment
+#                           (.ci/run: CARGO_PROFILE_DEV_DEBUG=0)
 #
 # The checkout is bind-mounted into the chroot at its own path, and the
 # host's cargo registry at /root/.cargo/registry, so crates are downloaded
@@ -45,7 +57,7 @@ REPO=$(cd "$(dirname "$0")/../../.." && pwd)
 HOST_CARGO_HOME=${CARGO_HOME:-$HOME/.cargo}
 # Bump when the package list below changes, so that `setup` completes an
 # older chroot instead of trusting its stamp.
-STAMP_VERSION=1
+STAMP_VERSION=2
 STAMP="$ROOT/etc/conda-mcp-cross.stamp"
 PACKAGES="rustc cargo rust-src gcc-mingw-w64-x86-64 ca-certificates wine wine64"
 
@@ -91,7 +103,8 @@ in_root() {
 
 setup() {
   local t0=$SECONDS
-  if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$STAMP_VERSION" ]; then
+  if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$STAMP_VERSION" ] \
+    && [ -x "$ROOT/usr/local/bin/maturin" ]; then
     mounts
     log "chroot at $ROOT is ready (stamp $STAMP_VERSION); nothing to do"
     return
@@ -139,17 +152,24 @@ setup() {
 # zig and cargo-zigbuild: the manylinux wheels hold static binaries, so they
 # are unpacked, not pip-installed (the chroot has no Python).
 zig_wheels() {
-  if [ -x "$ROOT/usr/local/bin/zig" ] && [ -x "$ROOT/usr/local/bin/cargo-zigbuild" ]; then return; fi
+  if [ -x "$ROOT/usr/local/bin/zig" ] && [ -x "$ROOT/usr/local/bin/cargo-zigbuild" ] \
+    && [ -x "$ROOT/usr/local/bin/maturin" ]; then return; fi
   local w
   w=$(mktemp -d)
+  # maturin within the range pyproject.toml's build-system asks for
   python3 -m pip download -q --no-deps --only-binary=:all: \
     --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-    --python-version 3.11 -d "$w" ziglang cargo-zigbuild
-  rm -rf "$ROOT/opt/zig" "$ROOT/opt/cargo-zigbuild"
-  mkdir -p "$ROOT/opt/zig" "$ROOT/opt/cargo-zigbuild"
+    --python-version 3.11 -d "$w" ziglang cargo-zigbuild 'maturin>=1.9,<2'
+  rm -rf "$ROOT/opt/zig" "$ROOT/opt/cargo-zigbuild" "$ROOT/opt/maturin"
+  mkdir -p "$ROOT/opt/zig" "$ROOT/opt/cargo-zigbuild" "$ROOT/opt/maturin"
   python3 -m zipfile -e "$w"/ziglang-*.whl "$ROOT/opt/zig"
   python3 -m zipfile -e "$w"/cargo_zigbuild-*.whl "$ROOT/opt/cargo-zigbuild"
+  python3 -m zipfile -e "$w"/maturin-*.whl "$ROOT/opt/maturin"
   rm -rf "$w"
+  local mt
+  mt=$(cd "$ROOT" && ls opt/maturin/maturin-*.data/scripts/maturin)
+  chmod +x "$ROOT/$mt"
+  ln -sfn "/$mt" "$ROOT/usr/local/bin/maturin"
   chmod +x "$ROOT/opt/zig/ziglang/zig"
   ln -sfn /opt/zig/ziglang/zig "$ROOT/usr/local/bin/zig"
   local zb
@@ -199,6 +219,28 @@ build() {
   done
 }
 
+# The wheel of each target: maturin runs cargo (the same flags, profile and
+# target directory as `build`, so what `build` made is reused) and packs both
+# binaries into a wheel tagged for the target's platform, in $TARGET_DIR/wheels.
+# Apple targets link through zig (`--zig`) and are not stripped
+# (pyproject.toml's `strip`): rustc strips Mach-O files with rust-objcopy, a
+# tool of rustup's that Debian's rustc lacks; a wheel built on a Mac is
+# stripped as usual.
+wheel() {
+  need_ready
+  local t t0 zig
+  for t in "$@"; do
+    t0=$SECONDS
+    zig=
+    case "$t" in *-apple-darwin) zig="--zig --strip false" ;; esac
+    log "maturin build --target $t $zig $(features_for "$t")"
+    # shellcheck disable=SC2086
+    in_root maturin build --locked -Zbuild-std=std,panic_abort --profile "$PROFILE" \
+      --target "$t" $zig $(features_for "$t") --out "$TARGET_DIR/wheels"
+    log "wheel $t: $((SECONDS - t0)) s"
+  done
+}
+
 check() {
   need_ready
   local t cmd t0
@@ -219,17 +261,28 @@ check() {
 # server session of the Windows conda-mcp.exe and its worker against it,
 # which finds the two binaries next to itself: they are built first);
 # extra arguments go to cargo test instead.
+WINTEST_PACKAGES="-p conda-mcp-shared -p conda-mcp-worker -p conda-mcp-replay"
 wintest() {
   need_ready
   local t0=$SECONDS
   if [ $# -eq 0 ]; then
-    set -- -p conda-mcp-shared -p conda-mcp-worker -p conda-mcp-replay
+    # shellcheck disable=SC2086
+    set -- $WINTEST_PACKAGES
     build x86_64-pc-windows-gnu
   fi
   log "cargo test --target x86_64-pc-windows-gnu (under wine) $*"
   in_root cargo test --locked -Zbuild-std=std,panic_abort --profile "$PROFILE" \
     --target x86_64-pc-windows-gnu "$@"
   log "windows tests: $((SECONDS - t0)) s"
+}
+
+wintest_build() {
+  need_ready
+  build x86_64-pc-windows-gnu
+  log "cargo test --no-run --target x86_64-pc-windows-gnu $WINTEST_PACKAGES"
+  # shellcheck disable=SC2086
+  in_root cargo test --no-run --locked -Zbuild-std=std,panic_abort --profile "$PROFILE" \
+    --target x86_64-pc-windows-gnu $WINTEST_PACKAGES
 }
 
 # The warm-spare benchmark under wine (tests/replay/benches/warm_spare.rs):
@@ -248,10 +301,13 @@ winbench() {
 case "${1:-setup}" in
   setup) setup ;;
   build) shift; build "$@" ;;
+  wheel) shift; wheel "$@" ;;
   check) shift; check "$@" ;;
   test) shift; wintest "$@" ;;
+  test-build) wintest_build ;;
   bench) need_ready; winbench ;;
   run) shift; need_ready; in_root "$@" ;;
+  where) echo "$ROOT$TARGET_DIR" ;;
   teardown) teardown ;;
   *) sed -n '2,/^set -e/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

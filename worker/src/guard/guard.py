@@ -17,8 +17,17 @@ Used two ways (worker/src/guard/mod.rs): prepended to the warm conda's
 ``zygote.py``, whose job children call ``install`` and ``run_script``;
 and as ``<conda's interpreter> -c <this file + "sys.exit(fresh_main())">
 <checks JSON> <conda executable> <conda's arguments...>`` with the report
-pipe as descriptor 3 for a fresh conda. Standard library only; nothing here
-may print.
+pipe as descriptor 3 for a fresh conda.
+
+Windows has neither descriptor passing nor fork: there the report goes to a
+named pipe that only the worker's user can open and that takes one client
+(shared/src/private_pipe.rs), named by the checks' ``report_pipe`` key;
+the guard opens it only to write its report, so nothing conda starts
+inherits it. A fresh conda there is ``python.exe -c <this file> <checks>
+-m <conda's arguments...>`` (conda's entry module, as ``python -m conda``
+runs it); the spare interpreter (worker/src/spare.py) has this file
+prepended and calls ``install`` and ``run_module``. Standard library only;
+nothing here may print.
 """
 
 import os
@@ -330,9 +339,20 @@ def _check(checks, args):
 
 
 def _write_report(fd, report):
+    """Writes ``report`` to the report channel and closes it: a descriptor
+    (Unix), or the name of the worker's named pipe (Windows), opened here
+    for the one write."""
     import json
 
     data = json.dumps(report).encode("utf-8", "surrogateescape")
+    if isinstance(fd, str):
+        try:
+            with open(fd, "wb", buffering=0) as pipe:
+                while data:
+                    data = data[pipe.write(data):]
+        except OSError:
+            pass
+        return
     try:
         while data:
             data = data[os.write(fd, data):]
@@ -365,8 +385,11 @@ def _end(fd, report):
 def install(checks, fd):
     """Makes ``fd`` non-inheritable and wraps conda's ``do_call`` so that the
     checks run once, before the command. When this conda has no such point,
-    the report says so and the process ends (the checks cannot be enforced)."""
-    os.set_inheritable(fd, False)
+    the report says so and the process ends (the checks cannot be enforced).
+    ``fd`` is a descriptor, or a named pipe's path (Windows: nothing is
+    open until the report is written)."""
+    if not isinstance(fd, str):
+        os.set_inheritable(fd, False)
     try:
         import importlib
 
@@ -447,6 +470,28 @@ def run_script(conda_exe, argv, source=None):
         return 1
 
 
+def run_module(argv):
+    """Runs conda's entry module as ``python -m conda <argv...>`` does
+    (Windows: conda runs through its installation's interpreter with that
+    module, shared/src/conda_cmd.rs). Returns the exit status, as
+    ``run_script``."""
+    import runpy
+
+    sys.argv[:] = ["conda"] + list(argv)
+    try:
+        runpy.run_module("conda", run_name="__main__", alter_sys=True)
+        return 0
+    except SystemExit as exc:
+        return system_exit_status(exc)
+    except KeyboardInterrupt:
+        raise
+    except BaseException:
+        kind, value, tb = sys.exc_info()
+        value = value.with_traceback(tb.tb_next)
+        sys.excepthook(kind, value, tb.tb_next)
+        return 1
+
+
 def system_exit_status(exc):
     """The exit status a fresh interpreter derives from an uncaught
     SystemExit (CPython's handle_system_exit): None is 0, an int is itself,
@@ -466,15 +511,24 @@ def system_exit_status(exc):
 
 def fresh_main():
     """A fresh conda under the guard: ``-c <source> <checks> <conda> args``,
-    the report pipe on descriptor 3."""
+    the report pipe on descriptor 3; on Windows ``-c <source> <checks> -m
+    args``, the report pipe named by the checks' ``report_pipe``."""
     import json
 
     checks_text, conda_exe = sys.argv[1], sys.argv[2]
     argv = sys.argv[3:]
+    checks = json.loads(checks_text)
+    report = checks.pop("report_pipe", None) or 3
+    if conda_exe == "-m":
+        # As for `python -m conda`: the working directory is not searched.
+        if sys.path and sys.path[0] in ("", os.getcwd()):
+            del sys.path[0]
+        install(checks, report)
+        return run_module(argv)
     # As for `python <conda_exe>`: the script's directory (symbolic links
     # resolved) first on sys.path, not the `-c` working directory.
     sys.path[0] = os.path.dirname(os.path.realpath(conda_exe))
-    install(json.loads(checks_text), 3)
+    install(checks, report)
     status = run_script(conda_exe, argv)
     # The interpreter's own exit (threads joined, atexit, flush) follows.
     return status

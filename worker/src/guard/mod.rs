@@ -22,23 +22,38 @@
 //! stderr, which conda and the programs it runs write freely); the guard
 //! makes its descriptor non-inheritable at once and closes it before the
 //! command acts, so nothing conda starts can write a report.
+//!
+//! Windows has no descriptor passing and no fork (`windows.rs`): the report
+//! pipe is a named pipe only the worker's user can open, taking one
+//! client, whose name travels in the checks; a fresh conda runs as
+//! `python.exe -c <guard.py> <checks> -m <argv...>`, and the spare
+//! interpreter (`crate::warm` there) has the guard prepended.
 
+#[cfg(unix)]
 use std::os::fd::OwnedFd;
+#[cfg(unix)]
 use std::path::Path;
 
 use conda_mcp_shared::guard::{GuardOutcome, GuardReport, InProcessChecks, MAX_REPORT_BYTES};
+#[cfg(unix)]
 use conda_mcp_shared::protocol::JobRefusal;
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncRead, AsyncReadExt};
+#[cfg(unix)]
 use tokio::net::unix::pipe;
+
+#[cfg(windows)]
+pub mod windows;
 
 /// The program a fresh guarded conda runs with `-c`.
 pub const FRESH_SOURCE: &str = concat!(include_str!("guard.py"), "\nsys.exit(fresh_main())\n");
 
 /// The descriptor a fresh guarded conda finds its report pipe on.
+#[cfg(unix)]
 pub const REPORT_FD: i32 = 3;
 
 /// A report pipe: the worker reads `reader`; `writer` goes to the conda
 /// process (both close-on-exec here).
+#[cfg(unix)]
 #[derive(Debug)]
 pub struct ReportPipe {
     /// The worker's end.
@@ -53,6 +68,7 @@ pub struct ReportPipe {
 /// execs).
 ///
 /// Errors: the operating system's (no descriptors left).
+#[cfg(unix)]
 pub fn cloexec_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     #[cfg(target_os = "linux")]
     {
@@ -72,6 +88,7 @@ pub fn cloexec_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
 /// Creates a report pipe.
 ///
 /// Errors: the operating system's (no descriptors left).
+#[cfg(unix)]
 pub fn report_pipe() -> std::io::Result<ReportPipe> {
     let (r, w) = cloexec_pipe()?;
     Ok(ReportPipe {
@@ -81,8 +98,8 @@ pub fn report_pipe() -> std::io::Result<ReportPipe> {
 }
 
 /// Reads the guard's report to end of file (at most
-/// [`MAX_REPORT_BYTES`]).
-pub async fn read_report(mut reader: pipe::Receiver) -> GuardOutcome {
+/// [`MAX_REPORT_BYTES`]): a Unix pipe, or the Windows named pipe's stream.
+pub async fn read_report<R: AsyncRead + Unpin>(mut reader: R) -> GuardOutcome {
     let mut bytes = Vec::new();
     let mut limited = (&mut reader).take(MAX_REPORT_BYTES as u64 + 1);
     if limited.read_to_end(&mut bytes).await.is_err() {
@@ -105,7 +122,9 @@ pub fn parse_report(bytes: &[u8]) -> GuardOutcome {
     }
 }
 
-/// The JSON of `checks` the guard reads.
+/// The JSON of `checks` the guard reads (Windows adds the report pipe's
+/// path: `windows::ReportPipe::checks_json`).
+#[cfg(unix)]
 pub fn checks_json(checks: &InProcessChecks) -> String {
     serde_json::to_string(checks).unwrap_or_else(|_| "{}".to_string())
 }
@@ -115,6 +134,7 @@ pub fn checks_json(checks: &InProcessChecks) -> String {
 ///
 /// Errors: [`JobRefusal::ChecksUnsupported`] when `conda` is not a Python
 /// entry-point script (the guard needs conda's interpreter).
+#[cfg(unix)]
 pub fn interpreter(conda: &Path) -> Result<std::path::PathBuf, JobRefusal> {
     crate::warm::python_of(conda).map_err(|reason| JobRefusal::ChecksUnsupported { reason })
 }
@@ -126,6 +146,7 @@ pub fn interpreter(conda: &Path) -> Result<std::path::PathBuf, JobRefusal> {
 /// sets stdio, environment, directory and group.
 ///
 /// Errors: [`JobRefusal::Spawn`] when the descriptor cannot be mapped.
+#[cfg(unix)]
 pub fn fresh_command(
     python: &Path,
     conda: &Path,
