@@ -3,12 +3,13 @@
 # (PLATFORM: linux, darwin or win32, the names the bundle's
 # compatibility.platforms uses): a zip holding manifest.json (this folder's,
 # narrowed to that platform) and server/conda-mcp plus
-# server/conda-mcp-worker (.exe on Windows) from a release build (the server
-# finds its worker next to itself). Claude Desktop installs it in one click;
+# server/conda-mcp-worker (.exe on Windows) from a build in cargo's `dist`
+# profile (Cargo.toml: fat LTO, one codegen unit; the server finds its
+# worker next to itself). Claude Desktop installs it in one click;
 # the manifest's user_config asks for the conda executable and the policy
 # options.
 #
-#   bundle/build.sh                 # cargo build --release, then pack
+#   bundle/build.sh                 # cargo build --profile dist, then pack
 #   CONDA_MCP_BUNDLE_BIN_DIR=DIR bundle/build.sh   # pack prebuilt binaries
 #   CONDA_MCP_BUNDLE_TARGET=TRIPLE CONDA_MCP_BUNDLE_BIN_DIR=DIR bundle/build.sh
 #       # pack binaries built for another target (a cross build:
@@ -56,8 +57,8 @@ exe_suffix=
 if [ -n "${CONDA_MCP_BUNDLE_BIN_DIR:-}" ]; then
   bin_dir=$CONDA_MCP_BUNDLE_BIN_DIR
 else
-  cargo build --release --locked --bins -p conda-mcp-server >&2
-  bin_dir=target/release
+  cargo build --profile dist --locked --bins -p conda-mcp-server >&2
+  bin_dir=target/dist
 fi
 for exe in conda-mcp conda-mcp-worker; do
   if [ ! -f "$bin_dir/$exe$exe_suffix" ]; then

@@ -270,6 +270,24 @@ impl RawClient {
         }
     }
 
+    /// Closes stdin, waits for the server to exit (as [`Self::close`]) and
+    /// returns everything it and its worker logged: complete then, since
+    /// the server writes its log on a thread of its own and may answer a
+    /// request before that request's log line is written.
+    pub async fn close_and_log(self) -> String {
+        // The private folder (which holds the log) lives until this returns.
+        let RawClient {
+            mut child,
+            stdin,
+            dir: _dir,
+            stderr_path,
+            ..
+        } = self;
+        drop(stdin);
+        let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+        std::fs::read_to_string(stderr_path).unwrap_or_default()
+    }
+
     /// Writes raw bytes (possibly not JSON at all) to the server's stdin.
     pub async fn send_raw(&mut self, bytes: &[u8]) {
         self.stdin

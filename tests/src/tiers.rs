@@ -3,7 +3,7 @@
 //! The default tier needs Rust and `python3` with `venv` only. A test that
 //! needs more belongs to a [`Tier`]; the tiers a run claims are declared in
 //! one variable, `CONDA_MCP_TEST_TIERS` (comma-separated names, e.g.
-//! `real,root,network,hosts`). When a test finds its need missing it calls
+//! `real,root,network,hosts,apps`). When a test finds its need missing it calls
 //! [`missing`]:
 //!
 //! * tier declared: the test **fails** (a run that claims a tier must run
@@ -28,6 +28,10 @@ pub enum Tier {
     /// `tests/hosts/install.sh`, and `unshare` for their loopback-only
     /// network namespace ([`crate::hosts`]).
     Hosts,
+    /// A headless Chromium (`/usr/bin/chromium`, Debian's package) and
+    /// puppeteer-core from npm (`tests/apps/install.sh`, into
+    /// `target/apps-npm/`): the approval card in a real browser.
+    Apps,
 }
 
 /// The environment variable that declares the tiers a run claims.
@@ -35,7 +39,13 @@ pub const TIERS_VAR: &str = "CONDA_MCP_TEST_TIERS";
 
 impl Tier {
     /// Every tier.
-    pub const ALL: [Tier; 4] = [Tier::Real, Tier::Root, Tier::Network, Tier::Hosts];
+    pub const ALL: [Tier; 5] = [
+        Tier::Real,
+        Tier::Root,
+        Tier::Network,
+        Tier::Hosts,
+        Tier::Apps,
+    ];
 
     /// The tier's name in [`TIERS_VAR`].
     pub fn name(self) -> &'static str {
@@ -44,6 +54,7 @@ impl Tier {
             Tier::Root => "root",
             Tier::Network => "network",
             Tier::Hosts => "hosts",
+            Tier::Apps => "apps",
         }
     }
 
@@ -59,7 +70,7 @@ impl Tier {
                 .find(|t| t.name() == name)
                 .unwrap_or_else(|| {
                     panic!(
-                        "{TIERS_VAR} names the unknown tier {name:?} (known: real, root, network, hosts)"
+                        "{TIERS_VAR} names the unknown tier {name:?} (known: real, root, network, hosts, apps)"
                     )
                 });
             found |= tier == self;

@@ -10,7 +10,7 @@
 # channel).
 #
 #   tests/tools/conda_package.sh                          # binaries of the dev build
-#   PACKAGE_PROFILE=release tests/tools/conda_package.sh  # as published
+#   PACKAGE_PROFILE=dist tests/tools/conda_package.sh  # as published
 #   PACKAGE_TARGET=x86_64-pc-windows-gnu CONDA_MCP_BIN_DIR=DIR tests/tools/conda_package.sh
 #       # another platform's package (win-64, osx-arm64, osx-64) out of a
 #       # cross build's binaries (tests/tools/cross/setup.sh): built,
@@ -19,8 +19,10 @@
 #       # (.ci/run runs the Windows one under wine). The host tests are skipped.
 #
 # The dev profile reuses cargo's debug build of the test run (seconds
-# instead of minutes); the packaging (recipe, layout, install) is the same
-# in both profiles.
+# instead of minutes); `dist` is the published package's profile
+# (Cargo.toml: fat LTO, one codegen unit), any other name is passed to cargo
+# as `--profile`; the packaging (recipe, layout, install) is the same in
+# every profile.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -50,14 +52,14 @@ if [ -n "$package_target" ]; then
   fi
   echo "== conda package: the binaries of $package_target ($subdir) in $CONDA_MCP_BIN_DIR"
   bin_dir=$CONDA_MCP_BIN_DIR
-elif [ "$profile" = release ]; then
-  echo "== conda package: the binaries (cargo, $profile profile)"
-  cargo build --locked --release -p conda-mcp-server --bins
-  bin_dir=$target_dir/release
-else
+elif [ "$profile" = dev ]; then
   echo "== conda package: the binaries (cargo, $profile profile)"
   cargo build --locked -p conda-mcp-server --bins
   bin_dir=$target_dir/debug
+else
+  echo "== conda package: the binaries (cargo, $profile profile)"
+  cargo build --locked --profile "$profile" -p conda-mcp-server --bins
+  bin_dir=$target_dir/$profile
 fi
 bin_dir=$(cd "$bin_dir" && pwd)
 

@@ -6,11 +6,13 @@
 # needs python3 with venv and the network to PyPI (maturin, uv, pipx).
 #
 #   tests/tools/installed_wheel.sh           # wheel in cargo's dev profile
-#   WHEEL_PROFILE=release tests/tools/installed_wheel.sh   # as published
+#   WHEEL_PROFILE=dist tests/tools/installed_wheel.sh   # as published
 #
 # The dev profile reuses cargo's debug build (seconds instead of minutes);
-# packaging (pyproject, maturin, the two binaries, where they land) is the
-# same in both profiles.
+# `dist` is the published wheel's profile (Cargo.toml: fat LTO, one codegen
+# unit), any other name is passed to maturin as `--profile`; packaging
+# (pyproject, maturin, the two binaries, where they land) is the same in
+# every profile.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -25,10 +27,10 @@ python3 -m venv "$work/tools"
 "$work/tools/bin/pip" install --quiet --disable-pip-version-check maturin uv pipx
 
 echo "== wheel: maturin build (${WHEEL_PROFILE:-dev} profile)"
-if [ "${WHEEL_PROFILE:-dev}" = release ]; then
-  "$work/tools/bin/maturin" build --release --locked
-else
+if [ "${WHEEL_PROFILE:-dev}" = dev ]; then
   "$work/tools/bin/maturin" build --locked
+else
+  "$work/tools/bin/maturin" build --profile "$WHEEL_PROFILE" --locked
 fi
 wheel=$(ls "$target_dir"/wheels/conda_mcp-*.whl)
 echo "built $wheel"

@@ -49,6 +49,9 @@ pub struct Question {
     /// sha256 (hex) of the tool name, the call's arguments and the message:
     /// equal digests mean the same call would apply the same plan.
     pub digest: String,
+    /// The same plan as structured data, for the approval card
+    /// ([`super::approval_card`]; masked).
+    pub card: Value,
 }
 
 /// The person's answer.
@@ -103,8 +106,10 @@ pub fn question_with(
     unmanaged: Option<&super::output::UnmanagedFiles>,
 ) -> Question {
     let mut m = String::from("conda-mcp asks for your approval before it changes anything.\n\n");
+    let command = command_line(argv);
+    let card = super::approval_card::plan(tool, &command, plan, replaces, unmanaged);
     m.push_str("Command: ");
-    m.push_str(&command_line(argv));
+    m.push_str(&command);
     m.push('\n');
     if let Some(u) = unmanaged {
         m.push_str(&format!(
@@ -143,6 +148,7 @@ pub fn question_with(
     Question {
         digest: conda_mcp_shared::fingerprint::sha256_hex(&bound),
         message,
+        card,
     }
 }
 

@@ -61,6 +61,14 @@ pub enum ErrorCode {
     /// `--approve-writes`: the host declared no elicitation capability, so
     /// the person cannot be asked; nothing ran.
     ApprovalUnavailable,
+    /// `--approve-writes` through the approval card (an MCP Apps host
+    /// without elicitation): nothing changed yet; the person approves or
+    /// declines in the card shown with this result (details: `approval`,
+    /// the card's id and plan; docs/approval.md "The approval card").
+    ApprovalPending,
+    /// The card's decision came with an approval id that is unknown, used
+    /// already, another session's, or expired; nothing changed.
+    ApprovalInvalid,
     /// conda: a requested package does not exist in the channels or the
     /// environment.
     PackagesNotFound,

@@ -33,6 +33,8 @@
 //! in the tool set; nothing else changes.
 
 pub mod approval;
+pub mod approval_card;
+pub mod approval_ids;
 pub mod budget;
 pub mod checks;
 pub mod compact_call;

@@ -192,9 +192,36 @@ pub enum NotRun {
         /// How long the call took (the dry run), in milliseconds.
         duration_ms: u64,
     },
+    /// `--approve-writes` through the approval card: the card is shown to
+    /// the person with this result; nothing changed yet.
+    #[error(
+        "a person must approve or decline this change in the approval card the host shows \
+         with this result; nothing has changed yet. Do not repeat the call: the person's \
+         decision applies it or not"
+    )]
+    AwaitingApproval(Box<Card>),
+    /// The card's decision carried an approval id that cannot be
+    /// redeemed; nothing changed.
+    #[error(transparent)]
+    ApprovalRefused(super::approval_ids::IdRefusal),
     /// A bug inside the server (a panicked call task); logged.
     #[error("{0}")]
     Internal(&'static str),
+}
+
+/// What the approval card shows and how its decision comes back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Card {
+    /// The single-use approval id ([`super::approval_ids`]).
+    pub id: String,
+    /// Seconds until the id expires (the server's `--timeout`).
+    pub expires_in_seconds: u64,
+    /// The plan ([`super::approval_card`]).
+    pub plan: serde_json::Value,
+    /// The question's plain-words text (the form's message).
+    pub message: String,
+    /// How long the dry run took, in milliseconds.
+    pub duration_ms: u64,
 }
 
 impl NotRun {
@@ -208,6 +235,7 @@ impl NotRun {
             NotRun::Declined { duration_ms }
             | NotRun::PlanChanged { duration_ms }
             | NotRun::ApprovalUnavailable { duration_ms, .. } => *duration_ms,
+            NotRun::AwaitingApproval(card) => card.duration_ms,
             _ => 0,
         }
     }
@@ -220,6 +248,9 @@ impl NotRun {
         | NotRun::ApprovalUnavailable { duration_ms, .. } = &mut self
         {
             *duration_ms = ms;
+        }
+        if let NotRun::AwaitingApproval(card) = &mut self {
+            card.duration_ms = ms;
         }
         self
     }

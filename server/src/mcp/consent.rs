@@ -73,6 +73,11 @@ pub enum Consent {
     Ask(Asker),
     /// Stateless lifecycle, first request: answer with the question.
     Defer,
+    /// An MCP Apps host without elicitation: answer with the approval
+    /// card (the question, shown in the view; [`super::apps`]). The
+    /// person's decision comes back through the card's tool as
+    /// [`Consent::Answered`].
+    Card,
     /// Stateless lifecycle, the retry: the person's answer to the question
     /// whose digest the client echoed.
     Answered {
@@ -100,6 +105,14 @@ pub enum Reply {
     Done(Outcome),
     /// Stateless lifecycle: the question goes back to the client.
     Ask(Question),
+    /// The approval card: the question goes back to the client's view
+    /// (the handler issues its id); nothing changed.
+    Card {
+        /// The question (its plan, text and digest).
+        question: Question,
+        /// How long its dry run took, in milliseconds.
+        duration_ms: u64,
+    },
 }
 
 impl Consent {
@@ -130,6 +143,8 @@ impl Consent {
             let over_http = context.extensions.get::<http::request::Parts>().is_some();
             let why = if capabilities.is_none() || (over_http && !stateless) {
                 Unasked::NoCapabilities
+            } else if capabilities.as_ref().is_some_and(super::apps::declares_ui) {
+                return Consent::Card;
             } else {
                 Unasked::NoElicitation
             };
@@ -244,6 +259,10 @@ pub async fn approved(
             what,
             reason: reason.took(started.elapsed().as_millis() as u64),
         }),
+        Reply::Card { question, .. } => Reply::Card {
+            question,
+            duration_ms: started.elapsed().as_millis() as u64,
+        },
         other => other,
     }
 }
@@ -281,6 +300,17 @@ async fn steps(
         Consent::Defer => {
             return match question(runner, &plan, &approval, tool, args, &call).await {
                 Ok(q) => Reply::Ask(q),
+                Err(outcome) => Reply::Done(outcome),
+            };
+        }
+        // The card is the answer; the decision is a later call, which
+        // re-plans under the lock (as the stateless retry below).
+        Consent::Card => {
+            return match question(runner, &plan, &approval, tool, args, &call).await {
+                Ok(question) => Reply::Card {
+                    question,
+                    duration_ms: 0,
+                },
                 Err(outcome) => Reply::Done(outcome),
             };
         }

@@ -43,6 +43,9 @@ use super::principal::Principal;
 use super::progress::{Progress, Tracker};
 use super::results::Results;
 use super::tasks::{TaskEnd, TaskInput, TaskStore, UpdateError};
+use crate::call::approval::Answer;
+use crate::call::approval_ids::Pending;
+use crate::call::outcome::Card;
 use crate::call::{self, NotRun, Outcome, Plan, Runner};
 use crate::policy::Policy;
 use crate::schema::Profile;
@@ -70,6 +73,9 @@ pub struct State {
     /// The calls answered as MCP tasks (`--task-retention`,
     /// `--max-finished-tasks`).
     pub tasks: TaskStore,
+    /// The approval card's pending ids (`--approve-writes` for MCP Apps
+    /// hosts without elicitation; [`super::apps`]).
+    pub approvals: crate::call::approval_ids::Ledger,
     /// What `/metrics` serves (`--listen`; counted on stdio too).
     pub metrics: Arc<crate::metrics::Metrics>,
     /// `--audit-log`: every attempted change is recorded there.
@@ -230,6 +236,7 @@ impl Handler {
         // on its own token regardless.
         let _ = planned.send(Planned::of(&plan));
         let peer = call.peer.clone();
+        let (principal, what) = (call.principal.clone(), plan.what.clone());
         let outcome = match plan.approval.take() {
             None => call.run(&self.state.runner, plan).await,
             Some(approval) => match consent::approved(
@@ -244,6 +251,19 @@ impl Handler {
             .await
             {
                 Reply::Done(outcome) => outcome,
+                Reply::Card {
+                    question,
+                    duration_ms,
+                } => {
+                    return Reply::Done(self.card(
+                        principal,
+                        tool,
+                        args,
+                        what,
+                        question,
+                        duration_ms,
+                    ));
+                }
                 ask @ Reply::Ask(_) => return ask,
             },
         };
@@ -252,6 +272,126 @@ impl Handler {
                 .await;
         }
         Reply::Done(outcome)
+    }
+
+    /// The approval card's answer for `question` (the dry run took
+    /// `duration_ms`): a single-use id bound to `principal`, `tool`, `args`
+    /// and the question's digest, valid for the call's time limit.
+    fn card(
+        &self,
+        principal: Principal,
+        tool: &str,
+        args: Value,
+        what: String,
+        question: crate::call::approval::Question,
+        duration_ms: u64,
+    ) -> Outcome {
+        let ttl = self.state.settings.limits.timeout;
+        let pending = Pending {
+            principal,
+            tool: tool.to_owned(),
+            args,
+            digest: question.digest,
+            what: what.clone(),
+        };
+        let id = self
+            .state
+            .approvals
+            .issue(pending, ttl, std::time::Instant::now());
+        tracing::info!(tool = %tool, "approval card shown; nothing changed yet");
+        Outcome::NotRun {
+            what,
+            reason: NotRun::AwaitingApproval(Box::new(Card {
+                id,
+                expires_in_seconds: ttl.as_secs(),
+                plan: question.card,
+                message: question.message,
+                duration_ms,
+            })),
+        }
+    }
+
+    /// Whether this request's client is served the approval card: the
+    /// server runs with `--approve-writes` and the client declared the
+    /// MCP Apps extension ([`super::apps`]).
+    fn serves_cards(&self, context: &RequestContext<RoleServer>) -> bool {
+        self.state.settings.policy.approve_writes
+            && context
+                .client_capabilities()
+                .as_ref()
+                .is_some_and(super::apps::declares_ui)
+    }
+
+    /// The card's decision ([`super::apps::DECIDE_TOOL`]): redeems the id
+    /// for this request's principal, then runs the bound call again with
+    /// the person's answer (approve: re-plan under the installation's
+    /// lock, apply only the plan shown; decline: nothing runs). An id that
+    /// cannot be redeemed ends with `approval_invalid`; nothing runs.
+    async fn decide(
+        &self,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let tool = super::apps::DECIDE_TOOL;
+        let args = Value::Object(request.arguments.clone().unwrap_or_default());
+        let (id, approve) = match crate::tools::approval_card::read_decision(&args) {
+            Ok(d) => d,
+            Err(errors) => {
+                return self
+                    .tool_result(Outcome::InvalidArguments {
+                        tool: tool.to_owned(),
+                        errors,
+                    })
+                    .into();
+            }
+        };
+        let principal = Principal::of(context);
+        let pending = match self
+            .state
+            .approvals
+            .redeem(&id, &principal, std::time::Instant::now())
+        {
+            Ok(p) => p,
+            Err(refusal) => {
+                tracing::info!(tool = %tool, "an approval decision with an id that cannot be redeemed; nothing changed");
+                return self
+                    .tool_result(Outcome::NotRun {
+                        what: tool.to_owned(),
+                        reason: NotRun::ApprovalRefused(refusal),
+                    })
+                    .into();
+            }
+        };
+        let surface = self.state.surface.get();
+        // With --live-tools the tool may be gone since the card was shown.
+        let Some(route) = surface.tools.route(&pending.tool) else {
+            return self
+                .tool_result(Outcome::NotRun {
+                    what: pending.what,
+                    reason: NotRun::PlanChanged { duration_ms: 0 },
+                })
+                .into();
+        };
+        let mut bound = request;
+        bound.name = pending.tool.clone().into();
+        bound.arguments = match pending.args {
+            Value::Object(m) => Some(m),
+            _ => None,
+        };
+        bound.input_responses = None;
+        bound.request_state = None;
+        let answer = if approve {
+            Answer::Approve
+        } else {
+            Answer::Decline
+        };
+        let consent = Consent::Answered {
+            answer,
+            shown: pending.digest,
+        };
+        let mut call = self.spawn(route, surface, bound, context, Some(consent));
+        let delivery = call.decide(context).await;
+        self.finish(call, delivery, context).await
     }
 
     /// The route of tool `name` on `surface`. Errors: an unknown tool,
@@ -275,21 +415,26 @@ impl Handler {
 
     /// Starts the call of `route` in its own task, on its own cancellation
     /// token and tracker, for the principal of `context` (read once here:
-    /// it picks the worker and owns the task, if the call becomes one).
+    /// it picks the worker and owns the task, if the call becomes one);
+    /// `consent` is the person's answer when it is known already (the
+    /// approval card's decision), else it is read from the request.
     fn spawn(
         &self,
         route: Route,
         surface: Arc<Surface>,
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
+        consent: Option<Consent>,
     ) -> Spawned {
         let name = request.name.to_string();
         let declared_tasks = context
             .client_capabilities()
             .is_some_and(|caps| caps.supports_tasks());
-        // A client that declared tasks is asked inside the task.
+        // A client that declared tasks is asked inside the task; the
+        // card's decision brings its answer (`consent`).
         let input = TaskInput::new();
-        let consent = Consent::of(&request, context, declared_tasks.then_some(&input));
+        let consent = consent
+            .unwrap_or_else(|| Consent::of(&request, context, declared_tasks.then_some(&input)));
         let in_task = consent.in_task();
         let args = Value::Object(request.arguments.unwrap_or_default());
         let principal = Principal::of(context);
@@ -380,9 +525,16 @@ impl Handler {
             },
         };
         progress.finish().await;
-        match joined(joined_result, name) {
+        match joined(joined_result, name.clone()) {
             Reply::Done(outcome) => self.tool_result(outcome).into(),
             Reply::Ask(question) => consent::input_required(&question).into(),
+            // Turned into an outcome by the call itself: never reached.
+            Reply::Card { .. } => self
+                .tool_result(Outcome::NotRun {
+                    what: name,
+                    reason: NotRun::Internal("an internal error occurred"),
+                })
+                .into(),
         }
     }
 
@@ -444,8 +596,9 @@ impl Handler {
             let outcome = match joined(running.await, planned.what.clone()) {
                 Reply::Done(outcome) => outcome,
                 // A question goes back as the call's result only when it is
-                // not asked inside a task (`Consent::of`).
-                Reply::Ask(_) => Outcome::NotRun {
+                // not asked inside a task (`Consent::of`), and a card is
+                // an outcome already.
+                Reply::Ask(_) | Reply::Card { .. } => Outcome::NotRun {
                     what: planned.what,
                     reason: NotRun::Internal("an internal error occurred"),
                 },
@@ -662,15 +815,19 @@ impl ServerHandler for Handler {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let surface = self.state.surface.get();
         if let Some(live) = &self.state.live {
             live.listed(&self.state.runner.restart);
         }
-        Ok(ListToolsResult::with_all_items(super::listing::render_all(
-            &surface.tools.listed,
-        )))
+        // The card's tools only to a client that can show the card.
+        let tools = if self.serves_cards(&context) {
+            super::apps::listed(&surface.tools.listed)
+        } else {
+            super::listing::render_all(&surface.tools.listed)
+        };
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     /// `tools/call`. Runs the call in its own task (a panic becomes an
@@ -688,9 +845,12 @@ impl ServerHandler for Handler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        if request.name == super::apps::DECIDE_TOOL && self.serves_cards(&context) {
+            return Ok(self.decide(request, &context).await);
+        }
         let surface = self.state.surface.get();
         let route = self.route(&surface, &request.name)?;
-        let mut call = self.spawn(route, surface, request, &context);
+        let mut call = self.spawn(route, surface, request, &context, None);
         let delivery = call.decide(&context).await;
         Ok(self.finish(call, delivery, &context).await)
     }
@@ -755,17 +915,23 @@ impl ServerHandler for Handler {
             .map_err(|_| unknown("task"))
     }
 
+    /// `resources/list`: the capabilities resource; for a client served
+    /// the approval card ([`super::apps`]) the card's view too.
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         let r = Resource::new(capabilities::URI, "capabilities")
             .with_title("conda-mcp capabilities")
             .with_description("The conda served, its catalog, the generated tools, plugins and discovery fingerprint.")
             .with_mime_type(capabilities::MIME_TYPE)
             .with_size(self.state.surface.get().capabilities.len() as u64);
-        Ok(ListResourcesResult::with_all_items(vec![r]))
+        let mut listed = vec![r];
+        if self.serves_cards(&context) {
+            listed.push(super::apps::resource());
+        }
+        Ok(ListResourcesResult::with_all_items(listed))
     }
 
     /// `resources/subscribe` (`initialize` sessions): only
@@ -814,6 +980,10 @@ impl ServerHandler for Handler {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        // The card's view: static HTML, served under --approve-writes.
+        if request.uri == super::apps::RESOURCE_URI && self.state.settings.policy.approve_writes {
+            return Ok(ReadResourceResult::new(vec![super::apps::contents()]).into());
+        }
         if request.uri != capabilities::URI {
             return Err(unknown("resource"));
         }

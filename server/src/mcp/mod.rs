@@ -28,6 +28,7 @@
 //! [`crate::startup`]'s, and the process lifecycle around a transport the
 //! composition root's (`crate::app`); this module only speaks the protocol.
 
+pub mod apps;
 pub mod call_note;
 pub mod capabilities;
 pub mod consent;
@@ -217,6 +218,156 @@ mod tests {
         .expect("stand-in dump");
         crate::catalog::build(&crate::dump::Dump::from_json(&bytes).expect("dump"))
             .expect("catalog")
+    }
+
+    /// Why `text` reads as cut inside a phrase, if it does: an ellipsis, an
+    /// unclosed parenthesis, bracket or backquote, a final `,` `;` `:`, or
+    /// a last word that cannot end a phrase (`of`, `the`, `e.g.`, ...).
+    fn cut_mid_phrase(text: &str) -> Option<&'static str> {
+        const DANGLING: &[&str] = &[
+            "a", "an", "the", "of", "or", "and", "than", "that", "if", "when", "e.g", "i.e",
+            "e.g.", "i.e.",
+        ];
+        let t = text.trim_end_matches('.').trim_end();
+        let last = t
+            .rsplit([' ', '('])
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if text.contains('…') {
+            Some("an ellipsis")
+        } else if text.matches('(').count() != text.matches(')').count()
+            || text.matches('[').count() != text.matches(']').count()
+        {
+            Some("an unclosed parenthesis or bracket")
+        } else if text.matches('`').count() % 2 == 1 {
+            Some("an unclosed backquote")
+        } else if t.ends_with([',', ';', ':']) {
+            Some("a final separator")
+        } else if DANGLING.contains(&last.as_str()) {
+            Some("a dangling last word")
+        } else {
+            None
+        }
+    }
+
+    /// Every `description` in a schema, with its JSON path.
+    fn schema_descriptions(path: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    let p = format!("{path}/{k}");
+                    match (k.as_str(), x) {
+                        ("description", serde_json::Value::String(d)) => {
+                            out.push((p, d.clone()));
+                        }
+                        _ => schema_descriptions(&p, x, out),
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    schema_descriptions(&format!("{path}/{i}"), x, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// On the recorded real conda and the stand-in, in both tool modes: no
+    /// property description in `tools/list` and no item of the
+    /// instructions' shared-options list is cut inside a phrase (help is
+    /// shortened at sentence and clause ends, `schema::input::clause_ends`),
+    /// and the list is made of whole shared helps.
+    #[test]
+    fn no_description_or_shared_option_is_cut_mid_phrase() {
+        use crate::call::document::ResultMode;
+        for (label, cat) in [("recorded conda", real()), ("stand-in", standin())] {
+            let mut checked = 0;
+            for mode in [ToolMode::Typed, ToolMode::Compact] {
+                let set = ToolSet::build(
+                    &cat,
+                    &ToolOptions {
+                        policy: Policy {
+                            allow_write: true,
+                            allow_exec: true,
+                            approve_writes: false,
+                            scopes: None,
+                        },
+                        mode,
+                        confirm: true,
+                        ..ToolOptions::default()
+                    },
+                )
+                .expect("builds");
+                for t in set.listed.iter() {
+                    let mut found = Vec::new();
+                    let schema = serde_json::Value::Object((*t.input_schema).clone());
+                    schema_descriptions(&t.name, &schema, &mut found);
+                    for (path, d) in found {
+                        checked += 1;
+                        assert_eq!(cut_mid_phrase(&d), None, "{label}: {path}: {d:?}");
+                    }
+                }
+                for (name, help) in &set.shared_help.entries {
+                    assert_eq!(
+                        cut_mid_phrase(help),
+                        None,
+                        "{label}: shared {name}: {help:?}"
+                    );
+                }
+                let text = instructions(
+                    Some(&set.shared_help),
+                    mode,
+                    ResultMode::Default,
+                    &[],
+                    true,
+                    true,
+                );
+                let list = text
+                    .split("Options many tools share (not repeated in their schemas): ")
+                    .nth(1)
+                    .expect("the shared-options list");
+                let list = list
+                    .strip_suffix("; the others in shared_options.")
+                    .or_else(|| list.strip_suffix('.'))
+                    .expect("the list's end");
+                // The list is whole entries in order, joined by "; " (a help
+                // may itself hold "; "): none is cut.
+                let mut rest = list;
+                for (name, help) in &set.shared_help.entries {
+                    let item = format!("{name}: {help}");
+                    if let Some(after) = rest.strip_prefix(item.as_str()) {
+                        rest = after.strip_prefix("; ").unwrap_or(after);
+                    }
+                }
+                assert_eq!(rest, "", "{label}: not whole shared helps: {list:?}");
+            }
+            assert!(checked > 50, "{label}: {checked} descriptions");
+        }
+    }
+
+    /// The rule's own cases: what reads as cut and what does not.
+    #[test]
+    fn cut_mid_phrase_catches_the_cuts_it_names() {
+        for cut in [
+            "Package specs, e.g…",
+            "Threads to use (one of 1, 2, 4, 8",
+            "Remove all packages, i.e",
+            "Write to the system file of",
+            "Use `sys.executable",
+            "Install all packages,",
+        ] {
+            assert!(cut_mid_phrase(cut).is_some(), "{cut}");
+        }
+        for whole in [
+            "Remove all packages.",
+            "Shell to uninstall from (auto-detected if omitted)",
+            "Shell to uninstall from",
+            "Environment name.",
+        ] {
+            assert_eq!(cut_mid_phrase(whole), None, "{whole}");
+        }
     }
 
     /// Hosts cut instructions and descriptions at 2,048 characters: on the

@@ -93,6 +93,18 @@ fn not_run_error(reason: &NotRun) -> ToolError {
         NotRun::Declined { .. } => ErrorCode::Declined,
         NotRun::PlanChanged { .. } => ErrorCode::PlanChanged,
         NotRun::ApprovalUnavailable { .. } => ErrorCode::ApprovalUnavailable,
+        NotRun::AwaitingApproval(card) => {
+            return ToolError::new(ErrorCode::ApprovalPending, reason.to_string()).with(
+                "approval",
+                json!({
+                    "id": card.id,
+                    "expires_in_seconds": card.expires_in_seconds,
+                    "decide_tool": crate::tools::approval_card::DECIDE_TOOL,
+                    "plan": card.plan,
+                }),
+            );
+        }
+        NotRun::ApprovalRefused(_) => ErrorCode::ApprovalInvalid,
     };
     ToolError::new(code, reason.to_string())
 }
@@ -162,7 +174,14 @@ impl Results {
                 // The reason may quote what the worker or conda said, so it
                 // goes through the credential mask (always: it is the
                 // server's text, not conda's output).
-                let text = mask(&format!("{what} could not be run: {reason}")).into_owned();
+                let text = match &reason {
+                    NotRun::AwaitingApproval(card) => mask(&format!(
+                        "{what}: {reason}\n\nWhat the card shows:\n{}",
+                        card.message
+                    ))
+                    .into_owned(),
+                    _ => mask(&format!("{what} could not be run: {reason}")).into_owned(),
+                };
                 let mut error = not_run_error(&reason);
                 error.message = mask(&error.message).into_owned();
                 // An approval that was not given still ran the dry run

@@ -40,9 +40,10 @@ pub fn input_schema(catalog: &Catalog, cmd: CommandIdx, profile: Profile) -> Val
     input_schema_with(catalog, cmd, profile, &SharedHelp::default())
 }
 
-/// Longest help text kept in a property description (first sentence, cut at
-/// a word): `tools/list` of a real conda must stay small (see docs/benchmarks.md for the
-/// size targets).
+/// Longest help text kept in a property description when its first
+/// sentence has a clause end within it ([`short_help_within`]):
+/// `tools/list` of a real conda must stay small (see docs/benchmarks.md for
+/// the size targets).
 pub const HELP_CHARS: usize = 48;
 
 /// Longest help text kept for a positional or one of the
@@ -205,40 +206,100 @@ fn positional_help(command: &Command, a: &Argument) -> String {
 
 /// The first sentence of `text` ([`crate::catalog::help::sentences`]:
 /// abbreviations such as `i.e.` and parentheses end none), without its
-/// final period, cut at a word to at most [`HELP_CHARS`] characters (then
-/// ending in `…`, never on an abbreviation or inside parentheses).
+/// final period, shortened to at most [`HELP_CHARS`] characters at a
+/// clause end ([`clause_ends`]), never inside a phrase.
 pub fn short_help(text: &str) -> String {
     short_help_within(text, HELP_CHARS)
 }
 
-/// [`short_help`] with a limit of `max` characters.
+/// Shortest clause [`short_help_within`] keeps when a longer one would do
+/// (a clause end this close to the start is an introduction, not a clause).
+pub const MIN_CLAUSE_CHARS: usize = 12;
+
+/// [`short_help`] with a limit of `max` characters: the whole first
+/// sentence when it fits; else its longest leading clause that fits (at
+/// least [`MIN_CLAUSE_CHARS`]); else its first clause, or the whole
+/// sentence when it has no clause end, whatever their length. So a text is
+/// never cut inside a phrase or a parenthesis: it may exceed `max` instead
+/// (docs/benchmarks.md gives what that costs in `tools/list`).
 pub fn short_help_within(text: &str, max: usize) -> String {
-    let mut first = crate::catalog::help::sentences(text)
+    let first = crate::catalog::help::sentences(text)
         .into_iter()
         .next()
         .unwrap_or_default();
-    first = first.trim_end_matches('.').to_owned();
-    if first.chars().count() > max {
-        let cut: String = first.chars().take(max - 1).collect();
-        let mut cut = match cut.rfind(' ') {
-            Some(i) if i > max / 2 => cut[..i].to_owned(),
-            _ => cut,
-        };
-        // Never end inside an open parenthesis or on an abbreviation.
-        if let Some(open) = cut.rfind('(')
-            && !cut[open..].contains(')')
-            && open > 10
-        {
-            cut.truncate(open);
-        }
-        while let Some(i) = cut.trim_end().rfind(' ')
-            && crate::catalog::help::ends_in_abbreviation(cut.trim_end())
-        {
-            cut.truncate(i);
-        }
-        first = format!("{}…", cut.trim_end_matches([',', ';', ':', ' ', '(']));
+    let first = first.trim_end_matches('.');
+    if first.chars().count() <= max {
+        return first.to_owned();
     }
-    first
+    let ends = clause_ends(first);
+    let fits = ends.iter().rev().copied().find(|&i| {
+        let n = first[..i].chars().count();
+        (MIN_CLAUSE_CHARS..=max).contains(&n)
+    });
+    match fits.or_else(|| ends.first().copied()) {
+        Some(i) => first[..i].trim_end().to_owned(),
+        None => first.to_owned(),
+    }
+}
+
+/// Words after `, ` that open an aside rather than carry the clause on:
+/// the text before the comma is a whole clause without them.
+pub const ASIDES: &[&str] = &[
+    "e.g.",
+    "i.e.",
+    "even ",
+    "but ",
+    "such as ",
+    "including ",
+    "except ",
+    "otherwise ",
+];
+
+/// Words that open an introductory or subordinate clause: a clause that
+/// starts with one does not end at its first `, ` ("If set, ...").
+pub const INTRODUCTIONS: &[&str] = &[
+    "if ", "when ", "where ", "unless ", "while ", "with ", "used ", "given ", "in ", "for ",
+    "only ", "after ", "before ", "once ",
+];
+
+/// Where a clause of `sentence` ends, as byte offsets `i` such that
+/// `sentence[..i]` is a whole clause, in ascending order: before a
+/// parenthetical or bracketed aside (` (`, ` [`), at `; `, ` - ` or ` — `,
+/// and at `, ` before an aside ([`ASIDES`]) unless the sentence opens with
+/// an introduction ([`INTRODUCTIONS`]). Only outside parentheses, brackets
+/// and backquotes, so a clause never ends inside `(one of 1, 2, 4, 8)`.
+pub fn clause_ends(sentence: &str) -> Vec<usize> {
+    let lower = sentence.to_ascii_lowercase();
+    let introduced = INTRODUCTIONS.iter().any(|w| lower.starts_with(w));
+    let mut out = Vec::new();
+    let mut depth: i32 = 0;
+    let mut code = false;
+    for (i, ch) in sentence.char_indices() {
+        let rest = &sentence[i..];
+        match ch {
+            '`' => code = !code,
+            '(' | '[' => {
+                if depth == 0 && !code && sentence[..i].ends_with(' ') {
+                    out.push(i - 1);
+                }
+                depth += 1;
+            }
+            ')' | ']' => depth = (depth - 1).max(0),
+            _ if depth > 0 || code => {}
+            ';' if rest.starts_with("; ") => out.push(i),
+            ' ' if rest.starts_with(" - ") || rest.starts_with(" — ") => out.push(i),
+            ',' if !introduced
+                && rest.starts_with(", ")
+                && ASIDES.iter().any(|w| lower[i + 2..].starts_with(w)) =>
+            {
+                out.push(i);
+            }
+            _ => {}
+        }
+    }
+    out.retain(|&i| i > 0);
+    out.dedup();
+    out
 }
 
 /// [`input_schema`] leaving out the help texts in `shared`.
@@ -264,7 +325,7 @@ pub fn input_schema_with(
         };
         let mut desc = if !core && shared.entries.contains(&(prop.name.clone(), help.clone())) {
             String::new()
-        } else if help.is_empty() || help.ends_with('…') {
+        } else if help.is_empty() || help.ends_with(['!', '?']) {
             help
         } else {
             format!("{help}.")

@@ -20,7 +20,8 @@ use conda_mcp_shared::fingerprint::sha256_hex;
 pub const MAX_TOOL_NAME_LEN: usize = 48;
 
 /// Names the server uses for its own tools (`conda_execute`,
-/// `conda_cli_command`, and `--tool-mode compact`'s three); a generated
+/// `conda_cli_command`, `--tool-mode compact`'s three, and the approval
+/// card's `conda_approval_decide`); a generated
 /// tool never takes them, so conda's own `conda commands` is not
 /// `conda_commands` in either mode.
 pub const RESERVED_TOOL_NAMES: &[&str] = &[
@@ -29,6 +30,7 @@ pub const RESERVED_TOOL_NAMES: &[&str] = &[
     "conda_commands",
     "conda_describe",
     "conda_call",
+    "conda_approval_decide",
 ];
 
 /// Hex digits of the first suffix tried; a suffix that still collides grows.

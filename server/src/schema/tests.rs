@@ -249,3 +249,60 @@ fn print_schema() {
         serde_json::to_string_pretty(&cat.commands[idx]).unwrap_or_default()
     );
 }
+
+/// Help is shortened at sentence and clause ends, never inside a phrase or
+/// a parenthesis; a sentence without a clause end that fits is kept whole.
+#[test]
+fn short_help_ends_at_clause_ends() {
+    use super::input::{clause_ends, short_help_within};
+    // Fits: the whole first sentence, without its period.
+    assert_eq!(
+        short_help_within("Environment name. Second sentence.", 48),
+        "Environment name"
+    );
+    // Before a parenthetical.
+    assert_eq!(
+        short_help_within("Shell to uninstall from (auto-detected if omitted).", 30),
+        "Shell to uninstall from"
+    );
+    // Never inside one: the clause before it, or the whole sentence.
+    assert_eq!(
+        short_help_within("Threads to use when solving (one of 1, 2, 4, 8).", 40),
+        "Threads to use when solving"
+    );
+    assert_eq!(
+        short_help_within("Threads (one of 1, 2, 4, 8, 16, 32, 64) to use.", 20),
+        "Threads"
+    );
+    // At ", " before an aside, not in a list and not after an introduction.
+    assert_eq!(
+        short_help_within("Remove all packages, i.e., the entire environment.", 40),
+        "Remove all packages"
+    );
+    assert_eq!(
+        short_help_within(
+            "Use cache of channel index files, even if it has expired.",
+            40
+        ),
+        "Use cache of channel index files"
+    );
+    let list = "Remove index cache, unused cache packages, tarballs, and logfiles.";
+    assert_eq!(short_help_within(list, 40), list.trim_end_matches('.'));
+    let intro = "When this is set, where implemented, the scripts print debugging information.";
+    assert_eq!(short_help_within(intro, 40), intro.trim_end_matches('.'));
+    // At "; " and " - ", never inside backquotes.
+    assert_eq!(
+        short_help_within(
+            "create menu items for the given files; if none are given, all.",
+            48
+        ),
+        "create menu items for the given files"
+    );
+    assert_eq!(
+        clause_ends("Use `a -m b; c` in wrapper scripts - here"),
+        vec!["Use `a -m b; c` in wrapper scripts".len()]
+    );
+    // No clause end: kept whole rather than cut at a word.
+    let long = "Disable all plugins that are not built into conda and its friends.";
+    assert_eq!(short_help_within(long, 30), long.trim_end_matches('.'));
+}

@@ -137,6 +137,7 @@ pub async fn start_checked(
             results,
             info,
             tasks: TaskStore::new(settings.tasks),
+            approvals: crate::call::approval_ids::Ledger::new(),
             metrics: Arc::new(crate::metrics::Metrics::new(settings.metrics_principals)),
             audit,
         },

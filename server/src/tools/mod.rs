@@ -23,6 +23,7 @@
 //! each tool's FULL schema is compiled into the validator calls go through,
 //! so a broken schema stops the server at startup, never at call time.
 
+pub mod approval_card;
 pub mod cli_command;
 pub mod compact;
 pub mod execute;

@@ -39,6 +39,25 @@ pub(crate) fn transaction_standin() -> StandinPrefix {
     standin
 }
 
+/// How long each transaction of [`slow_transaction_standin`] takes first
+/// (seconds), and the least `duration_ms` an answer that ran one reports.
+const SLOW_TRANSACTION_SECONDS: f64 = 0.4;
+const SLOW_TRANSACTION_MS: u64 = 400;
+
+/// [`transaction_standin`] whose every transaction (a dry run included)
+/// takes [`SLOW_TRANSACTION_SECONDS`] first: an answer that ran a dry run
+/// and reports `duration_ms: 0` (or less than one run) is wrong.
+fn slow_transaction_standin() -> StandinPrefix {
+    let standin = transaction_standin();
+    standin
+        .set_control(&[ControlRule {
+            transaction: Some(json!({"sleep_seconds": SLOW_TRANSACTION_SECONDS})),
+            ..ControlRule::default()
+        }])
+        .expect("control");
+    standin
+}
+
 /// The environment `conda create --name NAME` makes in the stand-in.
 pub(crate) fn env_prefix(standin: &StandinPrefix, name: &str) -> PathBuf {
     standin.prefix.join("envs").join(name)
@@ -217,14 +236,15 @@ fn accepted_create_applies_what_the_form_showed() {
 /// retryable), nothing changed; `yes: true` from the model still asks; a
 /// client without the elicitation capability → `approval_unavailable`
 /// naming that cause, with conda's dry-run plan, and nothing but the dry
-/// run ran.
+/// run ran. Each answer's `duration_ms` covers the dry run it ran (a slow
+/// one, [`slow_transaction_standin`]).
 #[test]
 fn refused_answers_change_nothing() {
     let Some(python) = mcp_python("approval::refused_answers_change_nothing") else {
         return;
     };
     for era in Era::ALL {
-        let standin = transaction_standin();
+        let standin = slow_transaction_standin();
         let call = |name: &str, answer: &str, yes: bool| {
             json!({"tool": "conda_create", "answer": answer,
                    "arguments": {"name": name, "packages": ["zlib"], "yes": yes}})
@@ -256,7 +276,10 @@ fn refused_answers_change_nothing() {
             // retry that carries the answer runs nothing itself).
             if era == Era::Initialize {
                 let ms = result["structured"]["duration_ms"].as_u64().unwrap_or(0);
-                assert!(ms > 0, "{era:?} {name}: the dry run's time: {result}");
+                assert!(
+                    ms >= SLOW_TRANSACTION_MS,
+                    "{era:?} {name}: the dry run's time: {result}"
+                );
             }
         }
         assert!(
@@ -299,7 +322,10 @@ fn refused_answers_change_nothing() {
         );
         assert!(questions(result).is_empty());
         let ms = result["structured"]["duration_ms"].as_u64().unwrap_or(0);
-        assert!(ms > 0, "{era:?}: the dry run's time: {result}");
+        assert!(
+            ms >= SLOW_TRANSACTION_MS,
+            "{era:?}: the dry run's time: {result}"
+        );
         assert!(!env_prefix(&standin, "u").exists());
         let for_u: Vec<_> = runs(&standin)
             .into_iter()
@@ -409,7 +435,9 @@ fn an_approved_replacement_shows_a_plan_and_replaces_only_when_accepted() {
 
 /// The plan changes while the question is open (the stand-in's plan gains
 /// a package before the person answers): the re-plan differs from what was
-/// shown → `plan_changed`, nothing applied.
+/// shown → `plan_changed`, nothing applied; its `duration_ms` covers the
+/// dry runs of that request (the plan and the re-plan in an `initialize`
+/// session, the re-plan in the stateless retry; each a slow one).
 #[test]
 fn a_plan_that_changed_after_approval_is_not_applied() {
     let Some(python) = mcp_python("approval::a_plan_that_changed_after_approval_is_not_applied")
@@ -417,9 +445,10 @@ fn a_plan_that_changed_after_approval_is_not_applied() {
         return;
     };
     for era in Era::ALL {
-        let standin = transaction_standin();
+        let standin = slow_transaction_standin();
         let changed = serde_json::to_string(&[ControlRule {
-            transaction: Some(json!({"extra_link": ["surprise 9.9 h9_0"]})),
+            transaction: Some(json!({"extra_link": ["surprise 9.9 h9_0"],
+                                     "sleep_seconds": SLOW_TRANSACTION_SECONDS})),
             ..ControlRule::default()
         }])
         .expect("json");
@@ -435,6 +464,15 @@ fn a_plan_that_changed_after_approval_is_not_applied() {
         );
         let result = &report["results"][0];
         assert_eq!(error_code(result), "plan_changed", "{era:?}: {result}");
+        let runs_in_request = match era {
+            Era::Initialize => 2,
+            Era::Stateless => 1,
+        };
+        let ms = result["structured"]["duration_ms"].as_u64().unwrap_or(0);
+        assert!(
+            ms >= runs_in_request * SLOW_TRANSACTION_MS,
+            "{era:?}: the dry runs' time: {result}"
+        );
         assert!(!questions(result)[0].contains("surprise"));
         assert!(
             !env_prefix(&standin, "moved").exists(),

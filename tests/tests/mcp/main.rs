@@ -9,6 +9,8 @@
 //! `cargo test -p conda-mcp-tests --test mcp surface::`.
 
 mod approval;
+mod apps;
+mod apps_browser;
 mod check;
 mod cli_command;
 mod conda_plugin;

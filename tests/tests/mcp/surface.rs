@@ -439,7 +439,8 @@ async fn check_listing(standin: &StandinPrefix, label: &str, size: bool) {
         // `conda_create` and `conda_env_create` (docs/writes.md), and by
         // 2,000 for the `_meta` keys Claude Code reads (searchHint on
         // every tool, alwaysLoad on six; hosts do not pass `_meta` to the
-        // model; docs/reference.md "Generated tools").
+        // model; docs/reference.md "Generated tools"), and by 300 for help
+        // shortened at clause ends rather than cut inside a phrase.
         let without_menuinst = serde_json::to_vec(
             &tools
                 .iter()

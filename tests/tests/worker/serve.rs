@@ -67,6 +67,20 @@ impl Served {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// The log once it holds every one of `needles`, or after 10 s as it
+    /// is: the worker writes its log on a thread of its own, so a line may
+    /// follow the answer it belongs to.
+    fn log_holding(&self, needles: &[&str]) -> String {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let log = self.log();
+            if needles.iter().all(|n| log.contains(n)) || Instant::now() >= deadline {
+                return log;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     fn pid(&self) -> u32 {
         self.child.id()
     }
@@ -92,7 +106,7 @@ async fn a_server_connects_to_a_listening_worker_and_runs_calls() {
     assert_eq!(r.stdout, "hello\n");
     assert_eq!(r.exit_code, Some(0));
     ex.shutdown().await;
-    let log = w.log();
+    let log = w.log_holding(&["connection accepted", "job started", "job finished"]);
     assert!(
         log.contains("connection accepted") && log.contains("peer_uid=0"),
         "{log}"
@@ -577,7 +591,7 @@ async fn json_log_lines_carry_the_job_events_and_never_stdin() {
     let r = run_collect(&ex, job).await.0.expect("result");
     assert_eq!(r.exit_code, Some(4));
     ex.shutdown().await;
-    let log = w.log();
+    let log = w.log_holding(&["job finished"]);
     assert!(!log.contains("SECRET-STDIN-CONTENT"), "{log}");
     let lines: Vec<serde_json::Value> = log
         .lines()
