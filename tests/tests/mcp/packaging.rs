@@ -437,7 +437,7 @@ fn bundle_script_packs_a_bundle_whose_server_finds_its_worker() {
 /// alone, names the executable that is in the zip (`conda-mcp.exe` on
 /// Windows, through `mcp_config.platform_overrides`), and passes the
 /// official validator. The packer copies bytes and never runs them, so the
-/// host's own binaries stand in for the cross builds here; `.ci/run` packs
+/// host's own binaries stand in for the cross builds here; `CONDA_MCP_CROSS=1 .ci/run` packs
 /// the real cross-built ones and runs the Windows one under wine.
 #[test]
 fn bundle_script_packs_one_platform_per_bundle() {
