@@ -2,6 +2,7 @@
 //! on every platform; under wine for Windows by tests/tools/cross/setup.sh).
 
 use std::io::Write;
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use conda_mcp_replay::{DUMP, GUARD, GUARD_REFUSED, INFO, SPARE};
@@ -10,7 +11,13 @@ use serde_json::{Value, json};
 const HELPER: &str = include_str!("../../../server/src/discovery/helper.py");
 
 fn replay(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_conda-replay"))
+    replay_at(Path::new(env!("CARGO_BIN_EXE_conda-replay")), args, stdin)
+}
+
+/// Runs the replay at `exe` (the built one, or a copy beside a file it
+/// reads) with `args` and `stdin`.
+fn replay_at(exe: &Path, args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(exe)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -123,19 +130,7 @@ fn the_guard_reports_then_answers_or_stops() {
     std::fs::copy(env!("CARGO_BIN_EXE_conda-replay"), &me).expect("copy the replay");
     let report = dir.join("report");
     let checks = json!({"report_pipe": report}).to_string();
-    let run = |args: &[&str], stdin: &[u8]| {
-        let mut child = Command::new(&me)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start the replay");
-        let mut pipe = child.stdin.take().expect("stdin");
-        let _ = pipe.write_all(stdin);
-        drop(pipe);
-        child.wait_with_output().expect("wait")
-    };
+    let run = |args: &[&str], stdin: &[u8]| replay_at(&me, args, stdin);
     let job = json!({"argv": ["info", "--json"], "cwd": ".", "checks": {"report_pipe": report}})
         .to_string();
     let mut spare_stdin = format!("{}\n", job.len()).into_bytes();
