@@ -203,7 +203,6 @@ pub fn instructions(
 mod tests {
     use super::*;
     use crate::catalog::Catalog;
-    use crate::policy::Policy;
     use crate::tools::{ToolMode, ToolOptions, ToolSet};
 
     fn real() -> Catalog {
@@ -288,15 +287,8 @@ mod tests {
                 let set = ToolSet::build(
                     &cat,
                     &ToolOptions {
-                        policy: Policy {
-                            allow_write: true,
-                            allow_exec: true,
-                            approve_writes: false,
-                            scopes: None,
-                        },
                         mode,
-                        confirm: true,
-                        ..ToolOptions::default()
+                        ..ToolOptions::writes(ToolOptions::default().profile, true)
                     },
                 )
                 .expect("builds");
@@ -384,15 +376,8 @@ mod tests {
                     let set = ToolSet::build(
                         &cat,
                         &ToolOptions {
-                            policy: Policy {
-                                allow_write: allow,
-                                allow_exec: allow,
-                                approve_writes: false,
-                                scopes: None,
-                            },
                             mode,
-                            confirm: true,
-                            ..ToolOptions::default()
+                            ..ToolOptions::writes(ToolOptions::default().profile, allow)
                         },
                     )
                     .expect("builds");
