@@ -15,6 +15,8 @@
 #       # pack binaries built for another target (a cross build:
 #       # tests/tools/cross/setup.sh), e.g. x86_64-pc-windows-gnu,
 #       # aarch64-apple-darwin
+#   CONDA_MCP_BUNDLE_OUT_DIR=DIR    # the folder of the bundle (default
+#                                   # target/bundle)
 #
 # Prints the path of the bundle on stdout. Needs cargo (unless
 # CONDA_MCP_BUNDLE_BIN_DIR is set) and python3 (zip); no network.
@@ -67,7 +69,7 @@ for exe in conda-mcp conda-mcp-worker; do
   fi
 done
 
-out_dir=target/bundle
+out_dir=${CONDA_MCP_BUNDLE_OUT_DIR:-target/bundle}
 out="$out_dir/conda-mcp-$version-$platform-$arch.mcpb"
 mkdir -p "$out_dir"
 python3 - "$out" "$bin_dir" "$platform" "$exe_suffix" <<'PY'
@@ -83,7 +85,7 @@ if platform not in manifest["compatibility"]["platforms"]:
     sys.exit(f"bundle/manifest.json does not list the platform {platform}")
 manifest["compatibility"]["platforms"] = [platform]
 manifest["server"]["entry_point"] = "server/conda-mcp" + suffix
-tmp = out + ".part"
+tmp = f"{out}.{os.getpid()}.part"  # two packers at once never share it
 with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as z:
     z.writestr(zipfile.ZipInfo("manifest.json", date_time=(1980, 1, 1, 0, 0, 0)),
                json.dumps(manifest, indent=2) + "\n")

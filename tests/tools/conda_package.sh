@@ -27,13 +27,14 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 target_dir=${CARGO_TARGET_DIR:-target}
-work=$target_dir/conda-package-test
+profile=${PACKAGE_PROFILE:-dev}
+package_target=${PACKAGE_TARGET:-}
+# One work folder per platform, so that the packages of several platforms
+# can be made at once (.ci/run makes the cross ones beside the host's).
+work=$target_dir/conda-package-test${package_target:+-$package_target}
 rm -rf "$work"
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
-
-profile=${PACKAGE_PROFILE:-dev}
-package_target=${PACKAGE_TARGET:-}
 subdir=linux-64
 exe=
 bin_sub=bin
@@ -63,15 +64,28 @@ else
 fi
 bin_dir=$(cd "$bin_dir" && pwd)
 
-echo "== conda package: tools (py-rattler-build, py-rattler from PyPI)"
-python3 -m venv "$work/tools"
-"$work/tools/bin/pip" install --quiet --disable-pip-version-check \
-  'py-rattler-build>=0.73,<0.74' 'py-rattler>=0.28,<0.29'
+# The tools' venv is made once per target directory and kept (its pins are its
+# stamp): the venv and pip took most of a package's minute and a half. Made
+# under a lock (flock(1)), so runs at once wait for one venv, not two.
+pins=("py-rattler-build>=0.73,<0.74" "py-rattler>=0.28,<0.29")
+tools=$(cd "$target_dir" && pwd)/conda-package-tools
+(
+  flock 9
+  if [ ! -x "$tools/bin/python" ] || [ "$(cat "$tools/pins" 2>/dev/null)" != "${pins[*]}" ]; then
+    echo "== conda package: tools (${pins[*]} from PyPI, into $tools)"
+    rm -rf "$tools"
+    python3 -m venv "$tools"
+    "$tools/bin/pip" install --quiet --disable-pip-version-check "${pins[@]}"
+    echo "${pins[*]}" >"$tools/pins"
+  else
+    echo "== conda package: tools (${pins[*]}) already in $tools"
+  fi
+) 9>"$tools.lock"
 
 echo "== conda package: rattler-build recipe/recipe.yaml (and its tests)"
 channel=$work/channel
 mkdir -p "$channel"
-CONDA_MCP_BIN_DIR=$bin_dir "$work/tools/bin/python" -W ignore::DeprecationWarning - "$channel" "$subdir" <<'PY'
+CONDA_MCP_BIN_DIR=$bin_dir "$tools/bin/python" -W ignore::DeprecationWarning - "$channel" "$subdir" <<'PY'
 import sys
 import rattler_build
 
@@ -92,7 +106,7 @@ ls "$channel/$subdir"/conda-mcp-server-*.conda "$channel"/noarch/conda-mcp-*.con
 
 echo "== conda package: py-rattler installs conda-mcp-server into a fresh prefix"
 prefix=$work/prefix
-"$work/tools/bin/python" - "$channel" "$prefix" "$work/pkgs" "$subdir" <<'PY'
+"$tools/bin/python" - "$channel" "$prefix" "$work/pkgs" "$subdir" <<'PY'
 import asyncio
 import sys
 import rattler
