@@ -467,6 +467,27 @@ impl Listening {
     fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
+
+    /// The `n`-th (from 1) "job finished" line of the worker's log once it
+    /// is there, or after 10 s an empty string: the worker writes its log on
+    /// a thread of its own, so the line may follow the answer it belongs
+    /// to (under load, by more than a moment).
+    async fn job_finished(&self, n: usize) -> String {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let line = self
+                .log_text()
+                .lines()
+                .filter(|l| l.contains("job finished"))
+                .nth(n - 1)
+                .map(str::to_string);
+            match line {
+                Some(line) => return line,
+                None if tokio::time::Instant::now() >= deadline => return String::new(),
+                None => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
+        }
+    }
 }
 
 impl Drop for Listening {
@@ -571,23 +592,16 @@ async fn a_call_waits_for_a_starting_warm_conda_when_that_is_sooner() {
     let mut slow = ControlRule::for_commands(&["config"]);
     slow.sleep_seconds = Some(4.0);
     p.set_control(&[slow]).expect("control");
-    // The last "job finished" line of the worker's log says which path ran
-    // (the zygote's own start imports conda while the call waits, so the
-    // stand-in's start count cannot tell).
-    let last_job = || {
-        warm.log_text()
-            .lines()
-            .rfind(|l| l.contains("job finished"))
-            .map(str::to_string)
-            .unwrap_or_default()
-    };
+    // Each call's "job finished" line in the worker's log says which path
+    // ran (the zygote's own start imports conda while the call waits, so
+    // the stand-in's start count cannot tell).
     // The first call runs fresh (nothing started yet) and is measured.
     let r = run(&warm.ex, &Call::new(&["config", "--show"]), LIMIT)
         .await
         .result;
     assert_eq!(r.exit_code, Some(0), "{r:?}\n{}", warm.log_text());
     assert!(
-        last_job().contains("warm=false"),
+        warm.job_finished(1).await.contains("warm=false"),
         "the first call, without a warm-up, runs fresh"
     );
     p.clear_control().expect("control");
@@ -598,7 +612,7 @@ async fn a_call_waits_for_a_starting_warm_conda_when_that_is_sooner() {
         .result;
     assert_eq!(r.exit_code, Some(0));
     assert!(
-        last_job().contains("warm=true"),
+        warm.job_finished(2).await.contains("warm=true"),
         "the call waited for the starting warm conda: {}",
         warm.log_text()
     );
