@@ -82,11 +82,14 @@ mounts() {
   mountpoint -q "$ROOT/root/.cargo/registry" || mount --bind "$HOST_CARGO_HOME/registry" "$ROOT/root/.cargo/registry"
 }
 
+# Every mount under the chroot, this checkout's or another's (a chroot
+# shared by two clones holds a bind of each), the deepest first.
 teardown() {
   local m
-  for m in "$ROOT/root/.cargo/registry" "$ROOT$REPO" "$ROOT/dev" "$ROOT/sys" "$ROOT/proc"; do
-    if mountpoint -q "$m"; then umount -R "$m" || umount -Rl "$m"; fi
-  done
+  awk -v root="$ROOT/" 'index($2 "/", root) == 1 { print $2 }' /proc/self/mounts | sort -ru |
+    while read -r m; do
+      if mountpoint -q "$m"; then umount -R "$m" 2>/dev/null || umount -Rl "$m"; fi
+    done
 }
 
 # Run a command inside the chroot with a clean environment, from the checkout.
