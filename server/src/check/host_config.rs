@@ -33,13 +33,19 @@
 //! "command", "args", "tools": ["*"]}}}`; Codex's `config.toml` a table
 //! `[mcp_servers.NAME]` (TOML basic strings, which JSON's string escapes
 //! are); Claude Code takes a shell command line, `claude mcp add NAME --
-//! COMMAND ARGS...` (quoted for a POSIX shell).
+//! COMMAND ARGS...` (quoted for a POSIX shell, or for PowerShell on
+//! Windows).
+//!
+//! Each title names where that host keeps the file on the platform the
+//! check runs on ([`Platform`]: `%APPDATA%\Claude\` on Windows,
+//! `~/Library/Application Support/Claude/` on macOS, ...).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
+use super::places::Platform;
 use crate::settings::Settings;
 
 /// Name of the server entry in the snippets.
@@ -133,8 +139,9 @@ fn uvx_for(exe: &Path) -> Option<String> {
 /// One host's configuration: what to do with it, and the text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snippet {
-    /// The host, where the text goes and why it differs from the others.
-    pub title: &'static str,
+    /// The host, where the text goes on the platform and why it differs
+    /// from the others.
+    pub title: String,
     /// Pretty JSON, or a shell command line.
     pub text: String,
 }
@@ -173,8 +180,10 @@ pub fn codex_table(l: &Launch, writes: bool) -> String {
 
 /// The configuration for each host: Claude Desktop, Claude Code, VS Code,
 /// Cursor, Gemini CLI, Codex CLI, Copilot CLI, in that order; `writes`: the
-/// flags allow changes (`--allow-write` or `--approve-writes`, for Codex).
-pub fn snippets(l: &Launch, writes: bool) -> Vec<Snippet> {
+/// flags allow changes (`--allow-write` or `--approve-writes`, for Codex);
+/// `platform`: whose places the titles name and whose shell Claude Code's
+/// line is quoted for.
+pub fn snippets(l: &Launch, writes: bool, platform: Platform) -> Vec<Snippet> {
     let pretty = |v: serde_json::Value| serde_json::to_string_pretty(&v).unwrap_or_default();
     let lean_args = lean(&l.args);
     let plain = json!({ "command": l.command, "args": l.args });
@@ -191,39 +200,64 @@ pub fn snippets(l: &Launch, writes: bool) -> Vec<Snippet> {
     .into_iter()
     .chain(lean_args.iter().map(String::as_str));
     // Only a NUL makes quoting fail, and no argument or path holds one.
-    let claude_code = shlex::try_join(words).unwrap_or_default();
+    let claude_code = platform.command_line(words).unwrap_or_default();
+    let home = |rel: &str| platform.in_home(rel);
     vec![
         Snippet {
-            title: "Claude Desktop (claude_desktop_config.json; lean results for its small tool-output limit):",
+            title: format!(
+                "Claude Desktop ({}; lean results for its small tool-output limit):",
+                platform.claude_desktop_config()
+            ),
             text: pretty(json!({ "mcpServers": { SERVER_NAME: desktop } })),
         },
         Snippet {
-            title: "Claude Code (run in a shell; lean results: it refuses tool results over 25,000 tokens):",
+            title: format!(
+                "Claude Code (run in {}; lean results: it refuses tool results over 25,000 tokens):",
+                platform.shell()
+            ),
             text: claude_code,
         },
         Snippet {
-            title: "VS Code (.vscode/mcp.json or the user mcp.json):",
+            title: format!(
+                "VS Code ({}, or the user's {}):",
+                platform.in_project(".vscode/mcp.json"),
+                platform.vscode_user_config()
+            ),
             text: pretty(json!({ "servers": { SERVER_NAME: vscode } })),
         },
         Snippet {
-            title: "Cursor (~/.cursor/mcp.json or .cursor/mcp.json):",
+            title: format!(
+                "Cursor ({} or {}):",
+                home(".cursor/mcp.json"),
+                platform.in_project(".cursor/mcp.json")
+            ),
             text: pretty(json!({ "mcpServers": { SERVER_NAME: plain } })),
         },
         Snippet {
-            title: "Gemini CLI (~/.gemini/settings.json; \"trust\": true, or headless gemini -p lists none of its tools; with folder trust on, also trust the project folder in ~/.gemini/trustedFolders.json: {\"/path/to/project\": \"TRUST_FOLDER\"}):",
+            title: format!(
+                "Gemini CLI ({}; \"trust\": true, or headless gemini -p lists none of its tools; with folder trust on, also trust the project folder in {}: {{\"/path/to/project\": \"TRUST_FOLDER\"}}):",
+                home(".gemini/settings.json"),
+                home(".gemini/trustedFolders.json")
+            ),
             text: pretty(json!({ "mcpServers": { SERVER_NAME: {
                 "command": l.command, "args": l.args, "trust": true } } })),
         },
         Snippet {
             title: if writes {
-                "Codex CLI (~/.codex/config.toml; required: the first turn waits for the tools; approve: else Codex blocks every tool that may write, before conda-mcp's policy):"
+                format!(
+                    "Codex CLI ({}; required: the first turn waits for the tools; approve: else Codex blocks every tool that may write, before conda-mcp's policy):",
+                    home(".codex/config.toml")
+                )
             } else {
-                "Codex CLI (~/.codex/config.toml; required: the first turn waits for the tools):"
+                format!(
+                    "Codex CLI ({}; required: the first turn waits for the tools):",
+                    home(".codex/config.toml")
+                )
             },
             text: codex_table(l, writes).trim_end().to_owned(),
         },
         Snippet {
-            title: "GitHub Copilot CLI (~/.copilot/mcp-config.json):",
+            title: format!("GitHub Copilot CLI ({}):", home(".copilot/mcp-config.json")),
             text: pretty(json!({ "mcpServers": { SERVER_NAME: {
                 "type": "local", "command": l.command, "args": l.args, "tools": ["*"] } } })),
         },
@@ -247,8 +281,8 @@ pub fn http_url(listen: std::net::SocketAddr, tls: bool) -> String {
 /// docs/remote.md ("Host configuration") gives them: Claude Code, VS Code
 /// (the token from an input), Cursor (the token from an environment
 /// variable). `TOKEN` is the person's token (`conda-mcp token new`) or
-/// OAuth access token.
-pub fn http_snippets(url: &str) -> Vec<Snippet> {
+/// OAuth access token. `platform` as for [`snippets`].
+pub fn http_snippets(url: &str, platform: Platform) -> Vec<Snippet> {
     let pretty = |v: serde_json::Value| serde_json::to_string_pretty(&v).unwrap_or_default();
     let words = [
         "claude",
@@ -261,14 +295,21 @@ pub fn http_snippets(url: &str) -> Vec<Snippet> {
         "--header",
         "Authorization: Bearer TOKEN",
     ];
-    let claude_code = shlex::try_join(words).unwrap_or_default();
+    let claude_code = platform.command_line(words).unwrap_or_default();
     vec![
         Snippet {
-            title: "Claude Code (run in a shell; TOKEN is the person's token):",
+            title: format!(
+                "Claude Code (run in {}; TOKEN is the person's token):",
+                platform.shell()
+            ),
             text: claude_code,
         },
         Snippet {
-            title: "VS Code (.vscode/mcp.json or the user mcp.json; the token is asked for):",
+            title: format!(
+                "VS Code ({}, or the user's {}; the token is asked for):",
+                platform.in_project(".vscode/mcp.json"),
+                platform.vscode_user_config()
+            ),
             text: pretty(json!({
                 "inputs": [{"type": "promptString", "id": "conda-token",
                             "description": "conda-mcp token", "password": true}],
@@ -278,7 +319,10 @@ pub fn http_snippets(url: &str) -> Vec<Snippet> {
             })),
         },
         Snippet {
-            title: "Cursor (~/.cursor/mcp.json; the token from CONDA_MCP_TOKEN):",
+            title: format!(
+                "Cursor ({}; the token from CONDA_MCP_TOKEN):",
+                platform.in_home(".cursor/mcp.json")
+            ),
             text: pretty(json!({ "mcpServers": { SERVER_NAME: {
                 "url": url,
                 "headers": {"Authorization": "Bearer ${env:CONDA_MCP_TOKEN}"}}}})),
@@ -299,7 +343,7 @@ mod tests {
         );
         assert_eq!(http_url(at("[::1]:8443"), true), "https://[::1]:8443/mcp");
         assert_eq!(http_url(at("0.0.0.0:8443"), true), "https://HOST:8443/mcp");
-        let claude = &http_snippets("http://127.0.0.1:1/mcp")[0].text;
+        let claude = &http_snippets("http://127.0.0.1:1/mcp", Platform::Linux)[0].text;
         assert_eq!(
             claude,
             "claude mcp add --transport http conda http://127.0.0.1:1/mcp --header \
@@ -335,7 +379,7 @@ mod tests {
             command: "/opt/my tools/conda-mcp".into(),
             args: vec!["--conda-exe".into(), "/opt/conda/bin/conda".into()],
         };
-        let s = snippets(&l, false);
+        let s = snippets(&l, false, Platform::Linux);
         assert_eq!(s.len(), 7);
         let desktop: serde_json::Value = serde_json::from_str(&s[0].text).expect("json");
         let server = &desktop["mcpServers"]["conda"];
@@ -378,6 +422,56 @@ mod tests {
     }
 
     #[test]
+    fn titles_name_each_platforms_place_and_windows_gets_powershell() {
+        let l = Launch {
+            command: r"C:\Users\Zoë\miniforge3\Scripts\conda-mcp.exe".into(),
+            args: vec![
+                "--conda-exe".into(),
+                r"C:\Users\Zoë\miniforge3\Scripts\conda.exe".into(),
+            ],
+        };
+        let titles = |p: Platform| -> Vec<String> {
+            snippets(&l, true, p).into_iter().map(|s| s.title).collect()
+        };
+        let windows = titles(Platform::Windows);
+        for (i, place) in [
+            (0, r"%APPDATA%\Claude\claude_desktop_config.json"),
+            (1, "PowerShell"),
+            (2, r"%APPDATA%\Code\User\mcp.json"),
+            (2, r".vscode\mcp.json"),
+            (3, r"%USERPROFILE%\.cursor\mcp.json or .cursor\mcp.json"),
+            (4, r"%USERPROFILE%\.gemini\settings.json"),
+            (5, r"%USERPROFILE%\.codex\config.toml"),
+            (6, r"%USERPROFILE%\.copilot\mcp-config.json"),
+        ] {
+            assert!(windows[i].contains(place), "{:?} lacks {place}", windows[i]);
+        }
+        let mac = titles(Platform::MacOs);
+        assert!(mac[0].contains("~/Library/Application Support/Claude/claude_desktop_config.json"));
+        assert!(mac[2].contains("~/Library/Application Support/Code/User/mcp.json"));
+        assert!(mac[3].contains("~/.cursor/mcp.json"));
+        let linux = titles(Platform::Linux);
+        assert!(linux[0].contains("~/.config/Claude/claude_desktop_config.json"));
+        assert!(linux[2].contains("~/.config/Code/User/mcp.json"));
+        assert_eq!(
+            snippets(&l, false, Platform::Windows)[1].text,
+            r"claude mcp add conda '--' 'C:\Users\Zoë\miniforge3\Scripts\conda-mcp.exe' '--conda-exe' 'C:\Users\Zoë\miniforge3\Scripts\conda.exe' '--result-mode' lean"
+        );
+        // The JSON a Windows host reads holds the backslashes as written.
+        let desktop: serde_json::Value =
+            serde_json::from_str(&snippets(&l, false, Platform::Windows)[0].text).expect("json");
+        assert_eq!(
+            desktop["mcpServers"]["conda"]["command"],
+            l.command.as_str()
+        );
+        assert_eq!(
+            http_snippets("https://HOST:8443/mcp", Platform::Windows)[0].text,
+            "claude mcp add '--transport' http conda 'https://HOST:8443/mcp' '--header' \
+             'Authorization: Bearer TOKEN'"
+        );
+    }
+
+    #[test]
     fn codex_waits_for_the_server_and_approves_only_where_writes_are_allowed() {
         let l = Launch {
             command: "/opt/my \"tools\"/conda-mcp".into(),
@@ -389,10 +483,10 @@ mod tests {
         );
         assert!(codex_table(&l, true).ends_with("default_tools_approval_mode = \"approve\"\n"));
         let gemini: serde_json::Value =
-            serde_json::from_str(&snippets(&l, false)[4].text).expect("json");
+            serde_json::from_str(&snippets(&l, false, Platform::Linux)[4].text).expect("json");
         assert_eq!(gemini["mcpServers"]["conda"]["trust"], json!(true));
         let copilot: serde_json::Value =
-            serde_json::from_str(&snippets(&l, false)[6].text).expect("json");
+            serde_json::from_str(&snippets(&l, false, Platform::Linux)[6].text).expect("json");
         assert_eq!(copilot["mcpServers"]["conda"]["tools"], json!(["*"]));
     }
 
@@ -407,7 +501,7 @@ mod tests {
                 args: given.iter().map(|a| a.to_string()).collect(),
             };
             let desktop: serde_json::Value =
-                serde_json::from_str(&snippets(&l, false)[0].text).expect("json");
+                serde_json::from_str(&snippets(&l, false, Platform::Linux)[0].text).expect("json");
             assert_eq!(desktop["mcpServers"]["conda"]["args"], json!(given));
         }
     }

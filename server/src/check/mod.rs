@@ -33,9 +33,11 @@
 //! 7. **log**: how stderr is written (the bounded queue of
 //!    [`conda_mcp_shared::log_writer`]) and the lines this check dropped;
 //! 8. **warnings**, then a ready-to-paste host configuration per host
-//!    (Claude Desktop, Claude Code, VS Code, Cursor) with absolute paths
-//!    ([`host_config`]); with `--listen`, the HTTP ones (URL and bearer
-//!    header) for Claude Code, VS Code and Cursor.
+//!    (Claude Desktop, Claude Code, VS Code, Cursor, Gemini CLI, Codex CLI,
+//!    Copilot CLI) with absolute paths ([`host_config`]), each titled with
+//!    where that host keeps it on this platform ([`places`]); with
+//!    `--listen`, the HTTP ones (URL and bearer header) for Claude Code,
+//!    VS Code and Cursor.
 //!
 //! The report goes to stdout (check mode never speaks MCP); logs stay on
 //! stderr at `warn` unless `RUST_LOG` says otherwise. The last line is
@@ -46,6 +48,9 @@
 //! at most conda's exception class.
 
 pub mod host_config;
+pub mod places;
+
+use places::Platform;
 
 use std::ffi::OsString;
 use std::fmt::Write as _;
@@ -72,10 +77,11 @@ pub struct Report {
 /// is not set.
 pub const CHECK_LOG_FILTER: &str = "warn";
 
-/// Python run through the worker to prove the interpreter works: prints
-/// its version and conda's, nothing else.
-const INTERPRETER_PROBE: &str =
-    "import sys, conda; print(sys.version.split()[0] + ' ' + conda.__version__)";
+/// Python run through the worker to prove the interpreter works
+/// (`python -c PROBE`): prints its version and conda's, nothing else. One
+/// line with no newline at its end, in a file of its own so that the
+/// Windows stand-in conda (tests/replay) can recognise it byte for byte.
+const INTERPRETER_PROBE: &str = include_str!("interpreter_probe.py");
 
 /// Runs the check for the resolved flags `settings` (the same value the
 /// server would start with); `args` are the raw flags after `check` (they
@@ -586,12 +592,16 @@ fn host_step(
                 "host configuration (the server runs on its own with these flags, e.g. under \
                  systemd, docs/remote.md; hosts connect to it)",
             );
-            host_config::http_snippets(url)
+            host_config::http_snippets(url, Platform::current())
         }
         None => {
             r.section("host configuration (one per host; paste into the host's MCP settings)");
             let launch = host_config::Launch::for_this_process(&found.target.path, s, args);
-            host_config::snippets(&launch, s.policy.allow_write || s.policy.approve_writes)
+            host_config::snippets(
+                &launch,
+                s.policy.allow_write || s.policy.approve_writes,
+                Platform::current(),
+            )
         }
     };
     for snippet in snippets {

@@ -42,6 +42,9 @@ pub const GUARD: &str = concat!(
     include_str!("../../../worker/src/guard/guard.py"),
     "\nsys.exit(fresh_main())\n"
 );
+/// `conda-mcp check`'s interpreter probe (server/src/check/mod.rs
+/// `INTERPRETER_PROBE`), the third program the replay accepts after `-c`.
+pub const PROBE: &str = include_str!("../../../server/src/check/interpreter_probe.py");
 /// The exit status of a conda the guard ended (guard.py `REFUSED_STATUS`).
 pub const GUARD_REFUSED: u8 = 86;
 

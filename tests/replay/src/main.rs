@@ -19,6 +19,9 @@
 //!   on stdin (its length in decimal, a newline, `{"argv": [...], "cwd":
 //!   ...}`); the job's argv is then answered as `-m conda ARGV` would be. A
 //!   stdin closed before the header exits 0, as the spare does;
+//! * `python.exe -c <check's interpreter probe>`
+//!   (server/src/check/interpreter_probe.py): the recorded Python and conda
+//!   versions of [`conda_mcp_replay::INFO`], as the probe prints them;
 //! * `python.exe -c <the worker's guard> CHECKS -m ARGS` (a fresh conda
 //!   under the guard, worker/src/guard/), and a spare job with `checks`:
 //!   the guard's side of its report channel. It writes a report to the
@@ -38,7 +41,7 @@ use std::process::ExitCode;
 
 /// conda-mcp's discovery helper, the one program accepted on stdin.
 const HELPER: &str = include_str!("../../../server/src/discovery/helper.py");
-use conda_mcp_replay::{GUARD, GUARD_REFUSED, SPARE};
+use conda_mcp_replay::{GUARD, GUARD_REFUSED, INFO, PROBE, SPARE};
 /// The dump the helper printed for the Python stand-in.
 const DUMP: &str = include_str!("../../fixtures/dumps/standin.json");
 /// The helper's marker lines (server/src/discovery/helper.rs).
@@ -99,15 +102,18 @@ fn main() -> ExitCode {
         Some("-") if args.len() == 1 => helper(),
         Some("-m") if args.get(1).map(String::as_str) == Some("conda") => conda(&args[2..]),
         Some("-c") if args.len() == 2 && args[1] == SPARE => spare(),
+        Some("-c") if args.len() == 2 && args[1] == PROBE => probe(),
         Some("-c") if args.len() >= 4 && args[1] == GUARD && args[3] == "-m" => {
             match serde_json::from_str(&args[2]) {
                 Ok(checks) => guarded(&checks, &args[4..]),
                 Err(_) => refuse("guard checks that are not JSON"),
             }
         }
-        Some("-c") => refuse("`-c` with a program other than the worker's spare.py or guard"),
+        Some("-c") => refuse(
+            "`-c` with a program other than the worker's spare.py or guard, or check's probe",
+        ),
         _ => refuse(
-            "a command line other than `-`, `-m conda ARGS`, `-c <spare.py>` or `-c <guard> CHECKS -m ARGS`",
+            "a command line other than `-`, `-m conda ARGS`, `-c <spare.py>`, `-c <probe>` or `-c <guard> CHECKS -m ARGS`",
         ),
     }
 }
@@ -125,6 +131,25 @@ fn helper() -> ExitCode {
         format!("\n{BEGIN_MARKER}\n{dump}\n{END_MARKER}\n").as_bytes(),
         b"",
     );
+    ExitCode::SUCCESS
+}
+
+/// `python.exe -c <probe>`: `PYTHON CONDA` versions as the probe prints
+/// them (`sys.version.split()[0]`: `3.11.7` of the recorded
+/// `3.11.7.final.0`).
+fn probe() -> ExitCode {
+    let info: serde_json::Value = match serde_json::from_str(INFO) {
+        Ok(v) => v,
+        Err(_) => return refuse("the recorded info is not JSON"),
+    };
+    let (Some(python), Some(conda)) = (
+        info["python_version"].as_str(),
+        info["conda_version"].as_str(),
+    ) else {
+        return refuse("the recorded info lacks python_version or conda_version");
+    };
+    let python: Vec<&str> = python.split('.').take(3).collect();
+    write_out(format!("{} {conda}\n", python.join(".")).as_bytes(), b"");
     ExitCode::SUCCESS
 }
 

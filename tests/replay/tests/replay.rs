@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use conda_mcp_replay::{DUMP, GUARD, GUARD_REFUSED, INFO, SPARE};
+use conda_mcp_replay::{DUMP, GUARD, GUARD_REFUSED, INFO, PROBE, SPARE};
 use serde_json::{Value, json};
 
 const HELPER: &str = include_str!("../../../server/src/discovery/helper.py");
@@ -71,6 +71,17 @@ fn recorded_calls_are_replayed_byte_for_byte() {
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
     assert!(text(&out.stderr).contains("EnvironmentLocationNotFound"));
+}
+
+#[test]
+fn checks_interpreter_probe_gets_the_recorded_versions() {
+    let out = replay(&["-c", PROBE], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let info: Value = serde_json::from_str(INFO).expect("the recorded info");
+    let conda = info["conda_version"].as_str().expect("conda_version");
+    // What Python's own `sys.version.split()[0]` is for the recorded
+    // `python_version` (3.11.7.final.0).
+    assert_eq!(text(&out.stdout), format!("3.11.7 {conda}\n"));
 }
 
 #[test]

@@ -178,3 +178,86 @@ fn initialize_tools_list_and_a_call_through_the_replay() {
     assert!(status.success(), "{status}");
     let _ = std::fs::remove_dir_all(&scratch);
 }
+
+/// `conda-mcp.exe check` on Windows: every step passes against the replay
+/// (its interpreter probe included), and each host's configuration is
+/// titled with its Windows place; Claude Code's line is quoted for
+/// PowerShell.
+#[test]
+fn check_names_each_hosts_windows_place() {
+    let scratch = std::env::temp_dir().join(format!("conda-mcp-wine-check-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let inst = install(&scratch.join("miniforge3"), &exe("conda-replay")).expect("installation");
+    let server = exe("conda-mcp");
+    let out = Command::new(&server)
+        .arg("check")
+        .arg("--conda-exe")
+        .arg(&inst.conda_exe)
+        .arg("--no-cache")
+        .env("CONDA_PYTHON_EXE", &inst.python)
+        .output()
+        .expect("run conda-mcp.exe check");
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{report}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(report.contains("imports conda 26.7.1"), "{report}");
+    let section = &report[report.find("host configuration").expect("the section")..];
+    let titles: Vec<&str> = section
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("    "))
+        .map(str::trim)
+        .collect();
+    let places = [
+        (
+            "Claude Desktop",
+            r"%APPDATA%\Claude\claude_desktop_config.json",
+        ),
+        ("Claude Code", "run in PowerShell"),
+        ("VS Code", r"%APPDATA%\Code\User\mcp.json"),
+        ("Cursor", r"%USERPROFILE%\.cursor\mcp.json"),
+        ("Gemini CLI", r"%USERPROFILE%\.gemini\settings.json"),
+        ("Codex CLI", r"%USERPROFILE%\.codex\config.toml"),
+        (
+            "GitHub Copilot CLI",
+            r"%USERPROFILE%\.copilot\mcp-config.json",
+        ),
+    ];
+    assert_eq!(titles.len(), places.len(), "{section}");
+    for (title, (host, place)) in titles.iter().zip(places) {
+        assert!(
+            title.starts_with(host) && title.contains(place),
+            "{title:?} should be {host} at {place}"
+        );
+    }
+    // The first body is Claude Desktop's JSON: the command is this very
+    // conda-mcp.exe, the conda the one checked.
+    let body: String = section
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("Claude Desktop"))
+        .skip(1)
+        .take_while(|l| l.starts_with("    "))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let desktop: Value = serde_json::from_str(&body).expect("Claude Desktop's JSON");
+    let entry = &desktop["mcpServers"]["conda"];
+    let command = PathBuf::from(entry["command"].as_str().expect("a command"));
+    assert_eq!(
+        std::fs::canonicalize(&command).expect("the command exists"),
+        std::fs::canonicalize(&server).expect("the server exists"),
+        "{entry}"
+    );
+    assert_eq!(entry["args"][0], "--conda-exe", "{entry}");
+    let claude_code = section
+        .lines()
+        .find(|l| l.trim_start().starts_with("claude mcp add"))
+        .expect("Claude Code's line");
+    assert!(
+        claude_code.contains(" '--' ") && claude_code.contains("'--conda-exe'"),
+        "{claude_code}"
+    );
+    let _ = std::fs::remove_dir_all(&scratch);
+}

@@ -112,7 +112,7 @@ fn the_python_sdk_lists_calls_gets_progress_and_cancels_in_both_eras() {
         assert_eq!(pids.len(), n + 1, "{pids:?}");
         assert!(!alive(pids[n]), "{mode}: conda pid {} still runs", pids[n]);
     }
-    let log = server.stderr_text();
+    let log = server.stderr_holding(&["principal=alice method=tools/call tool=conda_info"]);
     assert!(
         log.contains("principal=alice method=tools/call tool=conda_info"),
         "{log}"
@@ -218,7 +218,7 @@ fn refusals_at_the_http_layer_carry_their_status_and_challenge() {
     .expect("request");
     assert_eq!(too_large.status, 413, "{:?}", too_large.status);
 
-    let log = server.stderr_text();
+    let log = server.stderr_holding(&["principal=bob", "status=401", "status=403"]);
     assert!(log.contains("principal=bob"), "{log}");
     assert!(
         log.contains("status=401") && log.contains("status=403"),
@@ -461,7 +461,7 @@ fn principals_mapped_to_os_users_run_in_their_own_workers_in_parallel() {
     assert_eq!(uid_of(&a), json!(uids[0]), "{a:?}");
     assert_eq!(uid_of(&b), json!(uids[1]), "{b:?}");
     // In parallel: both started before either finished.
-    let log = server.stderr_text();
+    let log = server.stderr_holding(&["job finished job=1 label=conda env list"]);
     let started: Vec<usize> = log
         .match_indices("job started job=1 label=conda env list")
         .map(|(i, _)| i)
@@ -486,7 +486,7 @@ fn principals_mapped_to_os_users_run_in_their_own_workers_in_parallel() {
         "{}",
         server.stderr_text()
     );
-    let log = server.stderr_text();
+    let log = server.stderr_holding(&["principal=alice", "principal=bob"]);
     assert!(log.contains("principal=alice") && log.contains("principal=bob"));
 
     // alice and bob each create an environment, as a task of their own.

@@ -184,6 +184,24 @@ zig_wheels() {
 need_ready() {
   [ -f "$STAMP" ] || { echo "no cross chroot at $ROOT: run '$0 setup' first" >&2; exit 1; }
   mounts
+  claim_target
+}
+
+# The target directory serves every checkout that uses this chroot (a
+# developer's and each CI clone), and cargo's hash of a workspace crate does
+# not depend on the checkout's path: such a unit counts as fresh when its
+# sources are older than its outputs. A checkout whose files are older than
+# another checkout's last build would get that build's binaries (seen: a
+# test binary without the test just added). So when the checkout changes,
+# the fingerprints of the workspace's own crates are removed and they are
+# built again; std and the dependencies stay.
+claim_target() {
+  local owner="$ROOT$TARGET_DIR/.conda-mcp-checkout"
+  [ "$(cat "$owner" 2>/dev/null)" = "$REPO" ] && return
+  rm -rf "$ROOT$TARGET_DIR"/*/.fingerprint/conda-mcp-* "$ROOT$TARGET_DIR"/*/*/.fingerprint/conda-mcp-*
+  mkdir -p "$ROOT$TARGET_DIR"
+  echo "$REPO" >"$owner"
+  log "target directory now serves $REPO (the workspace's crates are built anew)"
 }
 
 # cargo for TARGET: zigbuild for apple targets (C code and the link go

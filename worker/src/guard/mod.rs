@@ -34,7 +34,9 @@ use std::os::fd::OwnedFd;
 #[cfg(unix)]
 use std::path::Path;
 
-use conda_mcp_shared::guard::{GuardOutcome, GuardReport, InProcessChecks, MAX_REPORT_BYTES};
+#[cfg(unix)]
+use conda_mcp_shared::guard::InProcessChecks;
+use conda_mcp_shared::guard::{GuardOutcome, GuardReport, MAX_REPORT_BYTES};
 #[cfg(unix)]
 use conda_mcp_shared::protocol::JobRefusal;
 use tokio::io::{AsyncRead, AsyncReadExt};

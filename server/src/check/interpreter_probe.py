@@ -1,0 +1,1 @@
+import sys, conda; print(sys.version.split()[0] + ' ' + conda.__version__)
