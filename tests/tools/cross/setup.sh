@@ -78,8 +78,20 @@ mounts() {
     mountpoint -q "$ROOT/$d" || { mount --rbind "/$d" "$ROOT/$d"; mount --make-rslave "$ROOT/$d"; }
   done
   mkdir -p "$ROOT$REPO" "$ROOT/root/.cargo/registry" "$HOST_CARGO_HOME/registry"
-  mountpoint -q "$ROOT$REPO" || mount --bind "$REPO" "$ROOT$REPO"
-  mountpoint -q "$ROOT/root/.cargo/registry" || mount --bind "$HOST_CARGO_HOME/registry" "$ROOT/root/.cargo/registry"
+  bind "$REPO" "$ROOT$REPO"
+  bind "$HOST_CARGO_HOME/registry" "$ROOT/root/.cargo/registry"
+}
+
+# Bind SRC at DST unless DST shows SRC already. A bind of a folder that was
+# removed and made again since (a new clone at the path of an earlier one)
+# still shows the old, removed folder, empty: it is replaced.
+bind() {
+  local src=$1 dst=$2
+  if mountpoint -q "$dst"; then
+    [ "$(stat -c %d:%i "$src")" = "$(stat -c %d:%i "$dst")" ] && return
+    umount -l "$dst"
+  fi
+  mount --bind "$src" "$dst"
 }
 
 # Every mount under the chroot, this checkout's or another's (a chroot
