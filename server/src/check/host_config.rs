@@ -235,25 +235,24 @@ pub fn snippets(l: &Launch, writes: bool, platform: Platform) -> Vec<Snippet> {
         },
         Snippet {
             title: format!(
-                "Gemini CLI ({}; \"trust\": true, or headless gemini -p lists none of its tools; with folder trust on, also trust the project folder in {}: {{\"/path/to/project\": \"TRUST_FOLDER\"}}):",
+                "Gemini CLI ({} or {}; \"trust\": true, or headless gemini -p lists none of its tools; with folder trust on, also trust the project folder in {}: {{\"/path/to/project\": \"TRUST_FOLDER\"}}):",
                 home(".gemini/settings.json"),
+                platform.in_project(".gemini/settings.json"),
                 home(".gemini/trustedFolders.json")
             ),
             text: pretty(json!({ "mcpServers": { SERVER_NAME: {
                 "command": l.command, "args": l.args, "trust": true } } })),
         },
         Snippet {
-            title: if writes {
-                format!(
-                    "Codex CLI ({}; required: the first turn waits for the tools; approve: else Codex blocks every tool that may write, before conda-mcp's policy):",
-                    home(".codex/config.toml")
-                )
-            } else {
-                format!(
-                    "Codex CLI ({}; required: the first turn waits for the tools):",
-                    home(".codex/config.toml")
-                )
-            },
+            title: format!(
+                "Codex CLI ({}; required: the first turn waits for the tools{}):",
+                home(".codex/config.toml"),
+                if writes {
+                    "; approve: else Codex blocks every tool that may write, before conda-mcp's policy"
+                } else {
+                    ""
+                }
+            ),
             text: codex_table(l, writes).trim_end().to_owned(),
         },
         Snippet {
@@ -320,8 +319,9 @@ pub fn http_snippets(url: &str, platform: Platform) -> Vec<Snippet> {
         },
         Snippet {
             title: format!(
-                "Cursor ({}; the token from CONDA_MCP_TOKEN):",
-                platform.in_home(".cursor/mcp.json")
+                "Cursor ({} or {}; the token from CONDA_MCP_TOKEN):",
+                platform.in_home(".cursor/mcp.json"),
+                platform.in_project(".cursor/mcp.json")
             ),
             text: pretty(json!({ "mcpServers": { SERVER_NAME: {
                 "url": url,

@@ -590,7 +590,8 @@ fn host_step(
         Some(url) => {
             r.section(
                 "host configuration (the server runs on its own with these flags, e.g. under \
-                 systemd, docs/remote.md; hosts connect to it)",
+                 systemd, docs/remote.md; hosts connect to it; a host that only starts servers \
+                 itself gets its configuration from check without the HTTP flags)",
             );
             host_config::http_snippets(url, Platform::current())
         }
@@ -650,6 +651,14 @@ async fn http_section(
             format!("issuer {}, audience {}", o.issuer, o.audience),
         ),
         None => r.item("oauth", "off"),
+    }
+    if h.listen.port() == 0 {
+        r.warnings.push(
+            "--listen with port 0: the server takes a free port when it starts (its log's \
+             `listening` line names it), so the URL in the host configuration below is not one \
+             a host can reach; give a fixed port"
+                .into(),
+        );
     }
     if h.auth_tokens.is_none() && h.oauth.is_none() {
         r.warnings.push(

@@ -704,7 +704,35 @@ fn check_with_listen_loads_the_http_settings_and_prints_http_host_configurations
     let v: Value = serde_json::from_str(vscode.trim()).unwrap_or_else(|e| panic!("{e}: {vscode}"));
     assert_eq!(v["servers"]["conda"]["type"], "http", "{v}");
     assert_eq!(v["servers"]["conda"]["url"], url.as_str(), "{v}");
+    assert!(!report.contains("port 0"), "{report}");
     drop(busy);
+
+    // Port 0: the server's start picks the port, so no URL printed here
+    // reaches it; check says so.
+    let o = check_with(
+        &bins::server(),
+        &[
+            "--conda-exe".as_ref(),
+            conda,
+            "--listen".as_ref(),
+            "127.0.0.1:0".as_ref(),
+            "--auth-tokens".as_ref(),
+            good.as_os_str(),
+        ],
+        &cache,
+    );
+    let report = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{report}");
+    let warnings = &report[report.find("\nwarnings:").expect("warnings")..];
+    assert!(warnings.contains("--listen with port 0"), "{warnings}");
+
+    // `conda-mcp token new alice > FILE` leaves the token itself in the
+    // file: refused, saying what the file holds instead, never echoing it.
+    let raw = dir.path().join("raw-token");
+    std::fs::write(&raw, "# Token for alice\ncmcp_SECRET0123\n").expect("token file");
+    let o = run(&raw, &[]);
+    assert_failed(&o, "a token itself, not its line");
+    assert!(!stdout(&o).contains("SECRET"), "{}", stdout(&o));
 }
 
 /// `check --approve-writes --allow-exec`: the groups of the tools section

@@ -119,7 +119,7 @@ in_root() {
 setup() {
   local t0=$SECONDS
   if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$STAMP_VERSION" ] \
-    && [ -x "$ROOT/usr/local/bin/maturin" ]; then
+    && has_tools zig cargo-zigbuild maturin; then
     mounts
     log "chroot at $ROOT is ready (stamp $STAMP_VERSION); nothing to do"
     return
@@ -164,11 +164,21 @@ setup() {
   log "setup done in $((SECONDS - t0)) s, chroot $(du -shx --exclude="$ROOT$REPO" --exclude="$ROOT/root/.cargo/registry" "$ROOT" 2>/dev/null | cut -f1)"
 }
 
+# Whether the chroot's /usr/local/bin holds each of TOOLS, executable. Asked
+# inside the chroot: they are links to absolute paths of the chroot, which
+# name nothing on the host (a test from the host always failed, so every
+# `setup` installed everything again).
+has_tools() {
+  local t
+  for t in "$@"; do
+    chroot "$ROOT" /usr/bin/test -x "/usr/local/bin/$t" || return 1
+  done
+}
+
 # zig and cargo-zigbuild: the manylinux wheels hold static binaries, so they
 # are unpacked, not pip-installed (the chroot has no Python).
 zig_wheels() {
-  if [ -x "$ROOT/usr/local/bin/zig" ] && [ -x "$ROOT/usr/local/bin/cargo-zigbuild" ] \
-    && [ -x "$ROOT/usr/local/bin/maturin" ]; then return; fi
+  if has_tools zig cargo-zigbuild maturin; then return; fi
   local w
   w=$(mktemp -d)
   # maturin within the range pyproject.toml's build-system asks for

@@ -107,6 +107,16 @@ impl TokenTable {
                 why,
             };
             let fields: Vec<&str> = line.split_ascii_whitespace().collect();
+            // `conda-mcp token new > FILE` leaves the token itself here.
+            if let [alone] = fields.as_slice()
+                && alone.starts_with(TOKEN_PREFIX)
+            {
+                return Err(bad(
+                    "a token itself, not its line: the file holds the SHA-256 of each token \
+                     (`NAME SHA256_HEX ...`, the line `conda-mcp token new` prints after the \
+                     token); give the token to its person and remove it from this file",
+                ));
+            }
             let (name, hash, os_user, column) = match fields.as_slice() {
                 [name, hash] => (*name, *hash, None, None),
                 [name, hash, user] => (*name, *hash, Some(*user), None),
@@ -289,6 +299,10 @@ mod tests {
                 "name is already",
             ),
             (format!("alice {h}\nbob {h}"), "hash is already"),
+            (
+                format!("{TOKEN_PREFIX}{h}\nalice {h}"),
+                "a token itself, not its line",
+            ),
         ];
         for (text, want) in cases {
             let e = table(&format!("# c\n{text}\n"))
