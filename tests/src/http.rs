@@ -99,19 +99,9 @@ impl HttpServer {
         std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
     }
 
-    /// The log once it holds every one of `needles`, or after 10 s as it
-    /// is (the assertion that follows then says what is missing): the
-    /// server and its worker write their logs on a thread of their own, so
-    /// a line may follow the answer it belongs to.
+    /// The log once it holds every one of `needles` ([`crate::logs::holding`]).
     pub fn stderr_holding(&self, needles: &[&str]) -> String {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let log = self.stderr_text();
-            if needles.iter().all(|n| log.contains(n)) || Instant::now() >= deadline {
-                return log;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        crate::logs::holding(&self.stderr_path, needles)
     }
 
     /// Waits up to `within` for the log to contain `needle` `count` times.

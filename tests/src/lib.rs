@@ -4,7 +4,8 @@
 //! its batch argparse oracle), the conda-completion plugin in a prefix
 //! ([`completion`]), warm-conda calls ([`warm`]), talking to the server
 //! through a real MCP client ([`mcp`]) or raw JSON-RPC ([`rawrpc`]), or
-//! over HTTP in its `--listen` mode ([`http`]), the
+//! over HTTP in its `--listen` mode ([`http`]), waiting for log lines
+//! ([`logs`]), the
 //! compiler's round trip ([`roundtrip`]), the test tiers ([`tiers`]), the
 //! real hosts of the `hosts` tier ([`hosts`]), and
 //! the soak and chaos run ([`soak`], with its `/proc` readers [`procfs`]).
@@ -14,6 +15,7 @@ pub mod completion;
 pub mod exec;
 pub mod hosts;
 pub mod http;
+pub mod logs;
 pub mod mcp;
 pub mod oauth;
 pub mod paths;

@@ -67,18 +67,10 @@ impl Served {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    /// The log once it holds every one of `needles`, or after 10 s as it
-    /// is: the worker writes its log on a thread of its own, so a line may
-    /// follow the answer it belongs to.
+    /// The log once it holds every one of `needles`
+    /// ([`conda_mcp_tests::logs::holding`]).
     fn log_holding(&self, needles: &[&str]) -> String {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let log = self.log();
-            if needles.iter().all(|n| log.contains(n)) || Instant::now() >= deadline {
-                return log;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        conda_mcp_tests::logs::holding(&self.log, needles)
     }
 
     fn pid(&self) -> u32 {
