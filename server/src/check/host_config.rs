@@ -235,10 +235,11 @@ pub fn snippets(l: &Launch, writes: bool, platform: Platform) -> Vec<Snippet> {
         },
         Snippet {
             title: format!(
-                "Gemini CLI ({} or {}; \"trust\": true, or headless gemini -p lists none of its tools; with folder trust on, also trust the project folder in {}: {{\"/path/to/project\": \"TRUST_FOLDER\"}}):",
+                "Gemini CLI ({} or {}; \"trust\": true, or headless gemini -p lists none of its tools; with folder trust on, also trust the project folder in {}: {{{}: \"TRUST_FOLDER\"}}):",
                 home(".gemini/settings.json"),
                 platform.in_project(".gemini/settings.json"),
-                home(".gemini/trustedFolders.json")
+                home(".gemini/trustedFolders.json"),
+                platform.project_folder_json()
             ),
             text: pretty(json!({ "mcpServers": { SERVER_NAME: {
                 "command": l.command, "args": l.args, "trust": true } } })),
@@ -441,6 +442,7 @@ mod tests {
             (2, r".vscode\mcp.json"),
             (3, r"%USERPROFILE%\.cursor\mcp.json or .cursor\mcp.json"),
             (4, r"%USERPROFILE%\.gemini\settings.json"),
+            (4, r#"{"C:\\path\\to\\project": "TRUST_FOLDER"}"#),
             (5, r"%USERPROFILE%\.codex\config.toml"),
             (6, r"%USERPROFILE%\.copilot\mcp-config.json"),
         ] {
@@ -453,6 +455,7 @@ mod tests {
         let linux = titles(Platform::Linux);
         assert!(linux[0].contains("~/.config/Claude/claude_desktop_config.json"));
         assert!(linux[2].contains("~/.config/Code/User/mcp.json"));
+        assert!(linux[4].contains(r#"{"/path/to/project": "TRUST_FOLDER"}"#));
         assert_eq!(
             snippets(&l, false, Platform::Windows)[1].text,
             r"claude mcp add conda '--' 'C:\Users\Zoë\miniforge3\Scripts\conda-mcp.exe' '--conda-exe' 'C:\Users\Zoë\miniforge3\Scripts\conda.exe' '--result-mode' lean"

@@ -229,8 +229,15 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
 /// Step 1: the target conda and how it was found.
 fn conda_step(s: &Settings, r: &mut Builder) -> Result<discovery::Target, String> {
     r.section("conda");
-    let target =
-        discovery::resolve_target(s.discovery.conda_exe.as_deref()).map_err(|e| e.to_string())?;
+    let target = match discovery::resolve_target(s.discovery.conda_exe.as_deref()) {
+        Ok(t) => t,
+        Err(e) => {
+            // The section says so itself; the verdict line carries the
+            // sources tried and how to point at a conda.
+            r.item("executable", "not found (the reason is the last line)");
+            return Err(e.to_string());
+        }
+    };
     r.item("executable", target.path.display());
     r.item(
         "found by",
@@ -239,6 +246,9 @@ fn conda_step(s: &Settings, r: &mut Builder) -> Result<discovery::Target, String
             TargetSource::Env => "the CONDA_EXE environment variable",
             TargetSource::Path => "searching PATH for `conda`",
             TargetSource::UserInstall => "the user's Miniforge install (%USERPROFILE%\\miniforge3)",
+            TargetSource::Registry => {
+                "the Windows registry (an installer's uninstall entry; nothing else named a conda)"
+            }
         },
     );
     Ok(target)

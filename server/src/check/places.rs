@@ -59,6 +59,17 @@ impl Platform {
         }
     }
 
+    /// An example project folder as a JSON string literal (quotes and
+    /// escapes included), for the keys of Gemini CLI's
+    /// `trustedFolders.json`: `"/path/to/project"`, or
+    /// `"C:\\path\\to\\project"` on Windows.
+    pub fn project_folder_json(self) -> &'static str {
+        match self {
+            Platform::Windows => r#""C:\\path\\to\\project""#,
+            Platform::Linux | Platform::MacOs => r#""/path/to/project""#,
+        }
+    }
+
     /// Claude Desktop's `claude_desktop_config.json`, with what a Linux
     /// user needs to know (Anthropic ships Claude Desktop for macOS and
     /// Windows only).
@@ -144,6 +155,19 @@ mod tests {
             Platform::MacOs.in_project(".cursor/mcp.json"),
             ".cursor/mcp.json"
         );
+    }
+
+    #[test]
+    fn the_example_project_folder_is_a_json_string_of_each_platform() {
+        for (platform, folder) in [
+            (Platform::Linux, "/path/to/project"),
+            (Platform::MacOs, "/path/to/project"),
+            (Platform::Windows, r"C:\path\to\project"),
+        ] {
+            let parsed: String =
+                serde_json::from_str(platform.project_folder_json()).expect("a JSON string");
+            assert_eq!(parsed, folder);
+        }
     }
 
     #[test]

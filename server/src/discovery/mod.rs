@@ -8,7 +8,8 @@
 //! ```
 //!
 //! 1. [`target`]: `--conda-exe`, else `CONDA_EXE`, else `conda` on `PATH`,
-//!    canonical ([`resolve_target`]).
+//!    canonical ([`resolve_target`]); on Windows also the user's Miniforge
+//!    and, last, an installation the registry names ([`registry`]).
 //! 2. [`cache`]: unless `--no-cache`, a cache entry for that target whose
 //!    [`Stamp`] still matches is used as is: no Python, no worker, no
 //!    process at all ([`Discovery::from_cache`]).
@@ -43,6 +44,7 @@ pub mod cache;
 pub mod config;
 pub mod helper;
 pub mod interpreter;
+pub mod registry;
 pub mod restart;
 pub mod stamp;
 pub mod target;
@@ -230,6 +232,13 @@ impl DiscoveryError {
             TargetSource::UserInstall => (
                 format!("the user's Miniforge conda ({})", target.given.display()),
                 "%USERPROFILE%\\miniforge3",
+            ),
+            TargetSource::Registry => (
+                format!(
+                    "the conda a registered installation holds ({})",
+                    target.given.display()
+                ),
+                "the installer's uninstall entry in the Windows registry",
             ),
         };
         DiscoveryError::NotConda {

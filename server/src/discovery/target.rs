@@ -13,13 +13,14 @@
 //! own launcher (`condabin\conda.bat`): the worker never runs it but
 //! conda's `python.exe -m conda` beside it (`conda_mcp_shared::conda_cmd`).
 //!
-//! Windows looks in one more place, before `PATH` (which `where conda`
-//! searches): the default Miniforge install of the user,
-//! `%USERPROFILE%\miniforge3\Scripts\conda.exe`. On `PATH` it takes
-//! `conda.exe`, else an installation's `conda.bat` (what `conda init`
-//! puts on `PATH`: `<root>\condabin`). Paths are made absolute, not
-//! canonical (canonical paths on Windows are `\\?\` verbatim paths, which
-//! conda's interpreter would then report as its own).
+//! Windows looks in two more places: before `PATH` (which `where conda`
+//! searches), the default Miniforge install of the user,
+//! `%USERPROFILE%\miniforge3\Scripts\conda.exe`; after it, as a last
+//! resort, the installations an installer registered ([`super::registry`]).
+//! On `PATH` it takes `conda.exe`, else an installation's `conda.bat` (what
+//! `conda init` puts on `PATH`: `<root>\condabin`). Paths are made
+//! absolute, not canonical (canonical paths on Windows are `\\?\` verbatim
+//! paths, which conda's interpreter would then report as its own).
 
 use crate::worker_client::config::is_executable;
 use std::ffi::OsString;
@@ -38,6 +39,10 @@ pub enum TargetSource {
     /// Windows: the user's default Miniforge install
     /// (`%USERPROFILE%\miniforge3`).
     UserInstall,
+    /// Windows: an installation its installer registered (an uninstall
+    /// entry in the registry, [`super::registry`]), when nothing else
+    /// named a conda.
+    Registry,
 }
 
 /// The resolved target conda executable.
@@ -185,6 +190,16 @@ pub fn resolve_target_with(
             }
         }
     };
+    // The last resort (Windows): an installation an installer registered.
+    for p in super::registry::registered_condas() {
+        match check(&p, TargetSource::Registry) {
+            Ok(t) => return Ok(t),
+            Err(why) => tracing::warn!(
+                conda = %p.display(),
+                "a registered conda installation is not usable ({why})"
+            ),
+        }
+    }
     if env == NOT_SET && (path == NOT_SET || path == NONE_ON_PATH) {
         return Err(TargetError::NotFound);
     }

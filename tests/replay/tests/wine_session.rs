@@ -261,3 +261,82 @@ fn check_names_each_hosts_windows_place() {
     );
     let _ = std::fs::remove_dir_all(&scratch);
 }
+
+/// An uninstall entry of the current user that is removed when dropped.
+struct UninstallEntry(String);
+
+impl Drop for UninstallEntry {
+    fn drop(&mut self) {
+        let _ = windows_registry::CURRENT_USER.remove_tree(&self.0);
+    }
+}
+
+/// With no `--conda-exe`, no `CONDA_EXE`, no conda on `PATH` and no
+/// `%USERPROFILE%\miniforge3`, `conda-mcp.exe check` finds the
+/// installation an installer registered: an uninstall entry as
+/// constructor's installer writes it for a "Just Me" install
+/// (`"<root>\Uninstall-Miniforge3.exe"`, no `InstallLocation`).
+#[test]
+fn check_finds_an_installation_the_registry_names() {
+    let pid = std::process::id();
+    let scratch = std::env::temp_dir().join(format!("conda-mcp-wine-registry-{pid}"));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let inst = install(&scratch.join("Mini forge é"), &exe("conda-replay")).expect("installation");
+    let profile = scratch.join("profile");
+    std::fs::create_dir_all(&profile).expect("a profile without miniforge3");
+
+    let key = format!(
+        r"Software\Microsoft\Windows\CurrentVersion\Uninstall\conda-mcp test {pid} (Python 3.12.0 64-bit)"
+    );
+    let entry = windows_registry::CURRENT_USER
+        .create(&key)
+        .expect("create the uninstall entry");
+    let _removed = UninstallEntry(key);
+    let uninstaller = inst.root.join("Uninstall-Miniforge3.exe");
+    entry
+        .set_string("DisplayName", "Miniforge3 (test)")
+        .expect("DisplayName");
+    entry
+        .set_string("UninstallString", format!("\"{}\"", uninstaller.display()))
+        .expect("UninstallString");
+    entry
+        .set_string(
+            "QuietUninstallString",
+            format!("\"{}\" /S", uninstaller.display()),
+        )
+        .expect("QuietUninstallString");
+
+    let system_root = std::env::var_os("SystemRoot").expect("SystemRoot");
+    let path = std::env::join_paths([
+        PathBuf::from(&system_root).join("system32"),
+        PathBuf::from(&system_root),
+    ])
+    .expect("a PATH");
+    let out = Command::new(exe("conda-mcp"))
+        .arg("check")
+        .arg("--no-cache")
+        .env_remove("CONDA_EXE")
+        .env("PATH", path)
+        .env("USERPROFILE", &profile)
+        .env("CONDA_PYTHON_EXE", &inst.python)
+        .output()
+        .expect("run conda-mcp.exe check");
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{report}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let conda = &report[report.find("conda:").expect("the conda section")..];
+    assert!(
+        conda.contains(&format!("executable    {}", inst.conda_exe.display())),
+        "{conda}"
+    );
+    assert!(
+        conda.contains("found by      the Windows registry"),
+        "{conda}"
+    );
+    assert!(report.contains("imports conda 26.7.1"), "{report}");
+    let _ = std::fs::remove_dir_all(&scratch);
+}

@@ -267,6 +267,12 @@ fn check_without_any_conda_fails_with_one_line() {
     let o = check_with(&bins::server(), &[], &dir.path().join("cache"));
     assert_failed(&o, "no conda found");
     assert_says_how_to_get_a_conda(&verdict(&o));
+    // The conda section is not an empty heading.
+    assert!(
+        stdout(&o).contains("conda:\n  executable    not found"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]
