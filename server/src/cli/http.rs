@@ -45,7 +45,7 @@ pub struct HttpFlags {
           help_heading = "HTTP mode")]
     pub oauth_issuer: Option<String>,
 
-    /// This server's resource URL (RFC 8707), e.g. https://conda.lab.org/mcp:
+    /// This server's resource URL (RFC 8707), e.g. `https://conda.lab.org/mcp`;
     /// every access token's `aud` must name it exactly.
     #[arg(
         long,
