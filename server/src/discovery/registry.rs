@@ -9,8 +9,10 @@
 //! is `"<root>\Uninstall-<NAME>.exe"`; some installers add an
 //! `InstallLocation`. An entry names an installation when either gives a
 //! root holding `Scripts\conda.exe` (else `condabin\conda.bat`); every
-//! other program's entry holds neither and is passed over. The user's own
-//! entries come first, then the machine's, each hive in the registry's
+//! other program's entry holds neither and is passed over. A root on a
+//! network share (`\\server\share\...`) is passed over too: looking at it
+//! could wait on the network, and this is only the last resort. The user's
+//! own entries come first, then the machine's, each hive in the registry's
 //! order of names.
 //!
 //! Only the registry reading is Windows code; the parsing of an entry is
@@ -22,12 +24,19 @@ use std::path::PathBuf;
 /// when set, else the folder of a constructor uninstaller
 /// (`Uninstall-<NAME>.exe`, quoted or not, possibly followed by flags such
 /// as `/S`) in its `UninstallString`. `None` for any other program's
-/// entry. The root is returned as written (a Windows path, `\` or `/`
-/// separated); nothing is checked on disk.
+/// entry and for a root on a network share. The root is returned as
+/// written (a Windows path, `\` or `/` separated); nothing is checked on
+/// disk.
 pub fn installation_root(
     install_location: Option<&str>,
     uninstall: Option<&str>,
 ) -> Option<String> {
+    let root = root_as_written(install_location, uninstall)?;
+    let on_a_share = root.starts_with(r"\\") || root.starts_with("//");
+    (!on_a_share).then_some(root)
+}
+
+fn root_as_written(install_location: Option<&str>, uninstall: Option<&str>) -> Option<String> {
     if let Some(loc) = install_location.map(str::trim).filter(|l| !l.is_empty()) {
         return Some(
             loc.trim_matches('"')
@@ -159,6 +168,8 @@ mod tests {
             r#""C:\Python312\uninstall.exe""#,
             r#""Uninstall-Miniforge3.exe""#,
             r#""C:\broken\Uninstall-Miniforge3.exe"#,
+            r#""\\server\share\miniforge3\Uninstall-Miniforge3.exe""#,
+            r"//server/share/miniforge3/Uninstall-Miniforge3.exe",
             "",
         ] {
             assert_eq!(
@@ -179,6 +190,14 @@ mod tests {
             )
             .as_deref(),
             Some(r"D:\conda\miniforge3")
+        );
+        // Nor on a share.
+        assert_eq!(
+            installation_root(
+                Some(r"\\server\conda"),
+                Some(r"C:\m\Uninstall-Miniforge3.exe")
+            ),
+            None
         );
         // An empty InstallLocation is no location.
         assert_eq!(
