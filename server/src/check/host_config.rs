@@ -8,9 +8,12 @@
 //!   `uvx` with `conda-mcp` as its first argument when the executable lives
 //!   in uv's cache (a `uvx conda-mcp` run: that folder is not stable).
 //! * Arguments: `--conda-exe` with the conda that was checked (canonical),
-//!   then the flags `check` was given, with the values of `--conda-exe`,
-//!   `--python`, `--worker-exe` and `--worker-socket` made absolute (hosts
-//!   start servers from a folder of their choosing).
+//!   then the flags `check` was given, with every path made absolute (hosts
+//!   start servers from a folder of their choosing): `--python`,
+//!   `--worker-exe` and `--worker-socket` as resolved, the files and
+//!   folders of [`FILE_FLAGS`] and a key-set FILE of `--oauth-jwks` (a URL
+//!   stays). `--no-cache` is `check`'s own: a server started with it would
+//!   rerun discovery at every start, so it is not repeated.
 //!
 //! * Per host: Claude Desktop and Claude Code get `--result-mode lean`
 //!   (their tool-output limits are small: Claude Code refuses a result
@@ -51,8 +54,23 @@ use crate::settings::Settings;
 /// Name of the server entry in the snippets.
 pub const SERVER_NAME: &str = "conda";
 
-/// Flags whose value is a path, made absolute in the snippets.
+/// Flags whose value is a path, resolved by the server's settings and
+/// written (absolute) from them, so dropped from the raw flags.
 const PATH_FLAGS: [&str; 4] = ["--conda-exe", "--python", "--worker-exe", "--worker-socket"];
+
+/// Flags whose value is a file or folder the server opens, made absolute in
+/// place (`--oauth-jwks` too, when its value is a FILE, not a URL).
+pub const FILE_FLAGS: [&str; 6] = [
+    "--audit-log",
+    "--auth-tokens",
+    "--user-map",
+    "--tls-cert",
+    "--tls-key",
+    "--worker-home",
+];
+
+/// Flags of the check's own run, not repeated in a host's configuration.
+const CHECK_ONLY_FLAGS: [&str; 1] = ["--no-cache"];
 
 /// How a host should start the server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,25 +109,56 @@ impl Launch {
                 args.push(abs(v));
             }
         }
-        args.extend(without_path_flags(raw));
+        args.extend(repeated_flags(raw));
         Launch { command, args }
     }
 }
 
-/// `raw` without the [`PATH_FLAGS`] and their values (`--flag V` and
-/// `--flag=V`), lossily converted to strings.
-pub fn without_path_flags(raw: &[OsString]) -> Vec<String> {
+/// The flags `raw` (as given after `check`, lossily converted to strings)
+/// as a host should repeat them: without the [`PATH_FLAGS`] and their
+/// values and the [`CHECK_ONLY_FLAGS`], the values of [`FILE_FLAGS`] and a
+/// `--oauth-jwks` FILE made absolute against the current folder; both
+/// spellings, `--flag V` and `--flag=V`, are understood and kept.
+pub fn repeated_flags(raw: &[OsString]) -> Vec<String> {
+    let absolute = |v: &str| {
+        std::path::absolute(v)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| v.to_owned())
+    };
+    let rewrite = |flag: &str, v: &str| -> String {
+        let is_url = v.starts_with("https://") || v.starts_with("http://");
+        if FILE_FLAGS.contains(&flag) || (flag == "--oauth-jwks" && !is_url) {
+            absolute(v)
+        } else {
+            v.to_owned()
+        }
+    };
+    let takes_a_path = |flag: &str| {
+        PATH_FLAGS.contains(&flag) || FILE_FLAGS.contains(&flag) || flag == "--oauth-jwks"
+    };
     let mut out = Vec::new();
     let mut it = raw.iter().map(|a| a.to_string_lossy().into_owned());
     while let Some(a) = it.next() {
-        if PATH_FLAGS.contains(&a.as_str()) {
-            it.next();
+        if CHECK_ONLY_FLAGS.contains(&a.as_str()) {
             continue;
         }
-        if PATH_FLAGS
-            .iter()
-            .any(|f| a.strip_prefix(f).is_some_and(|rest| rest.starts_with('=')))
+        if let Some((flag, value)) = a.split_once('=')
+            && flag.starts_with("--")
+            && takes_a_path(flag)
         {
+            if !PATH_FLAGS.contains(&flag) {
+                out.push(format!("{flag}={}", rewrite(flag, value)));
+            }
+            continue;
+        }
+        if takes_a_path(&a) {
+            let value = it.next();
+            if !PATH_FLAGS.contains(&a.as_str())
+                && let Some(v) = value
+            {
+                out.push(a.clone());
+                out.push(rewrite(&a, &v));
+            }
             continue;
         }
         out.push(a);
@@ -186,6 +235,9 @@ pub fn codex_table(l: &Launch, writes: bool) -> String {
 pub fn snippets(l: &Launch, writes: bool, platform: Platform) -> Vec<Snippet> {
     let pretty = |v: serde_json::Value| serde_json::to_string_pretty(&v).unwrap_or_default();
     let lean_args = lean(&l.args);
+    // Said only where lean was added: a --result-mode given to check is
+    // the person's choice and stays.
+    let lean_added = lean_args.len() != l.args.len();
     let plain = json!({ "command": l.command, "args": l.args });
     let vscode = json!({ "type": "stdio", "command": l.command, "args": l.args });
     let desktop = json!({ "command": l.command, "args": lean_args });
@@ -205,15 +257,25 @@ pub fn snippets(l: &Launch, writes: bool, platform: Platform) -> Vec<Snippet> {
     vec![
         Snippet {
             title: format!(
-                "Claude Desktop ({}; lean results for its small tool-output limit):",
-                platform.claude_desktop_config()
+                "Claude Desktop ({}{}):",
+                platform.claude_desktop_config(),
+                if lean_added {
+                    "; lean results for its small tool-output limit"
+                } else {
+                    ""
+                }
             ),
             text: pretty(json!({ "mcpServers": { SERVER_NAME: desktop } })),
         },
         Snippet {
             title: format!(
-                "Claude Code (run in {}; lean results: it refuses tool results over 25,000 tokens):",
-                platform.shell()
+                "Claude Code (run in {}{}):",
+                platform.shell(),
+                if lean_added {
+                    "; lean results: it refuses tool results over 25,000 tokens"
+                } else {
+                    ""
+                }
             ),
             text: claude_code,
         },
@@ -281,10 +343,12 @@ pub fn http_url(listen: std::net::SocketAddr, tls: bool) -> String {
 /// docs/remote.md ("Host configuration") gives them: Claude Code, VS Code
 /// (the token from an input), Cursor (the token from an environment
 /// variable). `TOKEN` is the person's token (`conda-mcp token new`) or
-/// OAuth access token. `platform` as for [`snippets`].
-pub fn http_snippets(url: &str, platform: Platform) -> Vec<Snippet> {
+/// OAuth access token. `authenticated`: the server takes tokens
+/// (`--auth-tokens` or `--oauth-issuer`); without, no snippet sends one.
+/// `platform` as for [`snippets`].
+pub fn http_snippets(url: &str, authenticated: bool, platform: Platform) -> Vec<Snippet> {
     let pretty = |v: serde_json::Value| serde_json::to_string_pretty(&v).unwrap_or_default();
-    let words = [
+    let mut words = vec![
         "claude",
         "mcp",
         "add",
@@ -292,41 +356,58 @@ pub fn http_snippets(url: &str, platform: Platform) -> Vec<Snippet> {
         "http",
         SERVER_NAME,
         url,
-        "--header",
-        "Authorization: Bearer TOKEN",
     ];
+    if authenticated {
+        words.extend(["--header", "Authorization: Bearer TOKEN"]);
+    }
     let claude_code = platform.command_line(words).unwrap_or_default();
+    let (claude_note, vscode_note, cursor_note) = if authenticated {
+        (
+            "; TOKEN is the person's token",
+            "; the token is asked for",
+            "; the token from CONDA_MCP_TOKEN",
+        )
+    } else {
+        ("; no token: the server takes none", "", "")
+    };
+    let vscode = if authenticated {
+        json!({
+            "inputs": [{"type": "promptString", "id": "conda-token",
+                        "description": "conda-mcp token", "password": true}],
+            "servers": { SERVER_NAME: {
+                "type": "http", "url": url,
+                "headers": {"Authorization": "Bearer ${input:conda-token}"}}}
+        })
+    } else {
+        json!({ "servers": { SERVER_NAME: { "type": "http", "url": url } } })
+    };
+    let cursor = if authenticated {
+        json!({ "mcpServers": { SERVER_NAME: {
+            "url": url,
+            "headers": {"Authorization": "Bearer ${env:CONDA_MCP_TOKEN}"}}}})
+    } else {
+        json!({ "mcpServers": { SERVER_NAME: { "url": url } } })
+    };
     vec![
         Snippet {
-            title: format!(
-                "Claude Code (run in {}; TOKEN is the person's token):",
-                platform.shell()
-            ),
+            title: format!("Claude Code (run in {}{claude_note}):", platform.shell()),
             text: claude_code,
         },
         Snippet {
             title: format!(
-                "VS Code ({}, or the user's {}; the token is asked for):",
+                "VS Code ({}, or the user's {}{vscode_note}):",
                 platform.in_project(".vscode/mcp.json"),
                 platform.vscode_user_config()
             ),
-            text: pretty(json!({
-                "inputs": [{"type": "promptString", "id": "conda-token",
-                            "description": "conda-mcp token", "password": true}],
-                "servers": { SERVER_NAME: {
-                    "type": "http", "url": url,
-                    "headers": {"Authorization": "Bearer ${input:conda-token}"}}}
-            })),
+            text: pretty(vscode),
         },
         Snippet {
             title: format!(
-                "Cursor ({} or {}; the token from CONDA_MCP_TOKEN):",
+                "Cursor ({} or {}{cursor_note}):",
                 platform.in_home(".cursor/mcp.json"),
                 platform.in_project(".cursor/mcp.json")
             ),
-            text: pretty(json!({ "mcpServers": { SERVER_NAME: {
-                "url": url,
-                "headers": {"Authorization": "Bearer ${env:CONDA_MCP_TOKEN}"}}}})),
+            text: pretty(cursor),
         },
     ]
 }
@@ -344,16 +425,62 @@ mod tests {
         );
         assert_eq!(http_url(at("[::1]:8443"), true), "https://[::1]:8443/mcp");
         assert_eq!(http_url(at("0.0.0.0:8443"), true), "https://HOST:8443/mcp");
-        let claude = &http_snippets("http://127.0.0.1:1/mcp", Platform::Linux)[0].text;
+        let claude = &http_snippets("http://127.0.0.1:1/mcp", true, Platform::Linux)[0].text;
         assert_eq!(
             claude,
             "claude mcp add --transport http conda http://127.0.0.1:1/mcp --header \
              'Authorization: Bearer TOKEN'"
         );
+        // A server that takes no token: no snippet sends one.
+        let open = http_snippets("http://127.0.0.1:1/mcp", false, Platform::Linux);
+        assert_eq!(
+            open[0].text,
+            "claude mcp add --transport http conda http://127.0.0.1:1/mcp"
+        );
+        for s in &open {
+            assert!(
+                !s.text.contains("Authorization") && !s.title.contains("TOKEN"),
+                "{s:?}"
+            );
+        }
     }
 
     fn os(v: &[&str]) -> Vec<OsString> {
         v.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn files_become_absolute_urls_stay_and_no_cache_is_not_repeated() {
+        let here = std::env::current_dir().expect("cwd");
+        let abs = |p: &str| here.join(p).display().to_string();
+        let raw = os(&[
+            "--audit-log",
+            "rel.log",
+            "--auth-tokens=tokens.txt",
+            "--no-cache",
+            "--oauth-jwks",
+            "https://idp.example/jwks.json",
+            "--tls-key",
+            "/etc/conda-mcp/key.pem",
+            "--oauth-jwks=keys.json",
+            "--user-map",
+            "users.toml",
+        ]);
+        assert_eq!(
+            repeated_flags(&raw),
+            vec![
+                "--audit-log".to_owned(),
+                abs("rel.log"),
+                format!("--auth-tokens={}", abs("tokens.txt")),
+                "--oauth-jwks".to_owned(),
+                "https://idp.example/jwks.json".to_owned(),
+                "--tls-key".to_owned(),
+                "/etc/conda-mcp/key.pem".to_owned(),
+                format!("--oauth-jwks={}", abs("keys.json")),
+                "--user-map".to_owned(),
+                abs("users.toml"),
+            ]
+        );
     }
 
     #[test]
@@ -369,7 +496,7 @@ mod tests {
             "w",
         ]);
         assert_eq!(
-            without_path_flags(&raw),
+            repeated_flags(&raw),
             vec!["--allow-write", "--timeout", "60"]
         );
     }
@@ -468,7 +595,7 @@ mod tests {
             l.command.as_str()
         );
         assert_eq!(
-            http_snippets("https://HOST:8443/mcp", Platform::Windows)[0].text,
+            http_snippets("https://HOST:8443/mcp", true, Platform::Windows)[0].text,
             "claude mcp add '--transport' http conda 'https://HOST:8443/mcp' '--header' \
              'Authorization: Bearer TOKEN'"
         );
@@ -503,9 +630,20 @@ mod tests {
                 command: "/c".into(),
                 args: given.iter().map(|a| a.to_string()).collect(),
             };
-            let desktop: serde_json::Value =
-                serde_json::from_str(&snippets(&l, false, Platform::Linux)[0].text).expect("json");
+            let s = snippets(&l, false, Platform::Linux);
+            let desktop: serde_json::Value = serde_json::from_str(&s[0].text).expect("json");
             assert_eq!(desktop["mcpServers"]["conda"]["args"], json!(given));
+            // Nor do the titles say lean was chosen for them.
+            for t in [&s[0].title, &s[1].title] {
+                assert!(!t.contains("lean"), "{t}");
+            }
         }
+        let l = Launch {
+            command: "/c".into(),
+            args: Vec::new(),
+        };
+        let s = snippets(&l, false, Platform::Linux);
+        assert!(s[0].title.contains("lean results"), "{}", s[0].title);
+        assert!(s[1].title.contains("lean results"), "{}", s[1].title);
     }
 }

@@ -285,6 +285,16 @@ fn worker_step(s: &Settings, r: &mut Builder) -> Result<bool, String> {
     // not load is a warning in both.
     let host = check_host(s).map_err(|e| e.to_string())?;
     r.warnings.extend(host.warnings);
+    // The server opens its audit log before discovery; so does the check
+    // (creating it, mode 0600, as the server's first start would).
+    if let Some(path) = &s.audit_log {
+        crate::audit::AuditLog::open(path).map_err(|e| e.to_string())?;
+        let shown = std::path::absolute(path).unwrap_or_else(|_| path.clone());
+        r.item(
+            "audit log",
+            format!("{} (opens for appending)", shown.display()),
+        );
+    }
     Ok(spawn)
 }
 
@@ -603,7 +613,11 @@ fn host_step(
                  systemd, docs/remote.md; hosts connect to it; a host that only starts servers \
                  itself gets its configuration from check without the HTTP flags)",
             );
-            host_config::http_snippets(url, Platform::current())
+            let authenticated = s
+                .http
+                .as_ref()
+                .is_some_and(|h| h.auth_tokens.is_some() || h.oauth.is_some());
+            host_config::http_snippets(url, authenticated, Platform::current())
         }
         None => {
             r.section("host configuration (one per host; paste into the host's MCP settings)");
@@ -669,6 +683,18 @@ async fn http_section(
              a host can reach; give a fixed port"
                 .into(),
         );
+    }
+    // Not bound for the server (it may be running), but a port taken now
+    // is worth saying: the server cannot start there while it is.
+    if h.listen.port() != 0
+        && let Err(e) = std::net::TcpListener::bind(h.listen)
+        && e.kind() == std::io::ErrorKind::AddrInUse
+    {
+        r.warnings.push(format!(
+            "{} is in use now (a running conda-mcp, or another program): the server cannot \
+             start with this --listen while it is",
+            h.listen
+        ));
     }
     if h.auth_tokens.is_none() && h.oauth.is_none() {
         r.warnings.push(

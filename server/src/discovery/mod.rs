@@ -159,7 +159,7 @@ pub enum DiscoveryError {
         source: ExecError,
     },
     /// A discovery process ended badly.
-    #[error("{what} {how} (interpreter {python}); its last stderr lines:\n{stderr_tail}")]
+    #[error("{what} {how} (run by {python}); its last stderr lines:\n{stderr_tail}")]
     ProcessFailed {
         /// What ran (`the discovery helper`, `conda info --json`).
         what: &'static str,
@@ -183,6 +183,24 @@ pub enum DiscoveryError {
     /// The dump is unusable as a whole.
     #[error(transparent)]
     Catalog(#[from] BuildError),
+    /// The target is conda, and conda failed: its `info --json` ended
+    /// badly after printing conda's own JSON error document
+    /// (`{"exception_name": ..., "message": ...}`, what conda prints for
+    /// an error under `--json`). Only the exception's class is repeated:
+    /// its message can hold a channel's credentials.
+    #[error(
+        "conda failed: `{ran}` {how} with conda's own error {exception} (a `.condarc` conda \
+         cannot load, a broken installation, ...); run `{ran}` yourself to read conda's message"
+    )]
+    CondaFailed {
+        /// What ran (`/opt/conda/bin/conda info --json`).
+        ran: String,
+        /// How it went (`exited with status 1`).
+        how: String,
+        /// conda's exception class (`ConfigurationLoadError`), or `an
+        /// unnamed error`.
+        exception: String,
+    },
     /// The target ran but does not behave like conda: its `info --json`
     /// failed or printed no `sys.executable`, or the Python its first line
     /// names cannot import conda. The message says what ran, what
@@ -380,6 +398,30 @@ fn ended_badly(r: &conda_mcp_shared::ExecutionResult, timeout: Duration) -> Opti
     }
 }
 
+/// The class of conda's own JSON error document on `stdout` (what conda
+/// prints for an error under `--json`: an object with `exception_name`,
+/// `error`, `message`...), if that is what `stdout` is: its
+/// `exception_name` when it is a plain dotted name (at most 100
+/// characters), else `an unnamed error`. `None` when `stdout` is anything
+/// else.
+pub fn conda_error_class(stdout: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(stdout.trim()).ok()?;
+    let object = value.as_object()?;
+    if !(object.contains_key("exception_name") || object.contains_key("error")) {
+        return None;
+    }
+    let name = object
+        .get("exception_name")
+        .and_then(|n| n.as_str())
+        .filter(|n| {
+            !n.is_empty()
+                && n.len() <= 100
+                && n.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        });
+    Some(name.map_or_else(|| "an unnamed error".to_owned(), str::to_owned))
+}
+
 async fn python_from_conda_info(
     opts: &DiscoveryOptions,
     target: &Target,
@@ -410,6 +452,13 @@ async fn python_from_conda_info(
         });
     }
     if let Some(how) = ended_badly(&r, opts.timeout) {
+        if let Some(exception) = conda_error_class(&r.stdout) {
+            return Err(DiscoveryError::CondaFailed {
+                ran,
+                how,
+                exception,
+            });
+        }
         return Err(DiscoveryError::not_conda(target, ran, how, &r.stderr));
     }
     interpreter::from_conda_info(&r.stdout).map_err(|e| {
@@ -484,6 +533,33 @@ async fn run_helper(
                 python: py,
                 stderr_tail: tail(&r.stderr, 2000),
             })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::conda_error_class;
+
+    #[test]
+    fn condas_json_error_gives_its_class_and_nothing_else() {
+        let doc = r#"{"caused_by": "None", "error": "ConfigurationLoadError: Unable to load configuration file.\n  path: /home/me/.condarc https://user:SECRET@x", "exception_name": "ConfigurationLoadError", "exception_type": "<class 'conda.exceptions.ConfigurationLoadError'>", "message": "Unable to load configuration file."}"#;
+        assert_eq!(
+            conda_error_class(doc).as_deref(),
+            Some("ConfigurationLoadError")
+        );
+        // A class that is not a plain name is not repeated.
+        assert_eq!(
+            conda_error_class(r#"{"exception_name": "x y\nSECRET", "error": "e"}"#).as_deref(),
+            Some("an unnamed error")
+        );
+        for other in [
+            "",
+            "garbage",
+            r#"{"sys.executable": "/p/python"}"#,
+            r#"["exception_name"]"#,
+        ] {
+            assert_eq!(conda_error_class(other), None, "{other}");
         }
     }
 }

@@ -69,7 +69,7 @@ pub const HOW_TO_POINT_AT_CONDA: &str = "Point conda-mcp at one with --conda-exe
 pub enum TargetError {
     /// Nothing to try: `--conda-exe` not given, `CONDA_EXE` not set (or
     /// empty), no executable `conda` on `PATH`.
-    #[error("no conda found. {HOW_TO_POINT_AT_CONDA}")]
+    #[error("no conda found ({}). {HOW_TO_POINT_AT_CONDA}", searched())]
     NotFound,
     /// A conda was given or found but cannot be used; each field says what
     /// its source gave.
@@ -85,6 +85,17 @@ pub enum TargetError {
         /// What the `PATH` search gave.
         path: String,
     },
+}
+
+/// What was searched when nothing was found, in [`resolve_target`]'s
+/// order, for [`TargetError::NotFound`].
+fn searched() -> &'static str {
+    if cfg!(windows) {
+        "--conda-exe not given, CONDA_EXE not set, no %USERPROFILE%\\miniforge3, no conda in \
+         PATH's folders, no installation in the registry"
+    } else {
+        "--conda-exe not given, CONDA_EXE not set, no executable `conda` in PATH's folders"
+    }
 }
 
 /// Resolves the target from the process environment (`CONDA_EXE`, `PATH`).

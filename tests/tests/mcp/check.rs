@@ -464,6 +464,44 @@ fn check_with_a_broken_interpreter_fails_with_one_line() {
     );
 }
 
+/// A conda that fails with its own JSON error (a `.condarc` it cannot
+/// load, say) is said to be conda failing, with the exception's class,
+/// not a program that is not conda; conda's message, which can hold a
+/// channel's credentials, is not repeated.
+#[test]
+fn check_names_condas_own_error_class_not_a_wrong_program() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = dir.path().join("cache");
+    let conda = dir.path().join("conda");
+    std::fs::write(
+        &conda,
+        "#!/bin/sh\n\
+         echo '{\"caused_by\": \"None\", \"error\": \"ConfigurationLoadError: Unable to load configuration file. https://u:SECRET@example.org\", \"exception_name\": \"ConfigurationLoadError\", \"message\": \"Unable to load configuration file. https://u:SECRET@example.org\"}'\n\
+         echo 'SECRET on stderr' >&2\n\
+         exit 1\n",
+    )
+    .expect("write");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&conda, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let o = check_with(
+        &bins::server(),
+        &["--conda-exe".as_ref(), conda.as_os_str()],
+        &cache,
+    );
+    assert_failed(
+        &o,
+        "conda failed: `CONDA info --json` exited with status 1 with conda's own error ConfigurationLoadError"
+            .replace("CONDA", &conda.display().to_string())
+            .as_str(),
+    );
+    assert!(!stdout(&o).contains("SECRET"), "{}", stdout(&o));
+    assert!(
+        !stdout(&o).contains("not Python or another program"),
+        "{}",
+        stdout(&o)
+    );
+}
+
 #[test]
 fn check_with_a_missing_worker_fails_with_one_line() {
     let standin = StandinPrefix::standard();
@@ -623,7 +661,9 @@ fn check_never_nests_parentheses_whatever_the_flags() {
 /// cannot run conda fails with the server's reason, and a good
 /// setup reports the URL, the principals and the HTTP host configurations
 /// (URL and bearer header), not stdio ones that would start a second
-/// listener.
+/// listener. A port in use is a warning (the server may be the one using
+/// it), and a server that takes no token gets configurations that send
+/// none.
 #[test]
 fn check_with_listen_loads_the_http_settings_and_prints_http_host_configurations() {
     let standin = StandinPrefix::standard();
@@ -711,7 +751,37 @@ fn check_with_listen_loads_the_http_settings_and_prints_http_host_configurations
     assert_eq!(v["servers"]["conda"]["type"], "http", "{v}");
     assert_eq!(v["servers"]["conda"]["url"], url.as_str(), "{v}");
     assert!(!report.contains("port 0"), "{report}");
+    let warnings = &report[report.find("\nwarnings:").expect("warnings")..];
+    assert!(
+        warnings.contains(&format!("{listen} is in use now")),
+        "{warnings}"
+    );
     drop(busy);
+
+    // No --auth-tokens: the snippets send no token; the port, free now,
+    // draws no warning.
+    let o = check_with(
+        &bins::server(),
+        &[
+            "--conda-exe".as_ref(),
+            conda,
+            "--listen".as_ref(),
+            listen.as_ref(),
+        ],
+        &cache,
+    );
+    let report = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{report}");
+    assert!(!report.contains("in use now"), "{report}");
+    let hosts = &report[report.find("host configuration").expect("hosts")..];
+    assert!(
+        hosts.contains(&format!("claude mcp add --transport http conda {url}\n")),
+        "{hosts}"
+    );
+    assert!(
+        !hosts.contains("Authorization") && !hosts.contains("TOKEN"),
+        "{hosts}"
+    );
 
     // Port 0: the server's start picks the port, so no URL printed here
     // reaches it; check says so.
@@ -739,6 +809,71 @@ fn check_with_listen_loads_the_http_settings_and_prints_http_host_configurations
     let o = run(&raw, &[]);
     assert_failed(&o, "a token itself, not its line");
     assert!(!stdout(&o).contains("SECRET"), "{}", stdout(&o));
+}
+
+/// `--audit-log` is opened as the server opens it: a file that cannot be
+/// opened fails the check with the server's reason; a relative one is
+/// made absolute in the host configuration, and `--no-cache` (the check's
+/// own) is not repeated there.
+#[test]
+fn check_opens_the_audit_log_and_gives_hosts_its_absolute_path() {
+    let standin = StandinPrefix::standard();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = dir.path().join("cache");
+    let conda = standin.conda_exe.as_os_str();
+    let missing = dir.path().join("no-such-dir").join("audit.log");
+    let o = check_with(
+        &bins::server(),
+        &[
+            "--conda-exe".as_ref(),
+            conda,
+            "--audit-log".as_ref(),
+            missing.as_os_str(),
+        ],
+        &cache,
+    );
+    assert_failed(&o, "cannot open the --audit-log file");
+
+    let o = Command::new(bins::server())
+        .current_dir(dir.path())
+        .arg("check")
+        .args(["--conda-exe".as_ref(), conda])
+        .args(["--audit-log", "audit.log", "--no-cache"])
+        .env("XDG_CACHE_HOME", &cache)
+        .env_remove("CONDA_EXE")
+        .env_remove("RUST_LOG")
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .expect("run check");
+    let report = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{report}");
+    let absolute = dir.path().join("audit.log");
+    assert!(absolute.is_file(), "the check opened (created) it");
+    assert!(
+        report.contains(&format!("audit log     {}", absolute.display())),
+        "{report}"
+    );
+    let hosts = &report[report.find("host configuration").expect("hosts")..];
+    let body: String = hosts
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("Claude Desktop"))
+        .skip(1)
+        .take_while(|l| l.starts_with("    "))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let desktop: Value = serde_json::from_str(&body).expect("Claude Desktop's JSON");
+    let args: Vec<&str> = desktop["mcpServers"]["conda"]["args"]
+        .as_array()
+        .expect("args")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let at = args
+        .iter()
+        .position(|a| *a == "--audit-log")
+        .expect("--audit-log");
+    assert_eq!(args[at + 1], absolute.display().to_string(), "{args:?}");
+    assert!(!args.contains(&"--no-cache"), "{args:?}");
 }
 
 /// `check --approve-writes --allow-exec`: the groups of the tools section
