@@ -7,7 +7,9 @@
 //! * Command: the running `conda-mcp` executable (symlinks resolved), or
 //!   `uvx` with `conda-mcp` as its first argument when the executable lives
 //!   in uv's cache (a `uvx conda-mcp` run: that folder is not stable).
-//! * Arguments: `--conda-exe` with the conda that was checked (canonical),
+//! * Arguments: `--conda-exe` with the conda that was checked (absolute,
+//!   as given or found: a symlink is kept, so an upgrade that moves it
+//!   keeps the configuration working),
 //!   then the flags `check` was given, with every path made absolute (hosts
 //!   start servers from a folder of their choosing): `--python`,
 //!   `--worker-exe` and `--worker-socket` as resolved, the files and

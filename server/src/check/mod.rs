@@ -621,7 +621,13 @@ fn host_step(
         }
         None => {
             r.section("host configuration (one per host; paste into the host's MCP settings)");
-            let launch = host_config::Launch::for_this_process(&found.target.path, s, args);
+            // The path as given or found, made absolute, not its canonical
+            // form: a symlink that an upgrade moves (`/opt/conda` to a
+            // versioned folder) keeps working; the server resolves it again
+            // at each start.
+            let conda = std::path::absolute(&found.target.given)
+                .unwrap_or_else(|_| found.target.path.clone());
+            let launch = host_config::Launch::for_this_process(&conda, s, args);
             host_config::snippets(
                 &launch,
                 s.policy.allow_write || s.policy.approve_writes,

@@ -811,6 +811,45 @@ fn check_with_listen_loads_the_http_settings_and_prints_http_host_configurations
     assert!(!stdout(&o).contains("SECRET"), "{}", stdout(&o));
 }
 
+/// A conda reached through a symlinked prefix (`/opt/conda` pointing at a
+/// versioned folder, swapped on upgrade) is checked at its real path, and
+/// the host configuration keeps the symlink, so the upgrade does not break
+/// it.
+#[test]
+fn host_configurations_keep_a_symlinked_conda_path() {
+    let standin = StandinPrefix::standard();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = dir.path().join("cache");
+    let current = dir.path().join("conda-current");
+    std::os::unix::fs::symlink(&standin.prefix, &current).expect("symlink");
+    let via_link = current.join("bin").join("conda");
+    let o = check_with(
+        &bins::server(),
+        &["--conda-exe".as_ref(), via_link.as_os_str()],
+        &cache,
+    );
+    let report = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{report}");
+    let canonical = std::fs::canonicalize(&standin.conda_exe).expect("canonical");
+    assert!(
+        report.contains(&format!("executable    {}", canonical.display())),
+        "{report}"
+    );
+    let hosts = &report[report.find("host configuration").expect("hosts")..];
+    let body: String = hosts
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("Cursor"))
+        .skip(1)
+        .take_while(|l| l.starts_with("    "))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let cursor: Value = serde_json::from_str(&body).expect("Cursor's JSON");
+    assert_eq!(
+        cursor["mcpServers"]["conda"]["args"],
+        serde_json::json!(["--conda-exe", via_link.to_str().expect("utf-8")])
+    );
+}
+
 /// `--audit-log` is opened as the server opens it: a file that cannot be
 /// opened fails the check with the server's reason; a relative one is
 /// made absolute in the host configuration, and `--no-cache` (the check's

@@ -119,6 +119,7 @@ async fn both_eras_serve_tools_calls_refusals_and_the_capabilities_resource() {
             "{}",
             d.message
         );
+        assert!(d.message.contains("tools/list"), "{}", d.message);
         let e = server
             .read_text("conda://nope")
             .await
