@@ -87,9 +87,10 @@ pub enum ProtectedEnv {
 }
 
 impl ProtectedEnv {
-    /// `--protect-env`'s value: a path (it holds a `/`) or a name.
+    /// `--protect-env`'s value: a path (it holds a `/`, or on Windows a
+    /// `\\`) or a name.
     pub fn parse(value: &str) -> Self {
-        if value.contains('/') {
+        if value.contains('/') || (cfg!(windows) && value.contains('\\')) {
             ProtectedEnv::Prefix(PathBuf::from(value))
         } else {
             ProtectedEnv::Name(value.to_owned())

@@ -13,8 +13,8 @@
 //!   then the flags `check` was given, with every path made absolute (hosts
 //!   start servers from a folder of their choosing): `--python`,
 //!   `--worker-exe` and `--worker-socket` as resolved, the files and
-//!   folders of [`FILE_FLAGS`] and a key-set FILE of `--oauth-jwks` (a URL
-//!   stays). `--no-cache` is `check`'s own: a server started with it would
+//!   folders of [`FILE_FLAGS`], a key-set FILE of `--oauth-jwks` (a URL
+//!   stays) and a prefix of `--protect-env` (a name stays). `--no-cache` is `check`'s own: a server started with it would
 //!   rerun discovery at every start, so it is not repeated.
 //!
 //! * Per host: Claude Desktop and Claude Code get `--result-mode lean`
@@ -61,7 +61,8 @@ pub const SERVER_NAME: &str = "conda";
 const PATH_FLAGS: [&str; 4] = ["--conda-exe", "--python", "--worker-exe", "--worker-socket"];
 
 /// Flags whose value is a file or folder the server opens, made absolute in
-/// place (`--oauth-jwks` too, when its value is a FILE, not a URL).
+/// place (`--oauth-jwks` too, when its value is a FILE, not a URL, and
+/// `--protect-env` when its value is a prefix, not a name).
 pub const FILE_FLAGS: [&str; 6] = [
     "--audit-log",
     "--auth-tokens",
@@ -128,15 +129,26 @@ pub fn repeated_flags(raw: &[OsString]) -> Vec<String> {
             .unwrap_or_else(|_| v.to_owned())
     };
     let rewrite = |flag: &str, v: &str| -> String {
-        let is_url = v.starts_with("https://") || v.starts_with("http://");
-        if FILE_FLAGS.contains(&flag) || (flag == "--oauth-jwks" && !is_url) {
-            absolute(v)
-        } else {
-            v.to_owned()
-        }
+        // As the server reads them: a URL's scheme in any case
+        // (`parse_jwks`), a protected environment's path by its separator
+        // (`ProtectedEnv::parse`; a name stays).
+        let lower = v.to_ascii_lowercase();
+        let is_url = lower.starts_with("https://") || lower.starts_with("http://");
+        let is_a_file = match flag {
+            "--oauth-jwks" => !is_url,
+            "--protect-env" => matches!(
+                crate::call::restrict::ProtectedEnv::parse(v),
+                crate::call::restrict::ProtectedEnv::Prefix(_)
+            ),
+            _ => FILE_FLAGS.contains(&flag),
+        };
+        if is_a_file { absolute(v) } else { v.to_owned() }
     };
     let takes_a_path = |flag: &str| {
-        PATH_FLAGS.contains(&flag) || FILE_FLAGS.contains(&flag) || flag == "--oauth-jwks"
+        PATH_FLAGS.contains(&flag)
+            || FILE_FLAGS.contains(&flag)
+            || flag == "--oauth-jwks"
+            || flag == "--protect-env"
     };
     let mut out = Vec::new();
     let mut it = raw.iter().map(|a| a.to_string_lossy().into_owned());
@@ -467,6 +479,12 @@ mod tests {
             "--oauth-jwks=keys.json",
             "--user-map",
             "users.toml",
+            "--oauth-jwks",
+            "HTTPS://idp.example/jwks.json",
+            "--protect-env",
+            "envs/prod",
+            "--protect-env=base",
+            "--protect-env=/opt/envs/ci",
         ]);
         assert_eq!(
             repeated_flags(&raw),
@@ -481,6 +499,12 @@ mod tests {
                 format!("--oauth-jwks={}", abs("keys.json")),
                 "--user-map".to_owned(),
                 abs("users.toml"),
+                "--oauth-jwks".to_owned(),
+                "HTTPS://idp.example/jwks.json".to_owned(),
+                "--protect-env".to_owned(),
+                abs("envs/prod"),
+                "--protect-env=base".to_owned(),
+                "--protect-env=/opt/envs/ci".to_owned(),
             ]
         );
     }

@@ -247,7 +247,7 @@ fn conda_step(s: &Settings, r: &mut Builder) -> Result<discovery::Target, String
             TargetSource::Path => "searching PATH for `conda`",
             TargetSource::UserInstall => "the user's Miniforge install (%USERPROFILE%\\miniforge3)",
             TargetSource::Registry => {
-                "the Windows registry (an installer's uninstall entry; nothing else named a conda)"
+                "the Windows registry (an installer's uninstall entry, the last place looked)"
             }
         },
     );
@@ -285,17 +285,59 @@ fn worker_step(s: &Settings, r: &mut Builder) -> Result<bool, String> {
     // not load is a warning in both.
     let host = check_host(s).map_err(|e| e.to_string())?;
     r.warnings.extend(host.warnings);
-    // The server opens its audit log before discovery; so does the check
-    // (creating it, mode 0600, as the server's first start would).
     if let Some(path) = &s.audit_log {
-        crate::audit::AuditLog::open(path).map_err(|e| e.to_string())?;
-        let shown = std::path::absolute(path).unwrap_or_else(|_| path.clone());
-        r.item(
-            "audit log",
-            format!("{} (opens for appending)", shown.display()),
-        );
+        audit_log_item(path, r)?;
     }
     Ok(spawn)
+}
+
+/// `--audit-log`: the server opens it (creating it, mode 0600) before
+/// discovery. The check opens an existing file for appending as the server
+/// does, but never creates one: a file made by whoever runs the check
+/// (root, say) could not be opened by the server's own user. For a missing
+/// file it checks that its folder exists and (Unix) that this user may
+/// write there.
+fn audit_log_item(path: &std::path::Path, r: &mut Builder) -> Result<(), String> {
+    let shown = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let cannot = |why: String| {
+        format!(
+            "cannot open the --audit-log file {}: {why}",
+            shown.display()
+        )
+    };
+    if path.exists() {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|e| cannot(e.to_string()))?;
+        r.item(
+            "audit log",
+            format!("{} (exists; opens for appending)", shown.display()),
+        );
+        return Ok(());
+    }
+    let folder = shown.parent().unwrap_or(std::path::Path::new("/"));
+    if !folder.is_dir() {
+        return Err(cannot(format!(
+            "its folder {} does not exist",
+            folder.display()
+        )));
+    }
+    #[cfg(unix)]
+    if nix::unistd::access(folder, nix::unistd::AccessFlags::W_OK).is_err() {
+        return Err(cannot(format!(
+            "this user may not write in its folder {}",
+            folder.display()
+        )));
+    }
+    r.item(
+        "audit log",
+        format!(
+            "{} (missing: the server creates it, mode 0600, at its start)",
+            shown.display()
+        ),
+    );
+    Ok(())
 }
 
 /// Step 3: the startup cache, then discovery as the server runs it, and

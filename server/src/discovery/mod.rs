@@ -197,8 +197,8 @@ pub enum DiscoveryError {
         ran: String,
         /// How it went (`exited with status 1`).
         how: String,
-        /// conda's exception class (`ConfigurationLoadError`), or `an
-        /// unnamed error`.
+        /// conda's exception class (`ConfigurationLoadError`), or `of a
+        /// class it did not name plainly`.
         exception: String,
     },
     /// The target ran but does not behave like conda: its `info --json`
@@ -400,26 +400,24 @@ fn ended_badly(r: &conda_mcp_shared::ExecutionResult, timeout: Duration) -> Opti
 
 /// The class of conda's own JSON error document on `stdout` (what conda
 /// prints for an error under `--json`: an object with `exception_name`,
-/// `error`, `message`...), if that is what `stdout` is: its
-/// `exception_name` when it is a plain dotted name (at most 100
-/// characters), else `an unnamed error`. `None` when `stdout` is anything
+/// `error`, `message`...), if that is what `stdout` is (an object with a
+/// string `exception_name`, which conda's error documents always hold):
+/// that name when it is a plain dotted name (at most 100 characters), else
+/// `of a class it did not name plainly`. `None` when `stdout` is anything
 /// else.
 pub fn conda_error_class(stdout: &str) -> Option<String> {
     let value: serde_json::Value = serde_json::from_str(stdout.trim()).ok()?;
-    let object = value.as_object()?;
-    if !(object.contains_key("exception_name") || object.contains_key("error")) {
-        return None;
-    }
-    let name = object
-        .get("exception_name")
-        .and_then(|n| n.as_str())
-        .filter(|n| {
-            !n.is_empty()
-                && n.len() <= 100
-                && n.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
-        });
-    Some(name.map_or_else(|| "an unnamed error".to_owned(), str::to_owned))
+    let name = value.as_object()?.get("exception_name")?.as_str()?;
+    let plain = !name.is_empty()
+        && name.len() <= 100
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+    Some(if plain {
+        name.to_owned()
+    } else {
+        "of a class it did not name plainly".to_owned()
+    })
 }
 
 async fn python_from_conda_info(
@@ -551,13 +549,16 @@ mod tests {
         // A class that is not a plain name is not repeated.
         assert_eq!(
             conda_error_class(r#"{"exception_name": "x y\nSECRET", "error": "e"}"#).as_deref(),
-            Some("an unnamed error")
+            Some("of a class it did not name plainly")
         );
         for other in [
             "",
             "garbage",
             r#"{"sys.executable": "/p/python"}"#,
             r#"["exception_name"]"#,
+            // Any program's JSON error is not conda's.
+            r#"{"error": "failed"}"#,
+            r#"{"exception_name": 3}"#,
         ] {
             assert_eq!(conda_error_class(other), None, "{other}");
         }

@@ -9,56 +9,80 @@
 //! is `"<root>\Uninstall-<NAME>.exe"`; some installers add an
 //! `InstallLocation`. An entry names an installation when either gives a
 //! root holding `Scripts\conda.exe` (else `condabin\conda.bat`); every
-//! other program's entry holds neither and is passed over. A root on a
-//! network share (`\\server\share\...`) is passed over too: looking at it
-//! could wait on the network, and this is only the last resort. The user's
-//! own entries come first, then the machine's, each hive in the registry's
-//! order of names.
+//! other program's entry holds neither and is passed over. Only a root on
+//! a local drive (`C:\...`) is taken: an empty, relative or drive-relative
+//! one (`C:`) would mean a folder of the server's current directory, and a
+//! network share (`\\server\share\...`) could make the last resort wait
+//! on the network. The user's own entries come first, then the machine's,
+//! each hive in the registry's order of names; values are read as they are
+//! stored (a `REG_EXPAND_SZ` with `%VARIABLE%` in it is not expanded, and
+//! the 32-bit view, `WOW6432Node`, is not read: constructor's 64-bit
+//! installers write the 64-bit one).
 //!
 //! Only the registry reading is Windows code; the parsing of an entry is
 //! plain text and tested everywhere.
 
 use std::path::PathBuf;
 
-/// The installation root an uninstall entry names: its `InstallLocation`
-/// when set, else the folder of a constructor uninstaller
-/// (`Uninstall-<NAME>.exe`, quoted or not, possibly followed by flags such
-/// as `/S`) in its `UninstallString`. `None` for any other program's
-/// entry and for a root on a network share. The root is returned as
-/// written (a Windows path, `\` or `/` separated); nothing is checked on
-/// disk.
-pub fn installation_root(
-    install_location: Option<&str>,
-    uninstall: Option<&str>,
-) -> Option<String> {
-    let root = root_as_written(install_location, uninstall)?;
-    let on_a_share = root.starts_with(r"\\") || root.starts_with("//");
-    (!on_a_share).then_some(root)
+/// The installation roots an uninstall entry names, in the order to try
+/// them: its `InstallLocation` when set, then the folder of a constructor
+/// uninstaller (`Uninstall-<NAME>.exe`, quoted or not, possibly followed
+/// by flags such as `/S`) in its `UninstallString`. Empty for any other
+/// program's entry. Each root is on a local drive (`X:\` or `X:/` first,
+/// see the module docs), written as in the registry without its trailing
+/// separator (a drive's root keeps it); nothing is checked on disk.
+pub fn installation_roots(install_location: Option<&str>, uninstall: Option<&str>) -> Vec<String> {
+    let mut roots = Vec::new();
+    let location = install_location
+        .map(|l| l.trim().trim_matches('"').trim())
+        .and_then(local_root);
+    let from_uninstaller = uninstall.and_then(uninstaller_folder).and_then(local_root);
+    for root in [location, from_uninstaller].into_iter().flatten() {
+        if !roots.contains(&root) {
+            roots.push(root);
+        }
+    }
+    roots
 }
 
-fn root_as_written(install_location: Option<&str>, uninstall: Option<&str>) -> Option<String> {
-    if let Some(loc) = install_location.map(str::trim).filter(|l| !l.is_empty()) {
-        return Some(
-            loc.trim_matches('"')
-                .trim_end_matches(['\\', '/'])
-                .to_owned(),
-        );
+/// `path` without its trailing separators when it is absolute on a local
+/// drive (`C:\x`, `c:/x`, `C:\`), else `None`.
+fn local_root(path: &str) -> Option<String> {
+    let b = path.as_bytes();
+    let on_a_drive =
+        b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && matches!(b[2], b'\\' | b'/');
+    if !on_a_drive {
+        return None;
     }
-    let s = uninstall?.trim();
+    let trimmed = path.trim_end_matches(['\\', '/']);
+    // A drive's root keeps its separator (`C:` alone is drive-relative).
+    Some(if trimmed.len() <= 2 {
+        path[..3].to_owned()
+    } else {
+        trimmed.to_owned()
+    })
+}
+
+/// The folder of the constructor uninstaller an `UninstallString` runs,
+/// as written with its separator at the end, or `None` when it runs
+/// anything else.
+fn uninstaller_folder(uninstall: &str) -> Option<&str> {
+    let s = uninstall.trim();
     let exe = match s.strip_prefix('"') {
         Some(rest) => &rest[..rest.find('"')?],
         None => {
-            // Unquoted: the path runs to the first `.exe` (it may hold
-            // spaces; flags follow it).
-            let end = s.to_ascii_lowercase().find(".exe")? + ".exe".len();
+            // Unquoted: the path runs to the `.exe` that ends the
+            // uninstaller's name (folders before it may hold spaces or
+            // `.exe`; flags follow it). ASCII lowering keeps byte offsets.
+            let lower = s.to_ascii_lowercase();
+            let name = lower.rfind("uninstall-")?;
+            let end = name + lower[name..].find(".exe")? + ".exe".len();
             &s[..end]
         }
     };
     let cut = exe.rfind(['\\', '/'])?;
-    let (root, file) = (&exe[..cut], &exe[cut + 1..]);
-    let lower = file.to_ascii_lowercase();
-    (lower.starts_with("uninstall-") && lower.ends_with(".exe") && !root.is_empty())
-        .then(|| root.to_owned())
+    let file = exe[cut + 1..].to_ascii_lowercase();
+    (file.starts_with("uninstall-") && file.ends_with(".exe")).then_some(&exe[..=cut])
 }
 
 /// The conda launchers a registered installation root may hold, in the
@@ -111,12 +135,12 @@ mod windows {
                 };
                 let location = entry.get_string("InstallLocation").ok();
                 let uninstall_string = entry.get_string("UninstallString").ok();
-                let Some(root) =
-                    super::installation_root(location.as_deref(), uninstall_string.as_deref())
-                else {
-                    continue;
-                };
-                if let Some(l) = super::launchers(&root).into_iter().find(|l| l.is_file())
+                let roots =
+                    super::installation_roots(location.as_deref(), uninstall_string.as_deref());
+                if let Some(l) = roots
+                    .iter()
+                    .flat_map(|root| super::launchers(root))
+                    .find(|l| l.is_file())
                     && !found.contains(&l)
                 {
                     tracing::debug!(entry = %name, conda = %l.display(), "a registered conda installation");
@@ -131,6 +155,10 @@ mod windows {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn from_uninstaller(u: &str) -> Vec<String> {
+        installation_roots(None, Some(u))
+    }
 
     #[test]
     fn constructor_uninstallers_name_their_root() {
@@ -151,59 +179,76 @@ mod tests {
                 r"C:\Program Files\Mini Forge\Uninstall-Miniforge3.exe",
                 r"C:\Program Files\Mini Forge",
             ),
+            // `.exe` in a folder's name, unquoted.
+            (
+                r"C:\Users\Alex.Exeter\my.exe.dir\Uninstall-Miniforge3.exe /S",
+                r"C:\Users\Alex.Exeter\my.exe.dir",
+            ),
+            (
+                r"d:/conda/miniforge3/Uninstall-Miniforge3.exe",
+                r"d:/conda/miniforge3",
+            ),
+            // A drive's root keeps its separator.
+            (r#""C:\Uninstall-Miniforge3.exe""#, r"C:\"),
         ] {
-            assert_eq!(
-                installation_root(None, Some(uninstall)).as_deref(),
-                Some(root),
-                "{uninstall}"
-            );
+            assert_eq!(from_uninstaller(uninstall), [root], "{uninstall}");
         }
     }
 
     #[test]
-    fn other_programs_entries_name_no_root() {
+    fn other_programs_and_roots_off_a_local_drive_name_nothing() {
         for uninstall in [
             r#""C:\Program Files\Git\unins000.exe""#,
             r"MsiExec.exe /X{01234567-89AB-CDEF-0123-456789ABCDEF}",
             r#""C:\Python312\uninstall.exe""#,
             r#""Uninstall-Miniforge3.exe""#,
             r#""C:\broken\Uninstall-Miniforge3.exe"#,
+            r".\Uninstall-Miniforge3.exe",
+            r"miniforge3\Uninstall-Miniforge3.exe",
+            r"C:Uninstall-Miniforge3.exe",
             r#""\\server\share\miniforge3\Uninstall-Miniforge3.exe""#,
             r"//server/share/miniforge3/Uninstall-Miniforge3.exe",
+            r#""\\?\C:\miniforge3\Uninstall-Miniforge3.exe""#,
             "",
         ] {
-            assert_eq!(
-                installation_root(None, Some(uninstall)),
-                None,
-                "{uninstall}"
-            );
+            assert!(from_uninstaller(uninstall).is_empty(), "{uninstall}");
         }
-        assert_eq!(installation_root(None, None), None);
+        assert!(installation_roots(None, None).is_empty());
     }
 
     #[test]
-    fn an_install_location_wins_and_loses_its_quotes_and_last_separator() {
+    fn an_install_location_comes_first_and_only_on_a_local_drive() {
         assert_eq!(
-            installation_root(
+            installation_roots(
                 Some(r#""D:\conda\miniforge3\""#),
                 Some(r"C:\elsewhere\Uninstall-Miniforge3.exe")
-            )
-            .as_deref(),
-            Some(r"D:\conda\miniforge3")
-        );
-        // Nor on a share.
-        assert_eq!(
-            installation_root(
-                Some(r"\\server\conda"),
-                Some(r"C:\m\Uninstall-Miniforge3.exe")
             ),
-            None
+            [r"D:\conda\miniforge3", r"C:\elsewhere"]
         );
-        // An empty InstallLocation is no location.
+        // The same root once.
         assert_eq!(
-            installation_root(Some("  "), Some(r"C:\m\Uninstall-Miniforge3.exe")).as_deref(),
-            Some(r"C:\m")
+            installation_roots(Some(r"C:\m\"), Some(r"C:\m\Uninstall-Miniforge3.exe")),
+            [r"C:\m"]
         );
+        // Empty, quoted-empty, a bare separator, a bare drive, a share:
+        // no location, the uninstaller's folder still counts.
+        for location in [
+            "  ",
+            r#""""#,
+            r"\",
+            "/",
+            r#""\""#,
+            "C:",
+            r"\\server\conda",
+            "conda",
+        ] {
+            assert_eq!(
+                installation_roots(Some(location), Some(r"C:\m\Uninstall-Miniforge3.exe")),
+                [r"C:\m"],
+                "{location:?}"
+            );
+        }
+        assert_eq!(installation_roots(Some(r"C:\"), None), [r"C:\"]);
     }
 
     #[test]

@@ -40,8 +40,7 @@ pub enum TargetSource {
     /// (`%USERPROFILE%\miniforge3`).
     UserInstall,
     /// Windows: an installation its installer registered (an uninstall
-    /// entry in the registry, [`super::registry`]), when nothing else
-    /// named a conda.
+    /// entry in the registry, [`super::registry`]), the last place looked.
     Registry,
 }
 
@@ -92,7 +91,7 @@ pub enum TargetError {
 fn searched() -> &'static str {
     if cfg!(windows) {
         "--conda-exe not given, CONDA_EXE not set, no %USERPROFILE%\\miniforge3, no conda in \
-         PATH's folders, no installation in the registry"
+         PATH's folders, no usable installation in the registry"
     } else {
         "--conda-exe not given, CONDA_EXE not set, no executable `conda` in PATH's folders"
     }
@@ -201,7 +200,8 @@ pub fn resolve_target_with(
             }
         }
     };
-    // The last resort (Windows): an installation an installer registered.
+    // The last resort (Windows): an installation an installer registered
+    // (also after a CONDA_EXE or PATH conda that is not usable).
     for p in super::registry::registered_condas() {
         match check(&p, TargetSource::Registry) {
             Ok(t) => return Ok(t),

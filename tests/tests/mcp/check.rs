@@ -477,7 +477,6 @@ fn check_names_condas_own_error_class_not_a_wrong_program() {
         &conda,
         "#!/bin/sh\n\
          echo '{\"caused_by\": \"None\", \"error\": \"ConfigurationLoadError: Unable to load configuration file. https://u:SECRET@example.org\", \"exception_name\": \"ConfigurationLoadError\", \"message\": \"Unable to load configuration file. https://u:SECRET@example.org\"}'\n\
-         echo 'SECRET on stderr' >&2\n\
          exit 1\n",
     )
     .expect("write");
@@ -500,6 +499,24 @@ fn check_names_condas_own_error_class_not_a_wrong_program() {
         "{}",
         stdout(&o)
     );
+    // The server's startup says the same on stderr, conda's message
+    // (with its credentials) left out there too.
+    let server = Command::new(bins::server())
+        .arg("--conda-exe")
+        .arg(&conda)
+        .env("XDG_CACHE_HOME", &cache)
+        .env_remove("CONDA_EXE")
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run conda-mcp");
+    let stderr = String::from_utf8_lossy(&server.stderr);
+    assert_eq!(server.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("conda failed:") && stderr.contains("ConfigurationLoadError"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("SECRET"), "{stderr}");
 }
 
 #[test]
@@ -850,10 +867,11 @@ fn host_configurations_keep_a_symlinked_conda_path() {
     );
 }
 
-/// `--audit-log` is opened as the server opens it: a file that cannot be
-/// opened fails the check with the server's reason; a relative one is
-/// made absolute in the host configuration, and `--no-cache` (the check's
-/// own) is not repeated there.
+/// `--audit-log` as the server opens it: a file in a folder that does not
+/// exist fails the check, a missing one is not created by it (the server's
+/// user creates it), an existing one is opened for appending; a relative
+/// one is made absolute in the host configuration, and `--no-cache` (the
+/// check's own) is not repeated there.
 #[test]
 fn check_opens_the_audit_log_and_gives_hosts_its_absolute_path() {
     let standin = StandinPrefix::standard();
@@ -872,6 +890,7 @@ fn check_opens_the_audit_log_and_gives_hosts_its_absolute_path() {
         &cache,
     );
     assert_failed(&o, "cannot open the --audit-log file");
+    assert!(verdict(&o).contains("does not exist"), "{}", verdict(&o));
 
     let o = Command::new(bins::server())
         .current_dir(dir.path())
@@ -886,10 +905,16 @@ fn check_opens_the_audit_log_and_gives_hosts_its_absolute_path() {
         .expect("run check");
     let report = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{report}");
-    let absolute = dir.path().join("audit.log");
-    assert!(absolute.is_file(), "the check opened (created) it");
+    // (the current folder as the process sees it: canonical on macOS)
+    let absolute = std::fs::canonicalize(dir.path())
+        .expect("canonical")
+        .join("audit.log");
+    assert!(!absolute.exists(), "the check created it");
     assert!(
-        report.contains(&format!("audit log     {}", absolute.display())),
+        report.contains(&format!(
+            "audit log     {} (missing: the server creates it",
+            absolute.display()
+        )),
         "{report}"
     );
     let hosts = &report[report.find("host configuration").expect("hosts")..];
@@ -913,6 +938,29 @@ fn check_opens_the_audit_log_and_gives_hosts_its_absolute_path() {
         .expect("--audit-log");
     assert_eq!(args[at + 1], absolute.display().to_string(), "{args:?}");
     assert!(!args.contains(&"--no-cache"), "{args:?}");
+
+    // An existing file is opened for appending and left as it was.
+    std::fs::write(&absolute, "{\"earlier\": 1}\n").expect("an earlier record");
+    let o = check_with(
+        &bins::server(),
+        &[
+            "--conda-exe".as_ref(),
+            conda,
+            "--audit-log".as_ref(),
+            absolute.as_os_str(),
+        ],
+        &cache,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("(exists; opens for appending)"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&absolute).expect("read"),
+        "{\"earlier\": 1}\n"
+    );
 }
 
 /// `check --approve-writes --allow-exec`: the groups of the tools section
