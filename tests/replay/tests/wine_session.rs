@@ -32,6 +32,20 @@ fn exe(name: &str) -> PathBuf {
     })
 }
 
+/// Runs `cmd` (a `conda-mcp.exe check`) and returns its report, which
+/// must end in success.
+fn passing_check(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("run conda-mcp.exe check");
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{report}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    report
+}
+
 #[test]
 fn initialize_tools_list_and_a_call_through_the_replay() {
     let scratch = std::env::temp_dir().join(format!("conda-mcp-wine-{}", std::process::id()));
@@ -189,20 +203,13 @@ fn check_names_each_hosts_windows_place() {
     let _ = std::fs::remove_dir_all(&scratch);
     let inst = install(&scratch.join("miniforge3"), &exe("conda-replay")).expect("installation");
     let server = exe("conda-mcp");
-    let out = Command::new(&server)
-        .arg("check")
-        .arg("--conda-exe")
-        .arg(&inst.conda_exe)
-        .arg("--no-cache")
-        .env("CONDA_PYTHON_EXE", &inst.python)
-        .output()
-        .expect("run conda-mcp.exe check");
-    let report = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{report}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let report = passing_check(
+        Command::new(&server)
+            .arg("check")
+            .arg("--conda-exe")
+            .arg(&inst.conda_exe)
+            .arg("--no-cache")
+            .env("CONDA_PYTHON_EXE", &inst.python),
     );
     assert!(report.contains("imports conda 26.7.1"), "{report}");
     let section = &report[report.find("host configuration").expect("the section")..];
@@ -312,21 +319,14 @@ fn check_finds_an_installation_the_registry_names() {
         PathBuf::from(&system_root),
     ])
     .expect("a PATH");
-    let out = Command::new(exe("conda-mcp"))
-        .arg("check")
-        .arg("--no-cache")
-        .env_remove("CONDA_EXE")
-        .env("PATH", path)
-        .env("USERPROFILE", &profile)
-        .env("CONDA_PYTHON_EXE", &inst.python)
-        .output()
-        .expect("run conda-mcp.exe check");
-    let report = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{report}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let report = passing_check(
+        Command::new(exe("conda-mcp"))
+            .arg("check")
+            .arg("--no-cache")
+            .env_remove("CONDA_EXE")
+            .env("PATH", path)
+            .env("USERPROFILE", &profile)
+            .env("CONDA_PYTHON_EXE", &inst.python),
     );
     let conda = &report[report.find("conda:").expect("the conda section")..];
     assert!(

@@ -65,6 +65,20 @@ fn verdict(o: &Output) -> String {
     stdout(o).lines().last().unwrap_or("").to_owned()
 }
 
+/// The configuration under host `host`'s title in a report's host
+/// configuration section (its indented lines, unindented).
+fn host_body(report: &str, host: &str) -> String {
+    let section = &report[report.find("host configuration").expect("the section")..];
+    let start = section.find(&format!("  {host}")).expect("host");
+    let rest = &section[start..];
+    let rest = &rest[rest.find('\n').expect("title line") + 1..];
+    rest.lines()
+        .take_while(|l| l.starts_with("    "))
+        .map(|l| &l[4..])
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 fn assert_failed(o: &Output, reason_has: &str) {
     let report = stdout(o);
     assert_eq!(o.status.code(), Some(1), "exit status:\n{report}");
@@ -336,16 +350,7 @@ async fn check_prints_one_configuration_per_host_as_recommended() {
     for (title, host) in titles.iter().zip(hosts) {
         assert!(title.starts_with(host), "{title:?} should be {host}");
     }
-    let body = |host: &str| -> String {
-        let start = section.find(&format!("  {host}")).expect("host");
-        let rest = &section[start..];
-        let rest = &rest[rest.find('\n').expect("title line") + 1..];
-        rest.lines()
-            .take_while(|l| l.starts_with("    "))
-            .map(|l| &l[4..])
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
+    let body = |host: &str| host_body(section, host);
     let canonical = std::fs::canonicalize(&standin.conda_exe).expect("canonical");
     let conda = canonical.to_str().expect("utf-8");
     let desktop: Value = serde_json::from_str(&body("Claude Desktop")).expect("JSON");
@@ -852,15 +857,7 @@ fn host_configurations_keep_a_symlinked_conda_path() {
         report.contains(&format!("executable    {}", canonical.display())),
         "{report}"
     );
-    let hosts = &report[report.find("host configuration").expect("hosts")..];
-    let body: String = hosts
-        .lines()
-        .skip_while(|l| !l.trim_start().starts_with("Cursor"))
-        .skip(1)
-        .take_while(|l| l.starts_with("    "))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let cursor: Value = serde_json::from_str(&body).expect("Cursor's JSON");
+    let cursor: Value = serde_json::from_str(&host_body(&report, "Cursor")).expect("Cursor's JSON");
     assert_eq!(
         cursor["mcpServers"]["conda"]["args"],
         serde_json::json!(["--conda-exe", via_link.to_str().expect("utf-8")])
@@ -917,15 +914,8 @@ fn check_opens_the_audit_log_and_gives_hosts_its_absolute_path() {
         )),
         "{report}"
     );
-    let hosts = &report[report.find("host configuration").expect("hosts")..];
-    let body: String = hosts
-        .lines()
-        .skip_while(|l| !l.trim_start().starts_with("Claude Desktop"))
-        .skip(1)
-        .take_while(|l| l.starts_with("    "))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let desktop: Value = serde_json::from_str(&body).expect("Claude Desktop's JSON");
+    let desktop: Value =
+        serde_json::from_str(&host_body(&report, "Claude Desktop")).expect("Claude Desktop's JSON");
     let args: Vec<&str> = desktop["mcpServers"]["conda"]["args"]
         .as_array()
         .expect("args")
