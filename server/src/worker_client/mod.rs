@@ -127,8 +127,12 @@ pub enum ExecError {
     /// The job was cancelled while it waited in the queue; it never ran.
     #[error("the call was cancelled before it started")]
     Cancelled,
-    /// The executor was shut down (the server is exiting).
-    #[error("the executor is shut down")]
+    /// The executor was shut down (the server is exiting: its stdin
+    /// closed, or it was told to stop); the job never ran. Retryable on a
+    /// new connection.
+    #[error(
+        "the server is shutting down (its input closed or it was told to stop): the call did not run"
+    )]
     ShutDown,
     /// stdin larger than the job's `stdin_limit_bytes`; nothing ran.
     #[error("stdin of {len} bytes exceeds the limit of {limit} bytes")]
