@@ -78,6 +78,53 @@ fn open_append(path: &Path) -> Result<File, AuditError> {
     })
 }
 
+/// What [`probe`] found: the server's start can open the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probe {
+    /// It exists and opens for appending.
+    Exists,
+    /// It is missing; its folder exists and (Unix) this user may write
+    /// there, so [`AuditLog::open`] will create it.
+    WouldCreate,
+}
+
+/// Whether [`AuditLog::open`] would succeed on `path` for this user,
+/// without creating it (`conda-mcp check`: a file made by whoever runs the
+/// check could lock out the server's own user). An existing file is opened
+/// for appending and closed.
+///
+/// Errors: [`AuditError::Open`], naming why (the file's open error, its
+/// folder missing, or not writable).
+pub fn probe(path: &Path) -> Result<Probe, AuditError> {
+    let open_error = |source| AuditError::Open {
+        path: path.to_owned(),
+        source,
+    };
+    if path.exists() {
+        OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(open_error)?;
+        return Ok(Probe::Exists);
+    }
+    let absolute = std::path::absolute(path).map_err(open_error)?;
+    let folder = absolute.parent().unwrap_or(Path::new("/"));
+    if !folder.is_dir() {
+        return Err(open_error(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("its folder {} does not exist", folder.display()),
+        )));
+    }
+    #[cfg(unix)]
+    if nix::unistd::access(folder, nix::unistd::AccessFlags::W_OK).is_err() {
+        return Err(open_error(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("this user may not write in its folder {}", folder.display()),
+        )));
+    }
+    Ok(Probe::WouldCreate)
+}
+
 impl AuditLog {
     /// Opens (creates, mode 0600) `path` for appending.
     ///

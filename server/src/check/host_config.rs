@@ -14,8 +14,9 @@
 //!   start servers from a folder of their choosing): `--python`,
 //!   `--worker-exe` and `--worker-socket` as resolved, the files and
 //!   folders of [`FILE_FLAGS`], a key-set FILE of `--oauth-jwks` (a URL
-//!   stays) and a prefix of `--protect-env` (a name stays). `--no-cache` is `check`'s own: a server started with it would
-//!   rerun discovery at every start, so it is not repeated.
+//!   stays) and a prefix of `--protect-env` (a name stays). `--no-cache`
+//!   is `check`'s own: a server started with it would rerun discovery at
+//!   every start, so it is not repeated.
 //!
 //! * Per host: Claude Desktop and Claude Code get `--result-mode lean`
 //!   (their tool-output limits are small: Claude Code refuses a result
@@ -96,12 +97,6 @@ impl Launch {
         };
         args.push("--conda-exe".into());
         args.push(conda_exe.display().to_string());
-        let abs = |p: &Path| {
-            std::path::absolute(p)
-                .unwrap_or_else(|_| p.to_path_buf())
-                .display()
-                .to_string()
-        };
         for (flag, value) in [
             ("--python", &settings.discovery.python),
             ("--worker-exe", &settings.worker.exe),
@@ -109,7 +104,7 @@ impl Launch {
         ] {
             if let Some(v) = value {
                 args.push(flag.into());
-                args.push(abs(v));
+                args.push(absolute(v));
             }
         }
         args.extend(repeated_flags(raw));
@@ -117,17 +112,22 @@ impl Launch {
     }
 }
 
+/// `p` made absolute against the current folder (as written when that
+/// fails), as text.
+fn absolute(p: &Path) -> String {
+    std::path::absolute(p)
+        .unwrap_or_else(|_| p.to_path_buf())
+        .display()
+        .to_string()
+}
+
 /// The flags `raw` (as given after `check`, lossily converted to strings)
 /// as a host should repeat them: without the [`PATH_FLAGS`] and their
-/// values and the [`CHECK_ONLY_FLAGS`], the values of [`FILE_FLAGS`] and a
-/// `--oauth-jwks` FILE made absolute against the current folder; both
+/// values and the [`CHECK_ONLY_FLAGS`], the values of [`FILE_FLAGS`], a
+/// `--oauth-jwks` FILE and a `--protect-env` prefix made absolute against
+/// the current folder; both
 /// spellings, `--flag V` and `--flag=V`, are understood and kept.
 pub fn repeated_flags(raw: &[OsString]) -> Vec<String> {
-    let absolute = |v: &str| {
-        std::path::absolute(v)
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|_| v.to_owned())
-    };
     let rewrite = |flag: &str, v: &str| -> String {
         // As the server reads them: a URL's scheme in any case
         // (`parse_jwks`), a protected environment's path by its separator
@@ -142,7 +142,11 @@ pub fn repeated_flags(raw: &[OsString]) -> Vec<String> {
             ),
             _ => FILE_FLAGS.contains(&flag),
         };
-        if is_a_file { absolute(v) } else { v.to_owned() }
+        if is_a_file {
+            absolute(Path::new(v))
+        } else {
+            v.to_owned()
+        }
     };
     let takes_a_path = |flag: &str| {
         PATH_FLAGS.contains(&flag)

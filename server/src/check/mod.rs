@@ -292,50 +292,21 @@ fn worker_step(s: &Settings, r: &mut Builder) -> Result<bool, String> {
 }
 
 /// `--audit-log`: the server opens it (creating it, mode 0600) before
-/// discovery. The check opens an existing file for appending as the server
-/// does, but never creates one: a file made by whoever runs the check
-/// (root, say) could not be opened by the server's own user. For a missing
-/// file it checks that its folder exists and (Unix) that this user may
-/// write there.
+/// discovery; the check asks [`crate::audit::probe`] whether it could,
+/// without creating it.
 fn audit_log_item(path: &std::path::Path, r: &mut Builder) -> Result<(), String> {
+    use crate::audit::Probe;
+    let probe = crate::audit::probe(path).map_err(|e| e.to_string())?;
     let shown = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let cannot = |why: String| {
-        format!(
-            "cannot open the --audit-log file {}: {why}",
-            shown.display()
-        )
-    };
-    if path.exists() {
-        std::fs::OpenOptions::new()
-            .append(true)
-            .open(path)
-            .map_err(|e| cannot(e.to_string()))?;
-        r.item(
-            "audit log",
-            format!("{} (exists; opens for appending)", shown.display()),
-        );
-        return Ok(());
-    }
-    let folder = shown.parent().unwrap_or(std::path::Path::new("/"));
-    if !folder.is_dir() {
-        return Err(cannot(format!(
-            "its folder {} does not exist",
-            folder.display()
-        )));
-    }
-    #[cfg(unix)]
-    if nix::unistd::access(folder, nix::unistd::AccessFlags::W_OK).is_err() {
-        return Err(cannot(format!(
-            "this user may not write in its folder {}",
-            folder.display()
-        )));
-    }
     r.item(
         "audit log",
-        format!(
-            "{} (missing: the server creates it, mode 0600, at its start)",
-            shown.display()
-        ),
+        match probe {
+            Probe::Exists => format!("{} (exists; opens for appending)", shown.display()),
+            Probe::WouldCreate => format!(
+                "{} (missing: the server creates it, mode 0600, at its start)",
+                shown.display()
+            ),
+        },
     );
     Ok(())
 }
