@@ -78,8 +78,9 @@ pub struct ConfigFacts {
     #[serde(default)]
     pub final_keys: Vec<FinalKey>,
     /// `context.channels` as conda resolved it from its configuration,
-    /// credentials removed by the helper; `None` when it did not say (an
-    /// older cache, a conda that raised).
+    /// credentials masked by the helper as [`conda_mcp_shared::mask`]
+    /// masks them (`user:***@`, `/t/<TOKEN>/`); `None` when it did not say
+    /// (an older cache, a conda that raised).
     #[serde(default)]
     pub channels: Option<Vec<String>>,
 }

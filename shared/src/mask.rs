@@ -8,7 +8,8 @@
 //! * **userinfo with a password**: `scheme://user:password@host` becomes
 //!   `scheme://user:***@host`. The authority ends at the first `/`, `?` or
 //!   `#`; the userinfo at its *last* `@` (so a password holding a raw `@` is
-//!   masked whole); the user name ends at its first `:`. A bare user
+//!   masked whole); the user name ends at its first `:` (a raw `@` before
+//!   it is the user's, as Python's `urllib.parse` splits it). A bare user
 //!   (`ssh://git@host`) and an empty password (`user:@host`) are left as
 //!   they are: there is no secret to hide. Nor is an authority that starts
 //!   with `[` (an IPv6 literal, or conda's documentation placeholder
@@ -23,6 +24,10 @@
 //! found. Masking is idempotent: `***` and `<TOKEN>` are never masked (nor
 //! counted) again. [`mask_text`] counts what it replaced, so results can say
 //! how many credentials they hide.
+//!
+//! The guard, inside conda's process, masks channels with a line-for-line
+//! port of these rules (`_masked` in `worker/src/guard/guard.py`);
+//! `tests/tests/channel_rules.rs` runs one corpus through both.
 
 use std::borrow::Cow;
 
@@ -63,14 +68,17 @@ pub fn mask_text(text: &str) -> (Cow<'_, str>, usize) {
                 .iter()
                 .position(|b| matches!(b, b'/' | b'?' | b'#'))
                 .unwrap_or(end - body);
+        // conda's token path segments (/t/<token>/ or /t/<token> at the end)
+        // are looked for after the authority, and after a password that
+        // runs past it, so that no two edits overlap.
+        let mut i = auth_end;
         if let Some((colon, at)) = userinfo_password(&bytes[body..end], auth_end - body) {
             let pw = &text[body + colon + 1..body + at];
             if pw != MASKED_PASSWORD {
                 edits.push((body + colon + 1, body + at, MASKED_PASSWORD));
             }
+            i = i.max(body + at);
         }
-        // conda's token path segments: /t/<token>/ or /t/<token> at the end.
-        let mut i = auth_end;
         while let Some(rel) = text[i..end].find("/t/") {
             let tok_start = i + rel + 3;
             let tok_len = bytes[tok_start..end]
@@ -178,20 +186,18 @@ fn userinfo_password(url: &[u8], auth_end: usize) -> Option<(usize, usize)> {
     if url.first() == Some(&b'[') {
         return None;
     }
-    let user_end = url[..auth_end]
-        .iter()
-        .position(|b| matches!(b, b':' | b'@'))?;
-    if url[user_end] != b':' {
-        return None;
-    }
-    let at = match url[..auth_end].iter().rposition(|b| *b == b'@') {
-        Some(at) => at,
+    let (user_end, at) = match url[..auth_end].iter().rposition(|b| *b == b'@') {
+        // The user name ends at the userinfo's first ':' (a raw '@' before
+        // it is the user's, as Python's urllib splits it).
+        Some(at) => (url[..at].iter().position(|b| *b == b':')?, at),
         None => {
+            let user_end = url[..auth_end].iter().position(|b| *b == b':')?;
             let after = &url[user_end + 1..auth_end];
             if after.is_empty() || after.iter().all(u8::is_ascii_digit) {
                 return None;
             }
-            auth_end + url[auth_end..].iter().position(|b| *b == b'@')?
+            let at = auth_end + url[auth_end..].iter().position(|b| *b == b'@')?;
+            (user_end, at)
         }
     };
     (at > user_end + 1).then_some((user_end, at))
@@ -238,6 +244,18 @@ mod tests {
         assert_eq!(
             m("git+https://me:tok@example.org"),
             ("git+https://me:***@example.org".into(), 1)
+        );
+        // A raw '@' in the user name: the password is what follows its
+        // first ':', as urllib splits it.
+        assert_eq!(
+            m("https://us@er:pass@host/c"),
+            ("https://us@er:***@host/c".into(), 1)
+        );
+        // A password running past the authority hides a token path: one
+        // edit, the password's.
+        assert_eq!(
+            m("https://u:p/t/tk/x@host/t/tk2/c"),
+            ("https://u:***@host/t/<TOKEN>/c".into(), 2)
         );
     }
 

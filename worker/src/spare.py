@@ -83,7 +83,7 @@ def _job():
 def _main():
     try:
         _warm()
-    except Exception:
+    except Exception:  # noqa: BLE001
         # A broken conda fails in the job exactly as a fresh one would.
         pass
     try:
@@ -95,10 +95,10 @@ def _main():
         os.chdir(job["cwd"])
     checks = job.get("checks")
     if checks is not None:
-        install(checks, checks.pop("report_pipe", None) or 3)
+        install(checks, checks.pop("report_pipe", None) or 3)  # noqa: F821 - guard.py, prepended
     import runpy
 
-    sys.argv = ["conda"] + list(job["argv"])
+    sys.argv = ["conda", *job["argv"]]
     runpy.run_module("conda", run_name="__main__", alter_sys=True)
 
 

@@ -25,7 +25,7 @@ def _version_of(dist):
         from importlib.metadata import version
 
         return version(dist)
-    except Exception:
+    except Exception:  # noqa: BLE001 - no such distribution, or a broken one: no version
         return None
 
 
@@ -96,15 +96,17 @@ def answer(request):
         out["availability"] = "not_installed"
         out["message"] = f"conda-completion is not importable: {type(exc).__name__}"
         return out
-    except Exception as exc:  # a broken plugin install
+    except Exception as exc:  # noqa: BLE001 - a broken plugin install
         out["message"] = f"conda-completion failed to import: {type(exc).__name__}: {exc}"
         return out
 
     try:
         path = manifest_path()
         current_hash = plugin_entry_point_hash()
-    except Exception as exc:
-        out["message"] = f"conda-completion could not locate its manifest: {type(exc).__name__}: {exc}"
+    except Exception as exc:  # noqa: BLE001 - reported in the answer
+        out["message"] = (
+            f"conda-completion could not locate its manifest: {type(exc).__name__}: {exc}"
+        )
         return out
     if not path.exists():
         out["availability"] = "not_generated"
@@ -117,7 +119,7 @@ def answer(request):
         return out
     try:
         manifest = read_manifest(path)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - reported in the answer
         out["message"] = f"The completion manifest could not be read: {type(exc).__name__}: {exc}"
         out["hint"] = "Run `conda completion generate` to rewrite it."
         return out

@@ -78,7 +78,7 @@ pub struct ForcedConfig {
     /// such source in conda's order (the one conda's merge stops at).
     pub keys: Vec<ForcedKey>,
     /// `channels` as conda resolved it from its configuration (the
-    /// discovery helper's `context.channels`, credentials removed): what a
+    /// discovery helper's `context.channels`, credentials masked): what a
     /// solve uses besides its own channels (`crate::call::restrict`).
     /// `None` when discovery did not report it.
     pub channels: Option<Vec<String>>,

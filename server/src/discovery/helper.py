@@ -64,10 +64,9 @@ def dump_choices(action, warnings, path):
         choices = action.choices
         if choices is None:
             return None
-        if isinstance(choices, dict):
-            return [to_json(c) for c in choices.keys()]
+        # A dict's choices are its keys, as iterating it gives them.
         return [to_json(c) for c in choices]
-    except Exception as exc:  # lazy choices may raise anything
+    except Exception as exc:  # noqa: BLE001 - lazy choices may raise anything
         message = f"{type(exc).__name__}: {exc}"
         warnings.append(
             f"{' '.join(path)} {'/'.join(action.option_strings) or action.dest}: "
@@ -145,7 +144,7 @@ def dump_parser(parser, path, warnings):
                     "name": name,
                     "aliases": aliases,
                     "help": helps.get(name),
-                    "parser": dump_parser(parsers[key], path + [name], warnings),
+                    "parser": dump_parser(parsers[key], [*path, name], warnings),
                 }
             )
     return out
@@ -167,7 +166,7 @@ def plugin_records():
             )
         )
     keys = ("group", "distribution", "version", "name", "value")
-    return [dict(zip(keys, r)) for r in sorted(records)]
+    return [dict(zip(keys, r, strict=True)) for r in sorted(records)]
 
 
 def stamp_dirs():
@@ -179,9 +178,9 @@ def stamp_dirs():
     dirs.append(os.path.join(sys.prefix, "conda-meta"))
     seen = []
     for d in dirs:
-        d = os.path.abspath(d)
-        if os.path.isdir(d) and d not in seen:
-            seen.append(d)
+        path = os.path.abspath(d)
+        if os.path.isdir(path) and path not in seen:
+            seen.append(path)
     return sorted(seen)
 
 
@@ -216,7 +215,7 @@ def config_facts(context, warnings):
         from conda.base.context import determine_target_prefix
 
         target_prefix = determine_target_prefix(context)
-    except Exception:
+    except Exception:  # noqa: BLE001 - conda's default then, as conda falls back
         target_prefix = os.environ.get("CONDA_PREFIX") or sys.prefix
     kwargs = {"CONDA_PREFIX": target_prefix}
     # conda sets CONDA_ROOT=sys.prefix when it is unset (conda/__init__.py).
@@ -234,13 +233,13 @@ def config_facts(context, warnings):
         for key, param in (params or {}).items():
             try:
                 final = param.keyflag() is ParameterFlag.final
-            except Exception:
+            except Exception:  # noqa: BLE001 - a parameter without flags
                 final = False
             if not final:
                 continue
             try:
                 value = config_value(param.value(None))
-            except Exception:
+            except Exception:  # noqa: BLE001 - a value conda cannot read: none
                 value = None
             final_keys.append({"key": str(key), "source": str(source), "value": value})
     return {
@@ -251,22 +250,124 @@ def config_facts(context, warnings):
     }
 
 
+_MASKED_PASSWORD = "***"
+_MASKED_TOKEN = "<TOKEN>"
+
+
+def _ascii_alnum(ch):
+    return ch.isascii() and ch.isalnum()
+
+
+def _scheme_start(text, sep):
+    """The index of the scheme before ``://`` at ``sep``: a letter, then
+    letters, digits, ``+``, ``-``, ``.``; None when there is none."""
+    start = sep
+    while start > 0 and (_ascii_alnum(text[start - 1]) or text[start - 1] in "+-."):
+        start -= 1
+    while start < sep and not (text[start].isascii() and text[start].isalpha()):
+        start += 1
+    return start if start < sep else None
+
+
+def _ends_url(ch):
+    """Whether ``ch`` ends a URL: whitespace, a control character, a quote,
+    ``<``, ``>`` or a backslash."""
+    return ch in " \"'`<>\\" or ord(ch) < 0x20 or ord(ch) == 0x7F
+
+
+def _userinfo_password(url, auth_end):
+    """Where the password of ``url`` (the text after ``://``) lies: the
+    index of the ``:`` that ends the user name and of the ``@`` that ends
+    the password, or None (``userinfo_password`` in shared/src/mask.rs)."""
+    if url.startswith("["):
+        return None
+    at = url.rfind("@", 0, auth_end)
+    if at >= 0:
+        colon = url.find(":", 0, at)
+        if colon < 0:
+            return None
+    else:
+        colon = url.find(":", 0, auth_end)
+        if colon < 0:
+            return None
+        after = url[colon + 1:auth_end]
+        if not after or (after.isascii() and after.isdigit()):
+            return None
+        at = url.find("@", auth_end)
+        if at < 0:
+            return None
+    return (colon, at) if at > colon + 1 else None
+
+
+def _masked(text):
+    """``text`` with its credentials masked exactly as ``mask_text`` in
+    shared/src/mask.rs masks them (that module's doc has the rules): in
+    each URL, ``user:password@`` becomes ``user:***@`` and ``/t/<token>/``
+    becomes ``/t/<TOKEN>/``. The same code as ``_masked`` in
+    worker/src/guard/guard.py (tests/tests/library/channel_rules.rs holds
+    the three to one corpus)."""
+    out = []
+    copied = 0
+    search = 0
+    while True:
+        sep = text.find("://", search)
+        if sep < 0:
+            break
+        if _scheme_start(text, sep) is None:
+            search = sep + 3
+            continue
+        body = sep + 3
+        end = body
+        while end < len(text) and not _ends_url(text[end]):
+            end += 1
+        edits = []
+        auth_end = body
+        while auth_end < end and text[auth_end] not in "/?#":
+            auth_end += 1
+        # Tokens are looked for after the authority, and after a password
+        # that runs past it.
+        i = auth_end
+        found = _userinfo_password(text[body:end], auth_end - body)
+        if found is not None:
+            colon, at = found
+            if text[body + colon + 1:body + at] != _MASKED_PASSWORD:
+                edits.append((body + colon + 1, body + at, _MASKED_PASSWORD))
+            i = max(i, body + at)
+        while True:
+            t = text.find("/t/", i, end)
+            if t < 0:
+                break
+            tok_start = t + 3
+            after = tok_start
+            while after < end and (_ascii_alnum(text[after]) or text[after] in "_-"):
+                after += 1
+            if after > tok_start and (after == end or text[after] in "/?#"):
+                edits.append((tok_start, after, _MASKED_TOKEN))
+            i = after
+        for start, stop, replacement in edits:
+            out.append(text[copied:start])
+            out.append(replacement)
+            copied = stop
+        search = max(end, sep + 3)
+    if not out:
+        return text
+    out.append(text[copied:])
+    return "".join(out)
+
+
 def configured_channels(context):
     """``context.channels`` as conda resolved it from its configuration
-    (files, ``CONDA_CHANNELS``), each without credentials (a
-    ``user:password@`` and an anaconda.org ``/t/TOKEN``): the channels a
-    solve uses besides its own unless ``--override-channels``. None when
-    conda does not say."""
+    (files, ``CONDA_CHANNELS``), each with its credentials masked as the
+    server masks them (``user:***@``, ``/t/<TOKEN>/``), so that the
+    server's canonical form of each (shared/src/guard.rs) is the one the
+    guard computes from the same channel inside conda: the channels a solve
+    uses besides its own unless ``--override-channels``. None when conda
+    does not say."""
     try:
         channels = list(context.channels)
-    except Exception:
+    except Exception:  # noqa: BLE001 - a broken configuration: conda does not say
         return None
-    out = []
-    for c in channels:
-        c = re.sub(r"//[^/@]*@", "//", str(c))
-        c = re.sub(r"/t/[^/]+", "", c)
-        out.append(c)
-    return out
+    return [_masked(str(c)) for c in channels]
 
 
 def environment_dirs(context):
@@ -278,13 +379,9 @@ def environment_dirs(context):
     for key, attr in (("root_prefix", "root_prefix"), ("envs_dirs", "envs_dirs")):
         try:
             value = getattr(context, attr)
-        except Exception:  # a broken configuration: report nothing
+        except Exception:  # noqa: BLE001 - a broken configuration: report nothing
             continue
-        if key == "envs_dirs":
-            value = [str(v) for v in value]
-        else:
-            value = str(value)
-        out[key] = value
+        out[key] = [str(v) for v in value] if key == "envs_dirs" else str(value)
     return out
 
 
@@ -303,8 +400,10 @@ def build_document():
     if context is not None:
         try:
             context.__init__()
-        except Exception as exc:
-            warnings.append(f"conda's context could not be initialized: {type(exc).__name__}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - a warning; the parser may still build
+            warnings.append(
+                f"conda's context could not be initialized: {type(exc).__name__}: {exc}"
+            )
 
     config = config_facts(context, warnings) if context is not None else None
     parser = conda_argparse.generate_parser()
@@ -337,7 +436,7 @@ def main():
     try:
         document = build_document()
         text = json.dumps(document, ensure_ascii=True, separators=(",", ":"))
-    except BaseException as exc:  # report, never a traceback on stdout
+    except BaseException as exc:  # noqa: BLE001 - report, never a traceback on stdout
         sys.stdout = real_stdout
         print(
             f"conda-mcp discovery helper failed: {type(exc).__name__}: {exc}",

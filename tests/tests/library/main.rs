@@ -9,6 +9,7 @@
 //! `cargo test -p conda-mcp-tests --test library policy_oracle::`.
 
 mod catalog;
+mod channel_rules;
 mod completion_helper;
 mod layering;
 mod policy_cases;

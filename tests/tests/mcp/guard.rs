@@ -192,6 +192,49 @@ async fn an_export_of_a_missing_environment_is_not_found() {
     }
 }
 
+/// A configured channel with credentials that `--allowed-channel` allows
+/// passes both checks: the server's, on the channel the discovery helper
+/// reported (masked), and the guard's inside conda, on the channel itself;
+/// one the list leaves out is refused, named with its credentials masked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configured_channel_with_credentials_is_judged_alike_by_server_and_guard() {
+    let p = standin();
+    std::fs::write(
+        p.prefix.join(".condarc"),
+        "channels:\n  - https://alice:s3cret@repo.example.org/t/tk-1/private/\n",
+    )
+    .expect("condarc");
+    environment_with_marker(&p.prefix.join("envs/y"), "marker.txt");
+    let install = json!({"name": "y", "packages": ["zlib"], "dry_run": true, "json": true});
+    let allowed = "https://alice:s3cret@repo.example.org/t/tk-1/private";
+    let server = Server::start(
+        &p.conda_exe,
+        &["--allow-write", "--allowed-channel", allowed],
+        Era::Initialize,
+    )
+    .await;
+    let r = server.call_ok("conda_install", install.clone()).await;
+    assert_eq!(r.is_error, Some(false), "{}", result_text(&r));
+    server.close().await;
+
+    let server = Server::start(
+        &p.conda_exe,
+        &["--allow-write", "--allowed-channel", "conda-forge"],
+        Era::Initialize,
+    )
+    .await;
+    let r = server.call_ok("conda_install", install).await;
+    let e = error(&r, "a channel left out");
+    assert_eq!(e["code"], json!("channel_not_allowed"), "{e}");
+    assert_eq!(
+        e["details"]["channel"],
+        json!("https://alice:***@repo.example.org/t/<TOKEN>/private"),
+        "{e}"
+    );
+    assert!(!result_text(&r).contains("s3cret"), "{}", result_text(&r));
+    server.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_channel_only_conda_reads_is_refused_inside_conda() {
     for mode in MODES {

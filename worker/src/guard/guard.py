@@ -31,7 +31,6 @@ nothing here may print.
 """
 
 import os
-import re
 import sys
 
 REFUSED_STATUS = 86
@@ -186,21 +185,107 @@ def _same(a, b):
     return os.path.realpath(a) == os.path.realpath(b)
 
 
-def _masked(channel):
-    """``channel`` with its credentials masked as shared/src/mask.rs masks a
-    URL: ``user:password@`` becomes ``user:***@``, ``/t/<token>/`` becomes
-    ``/t/<TOKEN>/``."""
-    match = re.match(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/?#]*)(.*)", channel, re.S)
-    if match is None:
-        return channel
-    scheme, authority, rest = match.groups()
-    if "@" in authority and not authority.startswith("["):
-        userinfo, host = authority.rsplit("@", 1)
-        user, sep, password = userinfo.partition(":")
-        if sep and password and password != "***":
-            authority = f"{user}:***@{host}"
-    rest = re.sub(r"/t/(?!<TOKEN>/)[A-Za-z0-9_-]+/", "/t/<TOKEN>/", rest)
-    return scheme + authority + rest
+_MASKED_PASSWORD = "***"
+_MASKED_TOKEN = "<TOKEN>"
+
+
+def _ascii_alnum(ch):
+    return ch.isascii() and ch.isalnum()
+
+
+def _scheme_start(text, sep):
+    """The index of the scheme before ``://`` at ``sep``: a letter, then
+    letters, digits, ``+``, ``-``, ``.``; None when there is none."""
+    start = sep
+    while start > 0 and (_ascii_alnum(text[start - 1]) or text[start - 1] in "+-."):
+        start -= 1
+    while start < sep and not (text[start].isascii() and text[start].isalpha()):
+        start += 1
+    return start if start < sep else None
+
+
+def _ends_url(ch):
+    """Whether ``ch`` ends a URL: whitespace, a control character, a quote,
+    ``<``, ``>`` or a backslash."""
+    return ch in " \"'`<>\\" or ord(ch) < 0x20 or ord(ch) == 0x7F
+
+
+def _userinfo_password(url, auth_end):
+    """Where the password of ``url`` (the text after ``://``) lies: the
+    index of the ``:`` that ends the user name and of the ``@`` that ends
+    the password, or None (``userinfo_password`` in shared/src/mask.rs)."""
+    if url.startswith("["):
+        return None
+    at = url.rfind("@", 0, auth_end)
+    if at >= 0:
+        colon = url.find(":", 0, at)
+        if colon < 0:
+            return None
+    else:
+        colon = url.find(":", 0, auth_end)
+        if colon < 0:
+            return None
+        after = url[colon + 1:auth_end]
+        if not after or (after.isascii() and after.isdigit()):
+            return None
+        at = url.find("@", auth_end)
+        if at < 0:
+            return None
+    return (colon, at) if at > colon + 1 else None
+
+
+def _masked(text):
+    """``text`` with its credentials masked exactly as ``mask_text`` in
+    shared/src/mask.rs masks them (that module's doc has the rules): in
+    each URL, ``user:password@`` becomes ``user:***@`` and ``/t/<token>/``
+    becomes ``/t/<TOKEN>/``."""
+    out = []
+    copied = 0
+    search = 0
+    while True:
+        sep = text.find("://", search)
+        if sep < 0:
+            break
+        if _scheme_start(text, sep) is None:
+            search = sep + 3
+            continue
+        body = sep + 3
+        end = body
+        while end < len(text) and not _ends_url(text[end]):
+            end += 1
+        edits = []
+        auth_end = body
+        while auth_end < end and text[auth_end] not in "/?#":
+            auth_end += 1
+        # Tokens are looked for after the authority, and after a password
+        # that runs past it.
+        i = auth_end
+        found = _userinfo_password(text[body:end], auth_end - body)
+        if found is not None:
+            colon, at = found
+            if text[body + colon + 1:body + at] != _MASKED_PASSWORD:
+                edits.append((body + colon + 1, body + at, _MASKED_PASSWORD))
+            i = max(i, body + at)
+        while True:
+            t = text.find("/t/", i, end)
+            if t < 0:
+                break
+            tok_start = t + 3
+            after = tok_start
+            while after < end and (_ascii_alnum(text[after]) or text[after] in "_-"):
+                after += 1
+            if after > tok_start and (after == end or text[after] in "/?#"):
+                edits.append((tok_start, after, _MASKED_TOKEN))
+            i = after
+        for start, stop, replacement in edits:
+            out.append(text[copied:start])
+            out.append(replacement)
+            copied = stop
+        search = max(end, sep + 3)
+    if not out:
+        return text
+    out.append(text[copied:])
+    return "".join(out)
 
 
 def _canonical(channel):
@@ -440,9 +525,9 @@ def run_script(conda_exe, argv, source=None):
     if source is None:
         with open(conda_exe, "rb") as f:
             source = f.read()
-    sys.argv[:] = [conda_exe] + list(argv)
+    sys.argv[:] = [conda_exe, *argv]
     if hasattr(sys, "orig_argv"):
-        sys.orig_argv[:] = [sys.orig_argv[0], conda_exe] + list(argv)
+        sys.orig_argv[:] = [sys.orig_argv[0], conda_exe, *argv]
     main = types.ModuleType("__main__")
     main.__dict__.update(
         __file__=conda_exe,
@@ -461,7 +546,7 @@ def run_script(conda_exe, argv, source=None):
         return system_exit_status(exc)
     except KeyboardInterrupt:
         raise  # the interpreter ends itself with SIGINT, as a fresh one does
-    except BaseException:
+    except BaseException:  # noqa: BLE001 - ends the script as it ends an interpreter
         # As an uncaught exception ends a fresh interpreter: the traceback
         # (without this frame), exit status 1.
         kind, value, tb = sys.exc_info()
@@ -477,7 +562,7 @@ def run_module(argv):
     ``run_script``."""
     import runpy
 
-    sys.argv[:] = ["conda"] + list(argv)
+    sys.argv[:] = ["conda", *argv]
     try:
         runpy.run_module("conda", run_name="__main__", alter_sys=True)
         return 0
@@ -485,7 +570,7 @@ def run_module(argv):
         return system_exit_status(exc)
     except KeyboardInterrupt:
         raise
-    except BaseException:
+    except BaseException:  # noqa: BLE001 - as run_script
         kind, value, tb = sys.exc_info()
         value = value.with_traceback(tb.tb_next)
         sys.excepthook(kind, value, tb.tb_next)
@@ -504,7 +589,7 @@ def system_exit_status(exc):
         return code & 0xFF if -(1 << 63) <= code < (1 << 63) else 0xFF
     try:
         sys.stderr.write(f"{code}\n")
-    except BaseException:
+    except BaseException:  # noqa: BLE001 - a code that cannot be printed: still 1
         pass
     return 1
 

@@ -150,17 +150,17 @@ def _child(ctl, fds, request, conda_exe):
         os.close(go)
         with open(conda_exe, "rb") as f:
             source = f.read()
-    except BaseException:
+    except BaseException:  # noqa: BLE001 - a job that cannot start never runs
         os._exit(127)
     if not confirmed:
         os._exit(127)
     if report is not None:
-        install(request.get("checks") or {}, report)
+        install(request.get("checks") or {}, report)  # noqa: F821 - guard.py, prepended
 
     # As the interpreter decodes its command line (file system encoding,
     # surrogateescape).
     argv = [os.fsdecode(a.encode("utf-8", "surrogateescape")) for a in request["argv"]]
-    _finalize_and_exit(run_script(conda_exe, argv, source))
+    _finalize_and_exit(run_script(conda_exe, argv, source))  # noqa: F821 - guard.py, prepended
 
 
 def _finalize_and_exit(status):
@@ -178,14 +178,14 @@ def _finalize_and_exit(status):
 
     try:
         threading._shutdown()
-    except BaseException:
+    except BaseException:  # noqa: BLE001 - as the interpreter's exit goes on
         pass
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None and not stream.closed:
                 stream.flush()
-        except BaseException:
+        except BaseException:  # noqa: BLE001 - CPython's exit status for a failed flush
             status = 120
     os._exit(status)
 
