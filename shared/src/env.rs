@@ -152,21 +152,39 @@ pub fn allowed_by_default(name: &str, foreign_user: bool) -> bool {
 /// A `--pass-env` pattern: a variable name in which `*` matches any run of
 /// characters (possibly empty).
 ///
-/// Errors: a sentence naming the rule when the pattern is empty or holds
-/// anything but ASCII letters, digits, `_` and `*`.
-pub fn check_pattern(pattern: &str) -> Result<(), String> {
+/// Errors: [`PatternError`], a sentence naming the rule, when the pattern
+/// is empty or holds anything but ASCII letters, digits, `_` and `*`.
+pub fn check_pattern(pattern: &str) -> Result<(), PatternError> {
     if pattern.is_empty() {
-        return Err("an environment variable name must not be empty".into());
+        return Err(PatternError::Empty);
     }
     if let Some(c) = pattern
         .chars()
         .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '*'))
     {
-        return Err(format!(
-            "environment variable names hold only letters, digits, '_' (and '*' as a wildcard), not {c:?}"
-        ));
+        return Err(PatternError::Character(c));
     }
     Ok(())
+}
+
+/// Why a `--pass-env` pattern was refused ([`check_pattern`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatternError {
+    /// The pattern is empty.
+    #[error("an environment variable name must not be empty")]
+    Empty,
+    /// The pattern holds this character, which no variable name may.
+    #[error(
+        "environment variable names hold only letters, digits, '_' (and '*' as a wildcard), not {0:?}"
+    )]
+    Character(char),
+}
+
+/// The sentence, for command-line parsers whose errors are text.
+impl From<PatternError> for String {
+    fn from(e: PatternError) -> String {
+        e.to_string()
+    }
 }
 
 /// Whether `name` matches the glob `pattern` (`*` = any run of characters,

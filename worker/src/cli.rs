@@ -148,16 +148,27 @@ impl Common {
     }
 }
 
-fn parse_pass_env(s: &str) -> Result<String, String> {
+fn parse_pass_env(s: &str) -> Result<String, conda_mcp_shared::env::PatternError> {
     conda_mcp_shared::env::check_pattern(s)?;
     Ok(s.to_owned())
 }
 
-fn parse_mode(s: &str) -> Result<u32, String> {
+/// Why `--socket-mode` was refused.
+#[derive(Debug, thiserror::Error)]
+enum ModeError {
+    /// Not an octal number.
+    #[error("not an octal mode: {0}")]
+    NotOctal(#[from] std::num::ParseIntError),
+    /// More than the permission bits (`0o777`).
+    #[error("mode must be at most 777")]
+    TooLarge,
+}
+
+fn parse_mode(s: &str) -> Result<u32, ModeError> {
     let s = s.trim_start_matches("0o");
-    let mode = u32::from_str_radix(s, 8).map_err(|e| format!("not an octal mode: {e}"))?;
+    let mode = u32::from_str_radix(s, 8)?;
     if mode > 0o777 {
-        return Err("mode must be at most 777".into());
+        return Err(ModeError::TooLarge);
     }
     Ok(mode)
 }

@@ -47,8 +47,29 @@ pub enum End {
     Shutdown,
 }
 
+/// Why a connection's handshake was refused (sent to the server as the
+/// `Refused` message's reason).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HandshakeError {
+    /// The server is of another build or protocol version.
+    #[error(
+        "protocol mismatch: the server speaks version {theirs_version} ({theirs_build}), this worker speaks version {PROTOCOL_VERSION} ({ours_build}); use a server and worker from the same build"
+    )]
+    Mismatch {
+        /// The server's protocol version.
+        theirs_version: u32,
+        /// The server's build id.
+        theirs_build: String,
+        /// This worker's build id.
+        ours_build: String,
+    },
+    /// The first message was not `Hello`.
+    #[error("the first message must be Hello")]
+    NoHello,
+}
+
 /// Checks a `Hello`: protocol version and build id must both match.
-pub fn check_hello(msg: &ClientMessage) -> Result<(), String> {
+pub fn check_hello(msg: &ClientMessage) -> Result<(), HandshakeError> {
     match msg {
         ClientMessage::Hello {
             protocol_version,
@@ -56,14 +77,16 @@ pub fn check_hello(msg: &ClientMessage) -> Result<(), String> {
         } => {
             let ours = build_id();
             if *protocol_version != PROTOCOL_VERSION || *theirs != ours {
-                Err(format!(
-                    "protocol mismatch: the server speaks version {protocol_version} ({theirs}), this worker speaks version {PROTOCOL_VERSION} ({ours}); use a server and worker from the same build"
-                ))
+                Err(HandshakeError::Mismatch {
+                    theirs_version: *protocol_version,
+                    theirs_build: theirs.clone(),
+                    ours_build: ours,
+                })
             } else {
                 Ok(())
             }
         }
-        _ => Err("the first message must be Hello".into()),
+        _ => Err(HandshakeError::NoHello),
     }
 }
 
@@ -96,6 +119,7 @@ where
     };
     if let Err(reason) = check_hello(&hello) {
         tracing::warn!(reason = %reason, "handshake refused");
+        let reason = reason.to_string();
         let _ = write_frame(&mut writer, &WorkerMessage::Refused { reason }).await;
         return End::Refused;
     }

@@ -29,6 +29,7 @@ mod capture;
 mod cli;
 mod connection;
 mod contain;
+mod error;
 mod guard;
 mod job;
 #[cfg(target_os = "macos")]
@@ -69,6 +70,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli::{Cli, Command, Common};
 use crate::connection::WorkerCtx;
+use crate::error::WorkerError;
 use crate::spawn::Programs;
 
 /// Entry point of the `conda-mcp-worker` executable: parses its command
@@ -108,8 +110,11 @@ fn context(
     common: &Common,
     foreign_user: bool,
     overrides: Vec<(std::ffi::OsString, std::ffi::OsString)>,
-) -> Result<Arc<WorkerCtx>, String> {
-    let conda = common.conda_exe.clone().ok_or("--conda-exe is required")?;
+) -> Result<Arc<WorkerCtx>, WorkerError> {
+    let conda = common
+        .conda_exe
+        .clone()
+        .ok_or(WorkerError::Missing("--conda-exe"))?;
     let mut programs = Programs {
         conda,
         python: common.python.clone(),
@@ -144,7 +149,7 @@ fn context(
 fn own_home(
     common: &Common,
     check: bool,
-) -> Result<Vec<(std::ffi::OsString, std::ffi::OsString)>, String> {
+) -> Result<Vec<(std::ffi::OsString, std::ffi::OsString)>, WorkerError> {
     use conda_mcp_shared::home::{HomeUser, check_home, prepare_home};
     if common.home.is_none() && !check {
         return Ok(Vec::new());
@@ -160,7 +165,7 @@ fn own_home(
         };
         match &common.home {
             Some(dir) => {
-                let home = prepare_home(&who, dir, "--home").map_err(|e| e.to_string())?;
+                let home = prepare_home(&who, dir, "--home")?;
                 Ok(vec![
                     ("HOME".into(), home.clone().into_os_string()),
                     ("USERPROFILE".into(), home.into_os_string()),
@@ -170,10 +175,11 @@ fn own_home(
                 let home = std::env::var_os("USERPROFILE")
                     .filter(|h| !h.is_empty())
                     .map(std::path::PathBuf::from)
-                    .ok_or_else(|| {
-                        format!("the worker user {} has no home (USERPROFILE is unset); pass --home DIR", who.name)
+                    .ok_or_else(|| WorkerError::NoHome {
+                        user: who.name.clone(),
+                        why: "USERPROFILE is unset",
                     })?;
-                check_home(&who, &home, "--home").map_err(|e| e.to_string())?;
+                check_home(&who, &home, "--home")?;
                 Ok(Vec::new())
             }
         }
@@ -191,21 +197,19 @@ fn own_home(
         };
         match &common.home {
             Some(dir) => {
-                let home = prepare_home(&who, dir, "--home").map_err(|e| e.to_string())?;
+                let home = prepare_home(&who, dir, "--home")?;
                 Ok(vec![("HOME".into(), home.into_os_string())])
             }
             None => {
                 let home = std::env::var_os("HOME")
-                .filter(|h| !h.is_empty())
-                .map(std::path::PathBuf::from)
-                .or_else(|| entry.map(|u| u.dir))
-                .ok_or_else(|| {
-                    format!(
-                        "the worker user {} has no home (HOME is unset and the user database has none); pass --home DIR",
-                        who.name
-                    )
-                })?;
-                check_home(&who, &home, "--home").map_err(|e| e.to_string())?;
+                    .filter(|h| !h.is_empty())
+                    .map(std::path::PathBuf::from)
+                    .or_else(|| entry.map(|u| u.dir))
+                    .ok_or_else(|| WorkerError::NoHome {
+                        user: who.name.clone(),
+                        why: "HOME is unset and the user database has none",
+                    })?;
+                check_home(&who, &home, "--home")?;
                 Ok(Vec::new())
             }
         }
@@ -215,11 +219,11 @@ fn own_home(
 /// SIGTERM/SIGINT → `shutdown`: the running job is killed, then the worker
 /// exits.
 #[cfg(unix)]
-fn shutdown_on_signals() -> Result<CancellationToken, String> {
+fn shutdown_on_signals() -> Result<CancellationToken, WorkerError> {
     use tokio::signal::unix::{SignalKind, signal};
     let token = CancellationToken::new();
-    let mut term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
-    let mut int = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
+    let mut term = signal(SignalKind::terminate()).map_err(WorkerError::Signals)?;
+    let mut int = signal(SignalKind::interrupt()).map_err(WorkerError::Signals)?;
     let t = token.clone();
     tokio::spawn(async move {
         tokio::select! { _ = term.recv() => {}, _ = int.recv() => {} }
@@ -233,12 +237,12 @@ fn shutdown_on_signals() -> Result<CancellationToken, String> {
 /// running job is killed, then the worker exits. (A worker that is simply
 /// killed takes its jobs along: their job objects close with it.)
 #[cfg(windows)]
-fn shutdown_on_signals() -> Result<CancellationToken, String> {
+fn shutdown_on_signals() -> Result<CancellationToken, WorkerError> {
     use tokio::signal::windows::{ctrl_break, ctrl_c, ctrl_close};
     let token = CancellationToken::new();
-    let mut c = ctrl_c().map_err(|e| e.to_string())?;
-    let mut b = ctrl_break().map_err(|e| e.to_string())?;
-    let mut close = ctrl_close().map_err(|e| e.to_string())?;
+    let mut c = ctrl_c().map_err(WorkerError::Signals)?;
+    let mut b = ctrl_break().map_err(WorkerError::Signals)?;
+    let mut close = ctrl_close().map_err(WorkerError::Signals)?;
     let t = token.clone();
     tokio::spawn(async move {
         tokio::select! { _ = c.recv() => {}, _ = b.recv() => {}, _ = close.recv() => {} }
@@ -251,14 +255,14 @@ fn shutdown_on_signals() -> Result<CancellationToken, String> {
 /// The refusal of what Windows cannot do: a worker that changes user or
 /// listens for servers of other users (both need Unix uids).
 #[cfg(windows)]
-const NOT_ON_WINDOWS: &str = "is not available on Windows: per-OS-user workers need Unix users and uids (on Windows run conda-mcp as the user conda should run as; docs/operating.md \"Operators\")";
+pub(crate) const NOT_ON_WINDOWS: &str = "is not available on Windows: per-OS-user workers need Unix users and uids (on Windows run conda-mcp as the user conda should run as; docs/operating.md \"Operators\")";
 
-async fn run(cli: Cli) -> Result<(), String> {
-    reap::become_subreaper()?;
+async fn run(cli: Cli) -> Result<(), WorkerError> {
+    reap::become_subreaper().map_err(WorkerError::Subreaper)?;
     let shutdown = shutdown_on_signals()?;
     match cli.command {
         #[cfg(windows)]
-        Some(Command::Serve(_)) => Err(format!("conda-mcp-worker serve {NOT_ON_WINDOWS}")),
+        Some(Command::Serve(_)) => Err(WorkerError::NotOnWindows("conda-mcp-worker serve")),
         #[cfg(unix)]
         Some(Command::Serve(args)) => {
             let overrides = own_home(&args.common, true)?;
@@ -273,10 +277,10 @@ async fn run(cli: Cli) -> Result<(), String> {
             .await
         }
         None => {
-            let socket = cli.socket.ok_or("--socket is required")?;
+            let socket = cli.socket.ok_or(WorkerError::Missing("--socket"))?;
             #[cfg(windows)]
             if cli.user.is_some() {
-                return Err(format!("--user {NOT_ON_WINDOWS}"));
+                return Err(WorkerError::NotOnWindows("--user"));
             }
             let stream = connect(&socket).await?;
             #[cfg(windows)]
@@ -302,20 +306,21 @@ async fn run(cli: Cli) -> Result<(), String> {
 /// Connects to the server's socket (Unix: a socket file in the server's
 /// private directory, whose listener must have the worker's own uid).
 #[cfg(unix)]
-async fn connect(socket: &std::path::Path) -> Result<LocalSocketStream, String> {
+async fn connect(socket: &std::path::Path) -> Result<LocalSocketStream, WorkerError> {
     let name = socket
         .to_fs_name::<GenericFilePath>()
-        .map_err(|e| format!("socket path: {e}"))?;
+        .map_err(WorkerError::SocketPath)?;
     let stream = LocalSocketStream::connect(name)
         .await
-        .map_err(|e| format!("cannot connect to {}: {e}", socket.display()))?;
+        .map_err(|source| WorkerError::Connect {
+            socket: socket.to_path_buf(),
+            source,
+        })?;
     // The listener must be our own user: the server that started us.
     let me = nix::unistd::Uid::effective().as_raw();
     let peer = stream.peer_creds().ok().and_then(|c| c.euid());
     if peer != Some(me) {
-        return Err(format!(
-            "the socket's listener has uid {peer:?}, expected {me}"
-        ));
+        return Err(WorkerError::ListenerUid { peer, me });
     }
     Ok(stream)
 }
@@ -325,13 +330,16 @@ async fn connect(socket: &std::path::Path) -> Result<LocalSocketStream, String> 
 /// instance with a DACL that admits only its own user
 /// (`conda_mcp_shared::private_pipe`), and accepts one client.
 #[cfg(windows)]
-async fn connect(socket: &std::path::Path) -> Result<LocalSocketStream, String> {
+async fn connect(socket: &std::path::Path) -> Result<LocalSocketStream, WorkerError> {
     let text = socket.to_string_lossy();
     let bare = text.strip_prefix(r"\\.\pipe\").unwrap_or(&text).to_string();
     let name = bare
         .to_ns_name::<GenericNamespaced>()
-        .map_err(|e| format!("pipe name: {e}"))?;
+        .map_err(WorkerError::PipeName)?;
     LocalSocketStream::connect(name)
         .await
-        .map_err(|e| format!("cannot connect to the pipe {text}: {e}"))
+        .map_err(|source| WorkerError::ConnectPipe {
+            pipe: text.into_owned(),
+            source,
+        })
 }

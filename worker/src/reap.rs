@@ -20,9 +20,9 @@ use nix::unistd::Pid;
 
 /// Makes the current process a child subreaper (Linux `prctl`).
 ///
-/// Errors: the `prctl` error, as text.
-pub fn become_subreaper() -> Result<(), String> {
-    nix::sys::prctl::set_child_subreaper(true).map_err(|e| format!("PR_SET_CHILD_SUBREAPER: {e}"))
+/// Errors: the `prctl` error.
+pub fn become_subreaper() -> std::io::Result<()> {
+    Ok(nix::sys::prctl::set_child_subreaper(true)?)
 }
 
 /// Nothing to record while a job runs: orphans come to the worker.

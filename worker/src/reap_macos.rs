@@ -25,7 +25,7 @@ use crate::libproc::{self, Info};
 static SEEN: Mutex<Vec<(i32, (u64, u64))>> = Mutex::new(Vec::new());
 
 /// Nothing to set up on macOS (Linux makes the worker a subreaper here).
-pub fn become_subreaper() -> Result<(), String> {
+pub fn become_subreaper() -> std::io::Result<()> {
     Ok(())
 }
 

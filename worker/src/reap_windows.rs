@@ -4,7 +4,7 @@
 //! the job object's handle closes with the job's process.
 
 /// Nothing to set up on Windows.
-pub fn become_subreaper() -> Result<(), String> {
+pub fn become_subreaper() -> std::io::Result<()> {
     Ok(())
 }
 

@@ -23,6 +23,7 @@ use interprocess::os::unix::local_socket::ListenerOptionsExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::connection::{self, WorkerCtx};
+use crate::error::WorkerError;
 
 /// Listens on `socket` until `shutdown`; see the module docs for the policy.
 pub async fn serve(
@@ -31,10 +32,10 @@ pub async fn serve(
     allow: Vec<u32>,
     ctx: Arc<WorkerCtx>,
     shutdown: CancellationToken,
-) -> Result<(), String> {
+) -> Result<(), WorkerError> {
     let name = socket
         .to_fs_name::<GenericFilePath>()
-        .map_err(|e| format!("socket path: {e}"))?;
+        .map_err(WorkerError::SocketPath)?;
     // mode_t is 16 bits on macOS; `mode` is at most 0o777 (cli::parse_mode).
     #[cfg(target_os = "macos")]
     let socket_mode = u16::try_from(mode).unwrap_or(0o600);
@@ -45,13 +46,21 @@ pub async fn serve(
         .mode(socket_mode)
         .try_overwrite(true)
         .create_tokio()
-        .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
+        .map_err(|source| WorkerError::Listen {
+            socket: socket.to_path_buf(),
+            source,
+        })?;
     // bind() applies the umask to the mode interprocess set; set it exactly
     // (the umask only removes bits, so the socket was never more open).
     {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(socket, std::fs::Permissions::from_mode(mode))
-            .map_err(|e| format!("chmod {:o} {}: {e}", mode, socket.display()))?;
+        std::fs::set_permissions(socket, std::fs::Permissions::from_mode(mode)).map_err(
+            |source| WorkerError::SocketMode {
+                mode,
+                socket: socket.to_path_buf(),
+                source,
+            },
+        )?;
     }
     tracing::info!(socket = %socket.display(), mode = format!("{mode:o}"), allow_uid = ?allow, "listening");
     // The connected server: its pid and how many connections it holds.

@@ -214,12 +214,12 @@ impl ConfigWatch {
 /// operator (`check --listen`, the startup log); the guarantees do not
 /// rest on it: conda's own process checks each call (`crate::call::checks`).
 ///
-/// Errors: the worker or the helper failed (its words).
+/// Errors: [`ForcedError`], the worker or the helper failed (its words).
 pub async fn forced_for_user(
     base: &crate::worker_client::WorkerConfig,
     user: &str,
     timeout: std::time::Duration,
-) -> Result<ForcedConfig, String> {
+) -> Result<ForcedConfig, ForcedError> {
     use crate::worker_client::{Executor, Job, Program};
     let mut cfg = base.clone();
     cfg.user = Some(user.to_owned());
@@ -238,16 +238,28 @@ pub async fn forced_for_user(
     job.label = "discovery helper (forced keys of an OS user)".into();
     let result = executor.run(job, |_| {}).await;
     executor.shutdown().await;
-    let r = result.map_err(|e| e.to_string())?;
+    let r = result?;
     if r.exit_code != Some(0) {
-        return Err(format!(
-            "the discovery helper exited with {:?}",
-            r.exit_code
-        ));
+        return Err(ForcedError::HelperFailed(r.exit_code));
     }
-    let dump =
-        super::helper::parse_output(&r.stdout, r.stdout_truncated).map_err(|e| e.to_string())?;
+    let dump = super::helper::parse_output(&r.stdout, r.stdout_truncated)?;
     Ok(ForcedConfig::from_dump(&dump))
+}
+
+/// Why conda's forced keys for an OS user could not be read
+/// ([`forced_for_user`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ForcedError {
+    /// The worker of that user could not run the helper (it could not be
+    /// started as that user, or it died).
+    #[error(transparent)]
+    Worker(#[from] crate::worker_client::ExecError),
+    /// The helper ran and exited with this status (`None`: by a signal).
+    #[error("the discovery helper exited with {0:?}")]
+    HelperFailed(Option<i32>),
+    /// The helper's output held no readable document.
+    #[error(transparent)]
+    Output(#[from] super::helper::HelperOutputError),
 }
 
 impl ForcedConfig {

@@ -221,7 +221,41 @@ pub fn resolve_target_with(
     })
 }
 
-fn check(p: &Path, source: TargetSource) -> Result<Target, String> {
+/// Why a conda executable that was given or found cannot be used: the
+/// words after its path in [`TargetError::Unusable`] and in the log.
+#[derive(Debug, thiserror::Error)]
+enum Unusable {
+    /// (Unix) A Windows `.bat`/`.cmd` launcher.
+    #[cfg(unix)]
+    #[error(
+        "a Windows .{0} launcher needs a shell, which conda-mcp never uses; \
+         pass the conda executable itself (conda.exe, or <prefix>/bin/conda)"
+    )]
+    Launcher(String),
+    /// Nothing at that path.
+    #[error("does not exist")]
+    Missing,
+    /// The path could not be made absolute (Windows) or canonical (Unix).
+    #[error("cannot be resolved ({0})")]
+    Unresolvable(std::io::Error),
+    /// A directory or another non-file.
+    #[error("is not a file")]
+    NotAFile,
+    /// (Unix) No execute permission.
+    #[cfg(unix)]
+    #[error("is not executable")]
+    NotExecutable,
+    /// (Windows) Neither an `.exe` nor an installation's `conda.bat`.
+    #[cfg(windows)]
+    #[error("is not an .exe")]
+    NotAnExe,
+    /// (Windows) How conda would be run from it could not be worked out.
+    #[cfg(windows)]
+    #[error(transparent)]
+    Command(#[from] conda_mcp_shared::conda_cmd::CondaCmdError),
+}
+
+fn check(p: &Path, source: TargetSource) -> Result<Target, Unusable> {
     #[cfg(windows)]
     return check_windows(p, source);
     #[cfg(unix)]
@@ -231,17 +265,17 @@ fn check(p: &Path, source: TargetSource) -> Result<Target, String> {
 /// Windows: an `.exe`, or an installation's `conda.bat` (module docs),
 /// made absolute.
 #[cfg(windows)]
-fn check_windows(p: &Path, source: TargetSource) -> Result<Target, String> {
-    let abs = std::path::absolute(p).map_err(|e| format!("cannot be resolved ({e})"))?;
+fn check_windows(p: &Path, source: TargetSource) -> Result<Target, Unusable> {
+    let abs = std::path::absolute(p).map_err(Unusable::Unresolvable)?;
     if !abs.exists() {
-        return Err("does not exist".into());
+        return Err(Unusable::Missing);
     }
     if !abs.is_file() {
-        return Err("is not a file".into());
+        return Err(Unusable::NotAFile);
     }
-    conda_mcp_shared::conda_cmd::resolve(&abs).map_err(|e| e.to_string())?;
+    conda_mcp_shared::conda_cmd::resolve(&abs)?;
     if !is_executable(&abs) && conda_mcp_shared::conda_cmd::installation_root(&abs).is_none() {
-        return Err("is not an .exe".into());
+        return Err(Unusable::NotAnExe);
     }
     Ok(Target {
         path: abs,
@@ -251,25 +285,22 @@ fn check_windows(p: &Path, source: TargetSource) -> Result<Target, String> {
 }
 
 #[cfg(unix)]
-fn check_unix(p: &Path, source: TargetSource) -> Result<Target, String> {
+fn check_unix(p: &Path, source: TargetSource) -> Result<Target, Unusable> {
     if let Some(ext) = p.extension().and_then(|e| e.to_str()) {
         let ext = ext.to_ascii_lowercase();
         if ext == "bat" || ext == "cmd" {
-            return Err(format!(
-                "a Windows .{ext} launcher needs a shell, which conda-mcp never uses; \
-                 pass the conda executable itself (conda.exe, or <prefix>/bin/conda)"
-            ));
+            return Err(Unusable::Launcher(ext));
         }
     }
     let canonical = std::fs::canonicalize(p).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => "does not exist".to_owned(),
-        _ => format!("cannot be resolved ({e})"),
+        std::io::ErrorKind::NotFound => Unusable::Missing,
+        _ => Unusable::Unresolvable(e),
     })?;
     if !canonical.is_file() {
-        return Err("is not a file".into());
+        return Err(Unusable::NotAFile);
     }
     if !is_executable(&canonical) {
-        return Err("is not executable".into());
+        return Err(Unusable::NotExecutable);
     }
     Ok(Target {
         path: canonical,

@@ -228,21 +228,30 @@ async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, max: usize) -> std::
 /// rmcp has waited for the calls in flight; `max_line` bounds one incoming
 /// message ([`line_limit`]).
 ///
-/// Errors: why the session ended when it was not a clean end of stdin (a
-/// sentence for the log).
+/// Errors: [`SessionError`], why the session ended when it was not a
+/// clean end of stdin (a sentence for the log).
 pub async fn serve_stdio(
     server: crate::mcp::CondaMcp,
     eof: CancellationToken,
     max_line: usize,
-) -> Result<(), String> {
-    match server.serve(stdio(eof, max_line)).await {
-        Ok(running) => running
-            .waiting()
-            .await
-            .map(|_| ())
-            .map_err(|e| e.to_string()),
-        Err(e) => Err(e.to_string()),
-    }
+) -> Result<(), SessionError> {
+    let running = server
+        .serve(stdio(eof, max_line))
+        .await
+        .map_err(|e| SessionError::Initialize(Box::new(e)))?;
+    running.waiting().await?;
+    Ok(())
+}
+
+/// Why a stdio session ended other than by the end of stdin.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The MCP initialization did not complete (rmcp's words).
+    #[error(transparent)]
+    Initialize(Box<rmcp::service::ServerInitializeError>),
+    /// The running session's task failed (it panicked or was cancelled).
+    #[error(transparent)]
+    Task(#[from] tokio::task::JoinError),
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use conda_mcp_shared::framing::{SharedStream, read_frame, share, write_frame};
+use conda_mcp_shared::framing::{FrameError, SharedStream, read_frame, share, write_frame};
 use conda_mcp_shared::protocol::{ClientMessage, PROTOCOL_VERSION, WorkerMessage, build_id};
 use interprocess::local_socket::GenericFilePath;
 use interprocess::local_socket::tokio::Stream;
@@ -219,10 +219,10 @@ impl Connection {
     }
 
     /// Sends one message to the worker.
-    pub async fn send(&mut self, msg: &ClientMessage) -> Result<(), String> {
-        write_frame(&mut self.writer, msg)
-            .await
-            .map_err(|e| e.to_string())
+    ///
+    /// Errors: the frame could not be written (the connection is broken).
+    pub async fn send(&mut self, msg: &ClientMessage) -> Result<(), FrameError> {
+        write_frame(&mut self.writer, msg).await
     }
 
     /// Whether the connection (and a spawned worker) still looks alive.

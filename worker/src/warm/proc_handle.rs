@@ -6,6 +6,18 @@
 #[cfg(target_os = "linux")]
 use std::os::fd::{AsFd, OwnedFd};
 
+/// Why no handle could be had on a child.
+#[derive(Debug, thiserror::Error)]
+pub enum HandleError {
+    /// The pid is not a process id (zero or negative).
+    #[error("bad pid")]
+    BadPid(i32),
+    /// (Linux) `pidfd_open(2)` failed: the OS error.
+    #[cfg(target_os = "linux")]
+    #[error("pidfd_open: {0}")]
+    PidfdOpen(std::io::Error),
+}
+
 /// See the module docs.
 #[derive(Debug)]
 pub struct ProcHandle {
@@ -19,12 +31,12 @@ impl ProcHandle {
     /// A handle on `pid`, which must be a child of the worker.
     ///
     /// Errors: the pid is invalid, or (Linux) `pidfd_open` failed.
-    pub fn of_child(pid: i32) -> Result<ProcHandle, String> {
-        let p = rustix::process::Pid::from_raw(pid).ok_or_else(|| "bad pid".to_string())?;
+    pub fn of_child(pid: i32) -> Result<ProcHandle, HandleError> {
+        let p = rustix::process::Pid::from_raw(pid).ok_or(HandleError::BadPid(pid))?;
         #[cfg(target_os = "linux")]
         {
             let fd = rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty())
-                .map_err(|e| format!("pidfd_open: {e}"))?;
+                .map_err(|e| HandleError::PidfdOpen(e.into()))?;
             Ok(ProcHandle { fd })
         }
         #[cfg(not(target_os = "linux"))]

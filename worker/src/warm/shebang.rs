@@ -10,17 +10,38 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+/// Why a conda executable has no Python interpreter to run it with.
+#[derive(Debug, thiserror::Error)]
+pub enum ShebangError {
+    /// The script could not be read.
+    #[error("cannot read {}: {source}", script.display())]
+    Read {
+        /// The conda executable.
+        script: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Its first line is not `#!/absolute/path/to/python...` alone (a
+    /// binary, `/usr/bin/env`, a shell relauncher, interpreter arguments).
+    #[error("{} does not start with a #! line naming an absolute Python interpreter", script.display())]
+    NotPython {
+        /// The conda executable.
+        script: PathBuf,
+    },
+}
+
 /// The interpreter named by `script`'s `#!` line, or why there is none.
-pub fn python_of(script: &Path) -> Result<PathBuf, String> {
+pub fn python_of(script: &Path) -> Result<PathBuf, ShebangError> {
     let mut head = [0u8; 512];
     let n = std::fs::File::open(script)
         .and_then(|mut f| f.read(&mut head))
-        .map_err(|e| format!("cannot read {}: {e}", script.display()))?;
-    parse(&head[..n]).ok_or_else(|| {
-        format!(
-            "{} does not start with a #! line naming an absolute Python interpreter",
-            script.display()
-        )
+        .map_err(|source| ShebangError::Read {
+            script: script.to_path_buf(),
+            source,
+        })?;
+    parse(&head[..n]).ok_or_else(|| ShebangError::NotPython {
+        script: script.to_path_buf(),
     })
 }
 

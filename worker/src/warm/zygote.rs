@@ -110,6 +110,9 @@ pub enum ZygoteError {
     /// a pipe).
     #[error("{0}")]
     Missing(&'static str),
+    /// No handle could be had on the started process.
+    #[error(transparent)]
+    Handle(#[from] super::proc_handle::HandleError),
     /// The zygote reported a failure (its `failed` text), or its message
     /// was not the one expected there.
     #[error("{0}")]
@@ -219,7 +222,7 @@ pub fn start(recipe: &Recipe) -> Result<Starting, ZygoteError> {
         source,
     })?;
     let pid = child.id() as i32;
-    let handle = ProcHandle::of_child(pid).map_err(ZygoteError::Reported)?;
+    let handle = ProcHandle::of_child(pid)?;
     let out: OwnedFd = child
         .stdout
         .take()

@@ -50,16 +50,27 @@ enum TokenCommand {
     },
 }
 
-fn parse_name(s: &str) -> Result<String, String> {
+/// Why a value of `token new` was refused (clap prints it after the flag).
+#[derive(Debug, thiserror::Error)]
+enum ValueError {
+    /// `--name`, `--os-user`: not a name the tokens file can hold.
+    #[error("must be 1 to 64 characters of letters, digits, _ . @ -")]
+    Name,
+    /// `--policy`: not a scopes column (what is wrong with it).
+    #[error("{0}")]
+    Scopes(&'static str),
+}
+
+fn parse_name(s: &str) -> Result<String, ValueError> {
     if tokens::is_name(s) {
         Ok(s.to_owned())
     } else {
-        Err("must be 1 to 64 characters of letters, digits, _ . @ -".into())
+        Err(ValueError::Name)
     }
 }
 
-fn parse_policy(s: &str) -> Result<crate::policy::Scopes, String> {
-    crate::policy::Scopes::column(s).map_err(str::to_owned)
+fn parse_policy(s: &str) -> Result<crate::policy::Scopes, ValueError> {
+    crate::policy::Scopes::column(s).map_err(ValueError::Scopes)
 }
 
 /// Runs `conda-mcp token ...`; `args` is the whole command line (program
