@@ -16,7 +16,9 @@
 //! tasks, lines the log dropped) is read when `/metrics` is scraped
 //! ([`Metrics::encode`] with a [`Levels`]).
 
-use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
 
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
@@ -25,6 +27,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
+use crate::call::events::{Event, Finishing, Sink};
 use crate::call::{NotRun, Outcome, Ran};
 
 /// The prefix of every metric name (without its `_`).
@@ -206,6 +209,53 @@ impl Metrics {
         // Writing to a String cannot fail.
         let _ = encode(&mut out, &self.registry);
         out
+    }
+}
+
+/// The metrics' subscriber to one call's events
+/// ([`crate::call::events`]): the call's end ([`Metrics::tool_call`], its
+/// outcome word and seconds since the call arrived) and the person's first
+/// answer to an approval question ([`Metrics::approval`]). A question sent
+/// back to the client is not an end (its retry is).
+#[derive(Debug)]
+pub struct Counted {
+    metrics: Arc<Metrics>,
+    tool: String,
+    principal: String,
+    arrived: Instant,
+    answered: AtomicBool,
+}
+
+impl Counted {
+    /// The counter of a call of `tool` by `principal` that arrived now.
+    pub fn new(metrics: Arc<Metrics>, tool: &str, principal: &str) -> Self {
+        Counted {
+            metrics,
+            tool: tool.to_owned(),
+            principal: principal.to_owned(),
+            arrived: Instant::now(),
+            answered: AtomicBool::new(false),
+        }
+    }
+}
+
+impl Sink for Counted {
+    fn event(&self, event: &Event<'_>) {
+        if let Event::Answered(answer) = event
+            && !self.answered.swap(true, Ordering::Relaxed)
+        {
+            self.metrics.approval(answer.word());
+        }
+    }
+
+    fn finished<'a>(&'a self, outcome: &'a Outcome) -> Finishing<'a> {
+        self.metrics.tool_call(
+            &self.tool,
+            outcome_label(outcome),
+            self.arrived.elapsed().as_secs_f64(),
+            &self.principal,
+        );
+        Box::pin(async {})
     }
 }
 

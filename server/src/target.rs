@@ -1,7 +1,7 @@
 //! Which environment a conda call targets, determined the way conda does,
-//! and what is there now: the facts behind the guard of existing
-//! environments (`replace_existing`, [`crate::call::guard`]) and the
-//! postcondition checks ([`crate::call::postcondition`]).
+//! and what is there now: the facts behind the prediction of existing
+//! environments (`replace_existing`, [`crate::call::plan::existing_env`]) and the
+//! postcondition checks ([`crate::call::run::postcondition`]).
 //!
 //! conda's rules (`conda/base/context.py` `determine_target_prefix`,
 //! `conda/core/prefix_data.py` `PrefixData.from_name`,

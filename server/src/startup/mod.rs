@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::call::Runner;
-use crate::call::install_lock::{self, InstallLock};
+use crate::call::run::install_lock::{self, InstallLock};
 use crate::catalog::Catalog;
 use crate::discovery::config::ConfigWatch;
 use crate::discovery::restart::RestartWatch;
@@ -137,7 +137,7 @@ pub async fn start_checked(
             results,
             info,
             tasks: TaskStore::new(settings.tasks),
-            approvals: crate::call::approval_ids::Ledger::new(),
+            approvals: crate::call::approve::ids::Ledger::new(),
             metrics: Arc::new(crate::metrics::Metrics::new(settings.metrics_principals)),
             audit,
         },

@@ -1,5 +1,5 @@
 //! The `conda_cli_command` tool's definition (see [`crate::completion`] for
-//! what it reads and why, and `call::completion` for how a call runs).
+//! what it reads and why, and `call::plan::completion` for how a call runs).
 //!
 //! It runs on the discovery lane, never behind a running conda, needs no
 //! policy option (it only reads a file conda-completion wrote), and its

@@ -303,7 +303,7 @@ impl ToolSet {
     /// of its own (the input schema of a generated tool or of
     /// `conda_execute`); the server's other tools (`conda_cli_command`,
     /// the compact ones) have fixed properties, none a host adds
-    /// (`crate::call::host_args`).
+    /// (`crate::call::plan::host_args`).
     pub fn accepts(&self, route: Route, name: &str) -> bool {
         match route {
             Route::Generated(i) => self

@@ -1,6 +1,6 @@
 //! The server's own additions to the typed tools, shared by the tool set
 //! that lists them ([`crate::tools`]) and the call pipeline that reads them
-//! back (`crate::call::typed`, `crate::call::guard`): `conda_run`'s server
+//! back (`crate::call::plan::typed`, `crate::call::plan::existing_env`): `conda_run`'s server
 //! options (`stdin`, `timeout_seconds`), `replace_existing` of the tools
 //! that create an environment, which commands carry them, and the
 //! sentences a tool description adds for confirmation by dry run and for
@@ -35,7 +35,7 @@ pub const STDIN_PROPERTY: &str = "stdin";
 /// `conda_run`'s server option: the call's time limit in seconds.
 pub const TIMEOUT_PROPERTY: &str = "timeout_seconds";
 
-/// The sentence tool descriptions carry for a mutation that runs as a dry run without `yes: true` (`crate::call::typed`, step 5).
+/// The sentence tool descriptions carry for a mutation that runs as a dry run without `yes: true` (`crate::call::plan::typed`, step 5).
 pub const CONFIRM_SENTENCE: &str =
     "Without yes: true it is a dry run that only shows conda's plan.";
 

@@ -379,8 +379,7 @@ mod tests {
             Duration::from_secs(10),
         );
         assert_eq!(t.ttl_ms, Some(70_000), "longest call plus retention");
-        let mut update = tracker.observer();
-        update(crate::worker_client::JobUpdate::Queued { position: 2 });
+        tracker.update(crate::worker_client::JobUpdate::Queued { position: 2 });
         let r = s.get(&me, &t.task_id).expect("known");
         assert_eq!(r.task.status(), TaskStatus::Working);
         assert_eq!(r.queued_behind, Some(2));

@@ -23,8 +23,8 @@ use crate::catalog::Catalog;
 use crate::catalog::EnvironmentDirs;
 use crate::target::{self, TargetSpec};
 
-use super::error::{ErrorCode, ToolError};
-use super::output::CallOutput;
+use crate::call::shape::error::{ErrorCode, ToolError};
+use crate::call::shape::output::CallOutput;
 
 /// The command paths (without `conda`) whose successes are checked.
 pub const CHECKED_PATHS: &[&[&str]] = &[
@@ -94,7 +94,7 @@ pub fn of_resolved(catalog: &Catalog, resolved: &Resolved, cwd: &Path) -> Option
 impl Postcondition {
     /// The error of a call that exited 0 but whose effect is not there;
     /// `None` when every check holds. `resolved`: the prefix conda itself
-    /// resolved (the in-process report, `super::checks`), which the checks
+    /// resolved (the in-process report, `crate::call::plan::checks`), which the checks
     /// look at instead of the server's prediction when it is known.
     pub fn failure(&self, output: &CallOutput, resolved: Option<&Path>) -> Option<ToolError> {
         match &self.expect {
