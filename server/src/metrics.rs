@@ -16,9 +16,7 @@
 //! tasks, lines the log dropped) is read when `/metrics` is scraped
 //! ([`Metrics::encode`] with a [`Levels`]).
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Instant;
+use std::sync::atomic::AtomicU64;
 
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
@@ -26,9 +24,6 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
-
-use crate::call::events::{Event, Finishing, Sink};
-use crate::call::{NotRun, Outcome, Ran};
 
 /// The prefix of every metric name (without its `_`).
 pub const PREFIX: &str = "conda_mcp";
@@ -212,94 +207,8 @@ impl Metrics {
     }
 }
 
-/// The metrics' subscriber to one call's events
-/// ([`crate::call::events`]): the call's end ([`Metrics::tool_call`], its
-/// outcome word and seconds since the call arrived) and the person's first
-/// answer to an approval question ([`Metrics::approval`]). A question sent
-/// back to the client is not an end (its retry is).
-#[derive(Debug)]
-pub struct Counted {
-    metrics: Arc<Metrics>,
-    tool: String,
-    principal: String,
-    arrived: Instant,
-    answered: AtomicBool,
-}
-
-impl Counted {
-    /// The counter of a call of `tool` by `principal` that arrived now.
-    pub fn new(metrics: Arc<Metrics>, tool: &str, principal: &str) -> Self {
-        Counted {
-            metrics,
-            tool: tool.to_owned(),
-            principal: principal.to_owned(),
-            arrived: Instant::now(),
-            answered: AtomicBool::new(false),
-        }
-    }
-}
-
-impl Sink for Counted {
-    fn event(&self, event: &Event<'_>) {
-        if let Event::Answered(answer) = event
-            && !self.answered.swap(true, Ordering::Relaxed)
-        {
-            self.metrics.approval(answer.word());
-        }
-    }
-
-    fn finished<'a>(&'a self, outcome: &'a Outcome) -> Finishing<'a> {
-        self.metrics.tool_call(
-            &self.tool,
-            outcome_label(outcome),
-            self.arrived.elapsed().as_secs_f64(),
-            &self.principal,
-        );
-        Box::pin(async {})
-    }
-}
-
 fn duration_histogram() -> Histogram {
     Histogram::new(DURATION_BUCKETS)
-}
-
-/// The outcome word of a tool call's [`Outcome`]: `ok` (ran, exit 0, no
-/// error), `tool_error` (ran and failed, or a typed error), `invalid`
-/// (arguments), `refused` (policy, restrictions, a check inside conda),
-/// `declined` (the person said no),
-/// `cancelled`, `not_run` (anything else that kept it from running).
-pub fn outcome_label(outcome: &Outcome) -> &'static str {
-    if outcome.cancelled() {
-        return "cancelled";
-    }
-    match outcome {
-        Outcome::InvalidArguments { .. } => "invalid",
-        Outcome::Refused(_)
-        | Outcome::Restricted(_)
-        | Outcome::EnvironmentExists(_)
-        | Outcome::DryRunNotHonoured { .. }
-        | Outcome::Stopped { .. } => "refused",
-        Outcome::NotRun {
-            reason: NotRun::Declined { .. },
-            ..
-        } => "declined",
-        Outcome::NotRun { .. } => "not_run",
-        Outcome::Answered { .. } => "ok",
-        Outcome::Ran {
-            ran: Ran::Execution(out),
-            ..
-        } => {
-            if out.is_error() {
-                "tool_error"
-            } else {
-                "ok"
-            }
-        }
-        Outcome::Ran {
-            ran: Ran::Answer(_),
-            ..
-        } => "ok",
-    }
 }
 
 #[cfg(test)]

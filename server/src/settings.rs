@@ -63,7 +63,7 @@ pub struct Settings {
     /// finished MCP tasks are kept.
     pub tasks: TaskSettings,
     /// `--audit-log`: where every attempted change is recorded
-    /// (`crate::audit`); `None`: not recorded.
+    /// (`crate::call::audit`); `None`: not recorded.
     pub audit_log: Option<PathBuf>,
     /// `--allow-base-writes`, `--protect-env`, `--allowed-channel`: what
     /// changes may not touch and solves may not use

@@ -2,7 +2,7 @@
 //! one [`Sink`], and each observer subscribes to it — the MCP side
 //! (progress notifications and the phase a task reports, how the request
 //! is answered, the served tools after a change), the audit log
-//! (`crate::audit::Recorder`) and the metrics (`crate::metrics::Counted`).
+//! (`crate::call::audit::Recorder`) and the metrics (`crate::call::counted::Counted`).
 //! [`Fanout`] composes subscribers.
 //!
 //! The order of one call: [`Event::Planned`] (or [`Event::Refused`] with

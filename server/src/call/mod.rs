@@ -24,6 +24,8 @@
 //! route in the tool set; nothing else changes.
 
 pub mod approve;
+pub mod audit;
+pub mod counted;
 pub mod events;
 pub mod pipeline;
 pub mod plan;

@@ -12,34 +12,36 @@ use std::time::Instant;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::audit::{AuditLog, Recorder};
 use crate::call::approve::flow::{self, Ended};
 use crate::call::approve::ids::{Ledger, Pending};
 use crate::call::approve::on_conda::OnConda;
 use crate::call::approve::{Answer, Consent, Question, Reply};
+use crate::call::audit::{AuditLog, Recorder};
+use crate::call::counted::Counted;
 use crate::call::events::{Event, Fanout, Planned, Sink};
 use crate::call::plan::{compact_call, completion, generated, host_args, raw, restrict};
 use crate::call::shape::outcome::Card;
 use crate::call::{CallSettings, NotRun, Outcome, Plan, Runner};
 use crate::catalog::Catalog;
-use crate::metrics::{Counted, Metrics};
+use crate::metrics::Metrics;
 use crate::policy::{Refusal, scopes};
 use crate::principal::Principal;
 use crate::tools::{Route, ToolSet};
 
-/// What every call runs with (borrowed from the server's state).
-#[derive(Debug, Clone, Copy)]
-pub struct Pipeline<'a> {
+/// What every call runs with, built once by startup.
+#[derive(Debug)]
+pub struct Pipeline {
     /// What calls read of the startup settings.
-    pub settings: &'a CallSettings,
-    /// Runs plans.
-    pub runner: &'a Runner,
-    /// The approval card's pending ids.
-    pub approvals: &'a Ledger,
-    /// The tool-call and approval counters.
-    pub metrics: &'a Arc<Metrics>,
+    pub settings: CallSettings,
+    /// The executors (exec and discovery lanes) and the restart watch.
+    pub runner: Runner,
+    /// The approval card's pending ids (`--approve-writes` for MCP Apps
+    /// hosts without elicitation).
+    pub approvals: Ledger,
+    /// What `/metrics` serves (`--listen`; counted on stdio too).
+    pub metrics: Arc<Metrics>,
     /// `--audit-log`: every attempted change is recorded there.
-    pub audit: Option<&'a Arc<AuditLog>>,
+    pub audit: Option<Arc<AuditLog>>,
 }
 
 /// One call as routed.
@@ -71,7 +73,7 @@ pub struct Decided {
     pub consent: Consent,
 }
 
-impl Pipeline<'_> {
+impl Pipeline {
     /// Plans and runs one call with `args`; `consent` is how the person's
     /// answer arrives, should the plan need it; the call's events go to
     /// `sink` and to the metrics and audit log. A change that needs the
@@ -95,7 +97,7 @@ impl Pipeline<'_> {
     fn subscribers(&self, call: &Call<'_>, sink: Arc<dyn Sink>) -> Fanout {
         let counted = Counted::new(self.metrics.clone(), call.tool, &call.principal.name);
         let events = Fanout::new().with(sink).with(Arc::new(counted));
-        match self.audit {
+        match &self.audit {
             Some(log) => events.with(Arc::new(Recorder::new(
                 log.clone(),
                 call.principal,
@@ -139,7 +141,7 @@ impl Pipeline<'_> {
         };
         let what = plan.what.clone();
         let steps = OnConda {
-            runner: self.runner,
+            runner: &self.runner,
             plan,
             approval,
             call: (call.tool, &args),
@@ -161,7 +163,7 @@ impl Pipeline<'_> {
     /// policy narrowed by the scopes of the principal's access token (if
     /// it has any).
     fn plan(&self, call: &Call<'_>, args: &Value) -> Result<Plan, Outcome> {
-        let st = self.settings;
+        let st = &self.settings;
         let policy = st.policy.narrowed(call.principal.scopes);
         let (catalog, tools) = (call.catalog, call.tools);
         match call.route {
@@ -179,7 +181,7 @@ impl Pipeline<'_> {
                 completion::plan(catalog, tools.cli_command.is_some(), st.limits, args)
             }
             Route::Compact(tool) => compact_call::plan(
-                compact_call::Surface {
+                compact_call::CompactSurface {
                     catalog,
                     tools,
                     profile: st.profile,

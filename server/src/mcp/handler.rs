@@ -44,11 +44,9 @@ use super::tasks::{TaskEnd, TaskInput, TaskStore, UpdateError};
 use crate::call::approve::{Consent, Reply};
 use crate::call::events::Summary;
 use crate::call::pipeline::{Call, Decided};
-use crate::call::{NotRun, Outcome, Pipeline, Runner};
+use crate::call::{NotRun, Outcome, Pipeline};
 use crate::tools::Route;
 use crate::tools::ToolMode;
-
-pub use crate::call::CallSettings;
 
 /// Everything a call needs.
 #[derive(Debug)]
@@ -59,10 +57,9 @@ pub struct State {
     /// `--live-tools`: how the surface is rebuilt and whom to tell; `None`
     /// keeps the surface for the life of the process.
     pub live: Option<LiveTools>,
-    /// The part of the startup settings calls read.
-    pub settings: CallSettings,
-    /// The executors (exec and discovery lanes) and the restart watch.
-    pub runner: Runner,
+    /// What every call runs with: the settings calls read, the runner,
+    /// the approval card's ids, the metrics, the audit log.
+    pub pipeline: Pipeline,
     /// Outcomes as tool results (output-schema checked).
     pub results: Results,
     /// `initialize` / `server/discover` answer.
@@ -70,13 +67,6 @@ pub struct State {
     /// The calls answered as MCP tasks (`--task-retention`,
     /// `--max-finished-tasks`).
     pub tasks: TaskStore,
-    /// The approval card's pending ids (`--approve-writes` for MCP Apps
-    /// hosts without elicitation; [`super::apps`]).
-    pub approvals: crate::call::approve::ids::Ledger,
-    /// What `/metrics` serves (`--listen`; counted on stdio too).
-    pub metrics: Arc<crate::metrics::Metrics>,
-    /// `--audit-log`: every attempted change is recorded there.
-    pub audit: Option<Arc<crate::audit::AuditLog>>,
 }
 
 /// The MCP server once startup has finished (cheap to clone); served
@@ -97,23 +87,16 @@ impl Handler {
         &self.state
     }
 
-    /// The call pipeline over this server's state.
-    fn pipeline(&self) -> Pipeline<'_> {
-        let st = &self.state;
-        Pipeline {
-            settings: &st.settings,
-            runner: &st.runner,
-            approvals: &st.approvals,
-            metrics: &st.metrics,
-            audit: st.audit.as_ref(),
-        }
+    /// The call pipeline.
+    fn pipeline(&self) -> &Pipeline {
+        &self.state.pipeline
     }
 
     /// Whether this request's client is served the approval card: the
     /// server runs with `--approve-writes` and the client declared the
     /// MCP Apps extension ([`super::apps`]).
     fn serves_cards(&self, context: &RequestContext<RoleServer>) -> bool {
-        self.state.settings.policy.approve_writes
+        self.state.pipeline.settings.policy.approve_writes
             && context
                 .client_capabilities()
                 .as_ref()
@@ -166,9 +149,10 @@ impl Handler {
     fn route(&self, surface: &Surface, name: &str) -> Result<Route, McpError> {
         surface.tools.route(name).ok_or_else(|| {
             self.state
+                .pipeline
                 .metrics
                 .tool_call(crate::metrics::UNKNOWN_TOOL, "error", 0.0, "-");
-            if self.state.settings.mode == ToolMode::Compact {
+            if self.state.pipeline.settings.mode == ToolMode::Compact {
                 unknown(&format!(
                     "tool; {}",
                     crate::tools::compact::UNKNOWN_TOOL_HINT
@@ -327,7 +311,7 @@ impl Handler {
     /// The tool result of an outcome (output-schema checked), with the
     /// restart flag as it is now.
     fn tool_result(&self, outcome: Outcome) -> CallToolResult {
-        let restart_required = self.state.runner.restart.required();
+        let restart_required = self.state.pipeline.runner.restart.required();
         self.state.results.to_tool_result(outcome, restart_required)
     }
 
@@ -546,7 +530,7 @@ impl ServerHandler for Handler {
     ) -> Result<ListToolsResult, McpError> {
         let surface = self.state.surface.get();
         if let Some(live) = &self.state.live {
-            live.listed(&self.state.runner.restart);
+            live.listed(&self.state.pipeline.runner.restart);
         }
         // The card's tools only to a client that can show the card.
         let tools = if self.serves_cards(&context) {
@@ -708,7 +692,9 @@ impl ServerHandler for Handler {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         // The card's view: static HTML, served under --approve-writes.
-        if request.uri == super::apps::RESOURCE_URI && self.state.settings.policy.approve_writes {
+        if request.uri == super::apps::RESOURCE_URI
+            && self.state.pipeline.settings.policy.approve_writes
+        {
             return Ok(ReadResourceResult::new(vec![super::apps::contents()]).into());
         }
         if request.uri != capabilities::URI {

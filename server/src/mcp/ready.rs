@@ -65,7 +65,7 @@ impl CondaMcp {
     /// The server of a finished startup.
     pub fn new(state: State) -> Self {
         let (wait, live, info) = (
-            state.settings.limits.timeout,
+            state.pipeline.settings.limits.timeout,
             state.live.is_some(),
             state.info.clone(),
         );

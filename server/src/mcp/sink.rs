@@ -93,8 +93,12 @@ impl Sink for RequestSink {
                 && self.went_on.load(Ordering::Relaxed)
                 && !card
             {
-                live.apply(&self.state.surface, &self.state.runner.restart, &self.peer)
-                    .await;
+                live.apply(
+                    &self.state.surface,
+                    &self.state.pipeline.runner.restart,
+                    &self.peer,
+                )
+                .await;
             }
         })
     }

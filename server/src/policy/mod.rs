@@ -23,6 +23,7 @@
 
 mod annotations;
 mod classify;
+pub mod commands;
 pub mod required;
 pub mod scopes;
 pub mod table;

@@ -7,6 +7,7 @@
 //! `--approve-writes`. Facts of the catalog only: nothing here plans or
 //! runs a call.
 
+use crate::policy::commands::{self, Removes};
 use serde_json::Value;
 
 use crate::catalog::{ArgKind, Command, PropertySource};
@@ -71,16 +72,13 @@ pub fn dest_property<'a>(command: &'a Command, dest: &str) -> Option<&'a str> {
 /// Whether the command creates an environment, so its tool carries the
 /// server option [`REPLACE_EXISTING`] (`create`, `env create`).
 pub fn creates_environment(command: &Command) -> bool {
-    crate::target::CREATE_PATHS
-        .iter()
-        .any(|p| command.subpath() == *p)
+    commands::holds(command.subpath(), |c| c.creates)
 }
 
 /// Whether the command can remove a whole environment, so its tool carries
 /// the server option [`REMOVE_UNMANAGED`] (`remove`, `env remove`).
 pub fn removes_environment(command: &Command) -> bool {
-    matches!(command.subpath(), [a] if a == "remove")
-        || matches!(command.subpath(), [a, b] if a == "env" && b == "remove")
+    commands::holds(command.subpath(), |c| c.removes != Removes::Never)
 }
 
 /// Whether `command` has both conda's `yes` and `dry_run` options, so a

@@ -49,7 +49,7 @@ pub struct Allowances<'a> {
 /// Whether a command path (without `conda`) removes a whole environment:
 /// `env remove`, or `remove` given `--all` (`all`: it was).
 pub fn removes_environment(path: &[String], all: bool) -> bool {
-    path == ["env", "remove"] || (path == ["remove"] && all)
+    crate::policy::commands::removes_environment(path, |dest| dest == "all" && all)
 }
 
 /// The checks of `resolved` (conda's argv, run in `cwd`), classified as

@@ -19,7 +19,7 @@ use crate::call::shape::outcome::Outcome;
 /// What the compact tools answer from: the catalog, the tool set and the
 /// schema profile `conda_describe` answers in.
 #[derive(Debug, Clone, Copy)]
-pub struct Surface<'a> {
+pub struct CompactSurface<'a> {
     /// The catalog of the target.
     pub catalog: &'a Catalog,
     /// The tools (`conda_call` resolves to one of its generated tools).
@@ -35,13 +35,13 @@ pub struct Surface<'a> {
 /// arguments the command's schema refuses (under `/arguments`);
 /// [`Outcome::Refused`] as for the typed tool.
 pub fn plan(
-    surface: Surface<'_>,
+    surface: CompactSurface<'_>,
     policy: &Policy,
     settings: super::typed::TypedSettings,
     which: CompactTool,
     args: &Value,
 ) -> Result<Plan, Outcome> {
-    let Surface {
+    let CompactSurface {
         catalog,
         tools,
         profile,

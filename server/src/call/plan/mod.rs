@@ -154,8 +154,8 @@ impl Plan {
         if !c.read_only {
             return true;
         }
-        let path: Vec<&str> = c.command.iter().skip(1).map(String::as_str).collect();
-        restrict::SOLVES.contains(&path.as_slice()) || LONG_COMMANDS.contains(&path.as_slice())
+        let path = c.command.get(1..).unwrap_or(&[]);
+        crate::policy::commands::holds(path, |row| row.solves || row.long)
     }
 
     /// The worker job of this plan.
@@ -169,11 +169,6 @@ impl Plan {
         job
     }
 }
-
-/// Command paths (after `conda`, canonical names) that run long even as a
-/// dry run or read-only ([`Plan::may_run_long`]), beside every command that
-/// solves ([`restrict::SOLVES`]).
-const LONG_COMMANDS: &[&[&str]] = &[&["run"], &["search"]];
 
 /// Which policy check applies to an argv.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

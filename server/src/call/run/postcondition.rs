@@ -26,15 +26,6 @@ use crate::target::{self, TargetSpec};
 use crate::call::shape::error::{ErrorCode, ToolError};
 use crate::call::shape::output::CallOutput;
 
-/// The command paths (without `conda`) whose successes are checked.
-pub const CHECKED_PATHS: &[&[&str]] = &[
-    &["create"],
-    &["env", "create"],
-    &["install"],
-    &["update"],
-    &["remove"],
-];
-
 /// What must hold after a successful call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Expect {
@@ -65,7 +56,7 @@ pub fn of(catalog: &Catalog, argv: &[String], cwd: &Path) -> Option<Postconditio
 /// [`of`] on an argv already resolved.
 pub fn of_resolved(catalog: &Catalog, resolved: &Resolved, cwd: &Path) -> Option<Postcondition> {
     let path = target::subpath(catalog, resolved);
-    if !CHECKED_PATHS.iter().any(|p| path == *p)
+    if !crate::policy::commands::holds(&path, |c| c.checked)
         || resolved.has(catalog, "dry_run")
         || resolved.has(catalog, "download_only")
     {
@@ -73,9 +64,9 @@ pub fn of_resolved(catalog: &Catalog, resolved: &Resolved, cwd: &Path) -> Option
     }
     let expect = if target::creates(catalog, resolved) {
         target::create_target(catalog, resolved, cwd).map(Expect::Created)
-    } else if path == ["remove"]
-        && resolved.has(catalog, "all")
-        && !resolved.has(catalog, "keep_env")
+    } else if crate::policy::commands::removes_environment(&path, |dest| {
+        resolved.has(catalog, dest)
+    }) && !resolved.has(catalog, "keep_env")
     {
         target::given(catalog, resolved, cwd)
             .and_then(|t| t.prefix(&catalog.environments))
