@@ -40,6 +40,7 @@ use super::principal::Principal;
 use super::progress::{Progress, Tracker};
 use super::results::Results;
 use super::sink::RequestSink;
+use super::tasks::store::Followed;
 use super::tasks::{TaskEnd, TaskInput, TaskStore, UpdateError};
 use crate::call::approve::{Consent, Reply};
 use crate::call::events::Summary;
@@ -332,14 +333,15 @@ impl Handler {
             input,
             running,
         } = call;
-        let task = self.state.tasks.create(
-            owner,
-            planned.what.clone(),
+        let followed = Followed {
             tracker,
-            cancel.clone(),
+            cancel: cancel.clone(),
             input,
-            planned.longest,
-        );
+        };
+        let task = self
+            .state
+            .tasks
+            .create(owner, planned.what.clone(), followed, planned.longest);
         let id = task.task_id.clone();
         tracing::info!(what = %planned.what, "answered with a task");
         let this = self.clone();

@@ -52,101 +52,43 @@ pub struct CommandFacts {
 }
 
 impl CommandFacts {
-    /// A row with no facts.
-    const fn new(path: &'static str) -> Self {
-        CommandFacts {
-            path,
-            solves: false,
-            changes_target: false,
-            creates: false,
-            removes: Removes::Never,
-            long: false,
-            checked: false,
-            always_loaded: false,
-        }
-    }
-
-    const fn solves(mut self) -> Self {
-        self.solves = true;
-        self
-    }
-
-    const fn changes_target(mut self) -> Self {
-        self.changes_target = true;
-        self
-    }
-
-    const fn creates(mut self) -> Self {
-        self.creates = true;
-        self
-    }
-
-    const fn removes(mut self, when: Removes) -> Self {
-        self.removes = when;
-        self
-    }
-
-    const fn long(mut self) -> Self {
-        self.long = true;
-        self
-    }
-
-    const fn checked(mut self) -> Self {
-        self.checked = true;
-        self
-    }
-
-    const fn always_loaded(mut self) -> Self {
-        self.always_loaded = true;
-        self
-    }
-
     /// Whether this row's path is `path` (its elements, without `conda`).
     pub fn is<S: AsRef<str>>(&self, path: &[S]) -> bool {
         self.path.split(' ').eq(path.iter().map(AsRef::as_ref))
     }
 }
 
-/// The table (see the module docs).
+/// A row with no facts, the base of the rows below.
+const NONE: CommandFacts = CommandFacts {
+    path: "",
+    solves: false,
+    changes_target: false,
+    creates: false,
+    removes: Removes::Never,
+    long: false,
+    checked: false,
+    always_loaded: false,
+};
+
+/// The table (see the module docs), one row per line.
+#[rustfmt::skip]
 pub const COMMANDS: &[CommandFacts] = &[
-    CommandFacts::new("create")
-        .solves()
-        .changes_target()
-        .creates()
-        .checked()
-        .always_loaded(),
-    CommandFacts::new("install")
-        .solves()
-        .changes_target()
-        .checked()
-        .always_loaded(),
-    CommandFacts::new("update")
-        .solves()
-        .changes_target()
-        .checked(),
-    CommandFacts::new("remove")
-        .solves()
-        .changes_target()
-        .removes(Removes::With("all"))
-        .checked(),
-    CommandFacts::new("rename").changes_target(),
-    CommandFacts::new("env create")
-        .solves()
-        .changes_target()
-        .creates()
-        .checked(),
-    CommandFacts::new("env update").solves().changes_target(),
-    CommandFacts::new("env remove")
-        .changes_target()
-        .removes(Removes::Always),
-    CommandFacts::new("env config vars set").changes_target(),
-    CommandFacts::new("env config vars unset").changes_target(),
-    CommandFacts::new("doctor").changes_target(),
-    CommandFacts::new("run").long(),
-    CommandFacts::new("search").long().always_loaded(),
-    CommandFacts::new("info").always_loaded(),
-    CommandFacts::new("list").always_loaded(),
-    CommandFacts::new("env list").always_loaded(),
+    CommandFacts { path: "create", solves: true, changes_target: true, creates: true, checked: true, always_loaded: true, ..NONE },
+    CommandFacts { path: "install", solves: true, changes_target: true, checked: true, always_loaded: true, ..NONE },
+    CommandFacts { path: "update", solves: true, changes_target: true, checked: true, ..NONE },
+    CommandFacts { path: "remove", solves: true, changes_target: true, removes: Removes::With("all"), checked: true, ..NONE },
+    CommandFacts { path: "rename", changes_target: true, ..NONE },
+    CommandFacts { path: "env create", solves: true, changes_target: true, creates: true, checked: true, ..NONE },
+    CommandFacts { path: "env update", solves: true, changes_target: true, ..NONE },
+    CommandFacts { path: "env remove", changes_target: true, removes: Removes::Always, ..NONE },
+    CommandFacts { path: "env config vars set", changes_target: true, ..NONE },
+    CommandFacts { path: "env config vars unset", changes_target: true, ..NONE },
+    CommandFacts { path: "doctor", changes_target: true, ..NONE },
+    CommandFacts { path: "run", long: true, ..NONE },
+    CommandFacts { path: "search", long: true, always_loaded: true, ..NONE },
+    CommandFacts { path: "info", always_loaded: true, ..NONE },
+    CommandFacts { path: "list", always_loaded: true, ..NONE },
+    CommandFacts { path: "env list", always_loaded: true, ..NONE },
 ];
 
 /// The row of `path` (elements without `conda`), if it has one.

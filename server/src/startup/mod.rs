@@ -72,10 +72,12 @@ pub async fn start_checked(
         &catalog,
         &discovered.target,
         &tools,
-        PolicySummary::of(&policy),
-        settings.profile,
+        capabilities::ServedAs {
+            policy: PolicySummary::of(&policy),
+            profile: settings.profile,
+            mode: settings.mode,
+        },
         environment.summary.clone(),
-        settings.mode,
     )
     .into();
     tracing::info!(

@@ -275,10 +275,7 @@ impl ToolSet {
         } else {
             let schema = crate::completion::input_schema();
             check_schema_document(CLI_COMMAND_TOOL, &schema)?;
-            cli_command::CliCommandTool::for_catalog(catalog).map_err(|reason| SchemaError {
-                tool: CLI_COMMAND_TOOL.to_owned(),
-                reason,
-            })?
+            cli_command::CliCommandTool::for_catalog(catalog)?
         };
         if let Some(t) = &cli_command {
             listed.push(t.tool.clone());

@@ -87,7 +87,7 @@ pub struct Plan {
     /// (see `crate::call::plan::typed`): the output says nothing was changed.
     pub confirmation_required: bool,
     /// `--approve-writes`: the call runs only after the person approved it
-    /// (asked by the MCP layer, `server/src/mcp/consent.rs`); the preview shown first.
+    /// (asked through `crate::call::approve::flow`); the preview shown first.
     pub approval: Option<crate::call::approve::question::Approval>,
     /// With `confirmation_required`: the startup options needed to apply
     /// the change (empty when this server can apply it).
