@@ -25,7 +25,6 @@
 
 pub mod app;
 pub mod argparse;
-pub mod audit;
 pub mod call;
 pub mod catalog;
 pub mod check;

@@ -25,8 +25,6 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
-use crate::call::{NotRun, Outcome, Ran};
-
 /// The prefix of every metric name (without its `_`).
 pub const PREFIX: &str = "conda_mcp";
 
@@ -211,45 +209,6 @@ impl Metrics {
 
 fn duration_histogram() -> Histogram {
     Histogram::new(DURATION_BUCKETS)
-}
-
-/// The outcome word of a tool call's [`Outcome`]: `ok` (ran, exit 0, no
-/// error), `tool_error` (ran and failed, or a typed error), `invalid`
-/// (arguments), `refused` (policy, restrictions, a check inside conda),
-/// `declined` (the person said no),
-/// `cancelled`, `not_run` (anything else that kept it from running).
-pub fn outcome_label(outcome: &Outcome) -> &'static str {
-    if outcome.cancelled() {
-        return "cancelled";
-    }
-    match outcome {
-        Outcome::InvalidArguments { .. } => "invalid",
-        Outcome::Refused(_)
-        | Outcome::Restricted(_)
-        | Outcome::EnvironmentExists(_)
-        | Outcome::DryRunNotHonoured { .. }
-        | Outcome::Stopped { .. } => "refused",
-        Outcome::NotRun {
-            reason: NotRun::Declined { .. },
-            ..
-        } => "declined",
-        Outcome::NotRun { .. } => "not_run",
-        Outcome::Answered { .. } => "ok",
-        Outcome::Ran {
-            ran: Ran::Execution(out),
-            ..
-        } => {
-            if out.is_error() {
-                "tool_error"
-            } else {
-                "ok"
-            }
-        }
-        Outcome::Ran {
-            ran: Ran::Answer(_),
-            ..
-        } => "ok",
-    }
 }
 
 #[cfg(test)]

@@ -63,12 +63,12 @@ pub struct Settings {
     /// finished MCP tasks are kept.
     pub tasks: TaskSettings,
     /// `--audit-log`: where every attempted change is recorded
-    /// (`crate::audit`); `None`: not recorded.
+    /// (`crate::call::audit`); `None`: not recorded.
     pub audit_log: Option<PathBuf>,
     /// `--allow-base-writes`, `--protect-env`, `--allowed-channel`: what
     /// changes may not touch and solves may not use
-    /// (`crate::call::restrict`).
-    pub restrictions: crate::call::restrict::Restrictions,
+    /// (`crate::call::plan::restrict`).
+    pub restrictions: crate::call::plan::restrict::Restrictions,
     /// `--metrics-principals`: the principal's name as a metrics label.
     pub metrics_principals: bool,
 }
@@ -141,7 +141,7 @@ impl Default for Settings {
             http: None,
             tasks: TaskSettings::default(),
             audit_log: None,
-            restrictions: crate::call::restrict::Restrictions::default(),
+            restrictions: crate::call::plan::restrict::Restrictions::default(),
             metrics_principals: false,
         }
     }
@@ -189,8 +189,8 @@ impl Settings {
     }
 
     /// What typed calls are prepared with.
-    pub fn typed(&self) -> crate::call::typed::TypedSettings {
-        crate::call::typed::TypedSettings {
+    pub fn typed(&self) -> crate::call::plan::typed::TypedSettings {
+        crate::call::plan::typed::TypedSettings {
             confirm: self.confirm,
             limits: self.limits,
         }

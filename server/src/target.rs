@@ -1,7 +1,7 @@
 //! Which environment a conda call targets, determined the way conda does,
-//! and what is there now: the facts behind the guard of existing
-//! environments (`replace_existing`, [`crate::call::guard`]) and the
-//! postcondition checks ([`crate::call::postcondition`]).
+//! and what is there now: the facts behind the prediction of existing
+//! environments (`replace_existing`, [`crate::call::plan::existing_env`]) and the
+//! postcondition checks ([`crate::call::run::postcondition`]).
 //!
 //! conda's rules (`conda/base/context.py` `determine_target_prefix`,
 //! `conda/core/prefix_data.py` `PrefixData.from_name`,
@@ -29,9 +29,6 @@ use std::path::{Path, PathBuf};
 use crate::argparse::Resolved;
 use crate::catalog::Catalog;
 use crate::catalog::EnvironmentDirs;
-
-/// The command paths (without `conda`) that create an environment.
-pub const CREATE_PATHS: &[&[&str]] = &[&["create"], &["env", "create"]];
 
 /// The command path of `conda rename`, whose `--yes` removes an existing
 /// environment at its destination.
@@ -110,10 +107,10 @@ pub fn subpath(catalog: &Catalog, resolved: &Resolved) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Whether the resolved argv is one of [`CREATE_PATHS`].
+/// Whether the resolved argv creates an environment (the table's
+/// `creates`, [`crate::policy::commands`]).
 pub fn creates(catalog: &Catalog, resolved: &Resolved) -> bool {
-    let path = subpath(catalog, resolved);
-    CREATE_PATHS.iter().any(|p| path == *p)
+    crate::policy::commands::holds(&subpath(catalog, resolved), |c| c.creates)
 }
 
 /// The `--prefix`/`--name` a resolved argv gives its command (`cwd`:

@@ -10,7 +10,9 @@
 
 #![allow(missing_docs)]
 
-use conda_mcp_server::call::{CallOutput, guard, postcondition};
+use conda_mcp_server::call::CallOutput;
+use conda_mcp_server::call::plan::existing_env;
+use conda_mcp_server::call::run::postcondition;
 use conda_mcp_server::catalog;
 use conda_mcp_server::dump::Dump;
 use conda_mcp_server::policy;
@@ -75,7 +77,7 @@ fn bench_guard(c: &mut Criterion, cat: &catalog::Catalog) {
         c.bench_function(&format!("guard/create_{name}"), |b| {
             b.iter(|| {
                 let r = conda_mcp_server::argparse::resolve(black_box(cat), black_box(&a));
-                guard::decide(cat, &r, cwd, false)
+                existing_env::decide(cat, &r, cwd, false)
             })
         });
     }

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use conda_mcp_server::call::install_lock::InstallLock;
+use conda_mcp_server::call::run::install_lock::InstallLock;
 use conda_mcp_server::discovery::stamp::{config_changed, config_paths};
 use conda_mcp_tests::bins;
 use conda_mcp_tests::standin::StandinPrefix;

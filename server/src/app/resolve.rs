@@ -68,17 +68,17 @@ pub fn resolve(cli: &Cli) -> Settings {
             max_finished: cli.max_finished_tasks,
         },
         audit_log: cli.audit_log.clone(),
-        restrictions: crate::call::restrict::Restrictions {
+        restrictions: crate::call::plan::restrict::Restrictions {
             allow_base_writes: cli.allow_base_writes,
             protected: cli
                 .protect_env
                 .iter()
-                .map(|e| crate::call::restrict::ProtectedEnv::parse(e))
+                .map(|e| crate::call::plan::restrict::ProtectedEnv::parse(e))
                 .collect(),
             allowed_channels: cli
                 .allowed_channel
                 .iter()
-                .map(|c| crate::call::restrict::canonical_channel(c))
+                .map(|c| crate::call::plan::restrict::canonical_channel(c))
                 .collect(),
         },
         metrics_principals: cli.http.metrics_principals,
@@ -212,7 +212,10 @@ mod tests {
         assert_eq!(s.filter.exclude[0].as_str(), "conda_env_remove");
         assert_eq!(s.mode, ToolMode::Compact);
         assert!(!s.confirm && s.live_tools && !s.results.mask_credentials);
-        assert_eq!(s.results.mode, crate::call::document::ResultMode::Lean);
+        assert_eq!(
+            s.results.mode,
+            crate::call::shape::document::ResultMode::Lean
+        );
         assert_eq!(s.results.max_result_bytes, Some(5000));
         assert_eq!(s.log_format, LogFormat::Json);
         assert_eq!(

@@ -49,7 +49,7 @@ pub async fn serve(settings: &Settings) -> Result<(), StartupError> {
         r = &mut start => {
             let started = joined(r)?;
             *lanes.lock().unwrap_or_else(PoisonError::into_inner) =
-                Some((started.state.runner.exec.clone(), started.discovery_lane.clone()));
+                Some((started.state.pipeline.runner.exec.clone(), started.discovery_lane.clone()));
             (CondaMcp::new(started.state), None)
         }
         () = tokio::time::sleep(SERVE_WITHOUT_STARTUP_AFTER) => {
@@ -61,7 +61,7 @@ pub async fn serve(settings: &Settings) -> Result<(), StartupError> {
                 match joined(start.await) {
                     Ok(started) => {
                         *lanes.lock().unwrap_or_else(PoisonError::into_inner) =
-                            Some((started.state.runner.exec.clone(), started.discovery_lane.clone()));
+                            Some((started.state.pipeline.runner.exec.clone(), started.discovery_lane.clone()));
                         readiness.ready(Arc::new(started.state));
                         Ok(())
                     }

@@ -65,7 +65,7 @@ pub async fn serve(settings: &Settings, http: &HttpSettings) -> Result<(), Start
         }
     };
     let discovery_lane = started.discovery_lane.clone();
-    let exec = started.state.runner.exec.clone();
+    let exec = started.state.pipeline.runner.exec.clone();
     let workers = (!users.is_empty()).then(|| {
         let pool = Workers::new(
             exec.config().clone(),
@@ -78,7 +78,7 @@ pub async fn serve(settings: &Settings, http: &HttpSettings) -> Result<(), Start
     if let Some(w) = &workers {
         let _ = workers_slot.set(w.clone());
     }
-    started.state.runner.workers = workers.clone();
+    started.state.pipeline.runner.workers = workers.clone();
     // Each mapped OS user's own forced keys, for the operator (in the
     // background: a helper run per user must not hold up serving).
     if !users.is_empty() {
@@ -101,7 +101,7 @@ pub async fn serve(settings: &Settings, http: &HttpSettings) -> Result<(), Start
             }
         });
     }
-    started.state.metrics = metrics;
+    started.state.pipeline.metrics = metrics;
     readiness.ready(Arc::new(started.state));
     health.ready((*exec).clone());
     let live = server

@@ -137,8 +137,8 @@ pub fn repeated_flags(raw: &[OsString]) -> Vec<String> {
         let is_a_file = match flag {
             "--oauth-jwks" => !is_url,
             "--protect-env" => matches!(
-                crate::call::restrict::ProtectedEnv::parse(v),
-                crate::call::restrict::ProtectedEnv::Prefix(_)
+                crate::call::plan::restrict::ProtectedEnv::parse(v),
+                crate::call::plan::restrict::ProtectedEnv::Prefix(_)
             ),
             _ => FILE_FLAGS.contains(&flag),
         };

@@ -292,11 +292,11 @@ fn worker_step(s: &Settings, r: &mut Builder) -> Result<bool, String> {
 }
 
 /// `--audit-log`: the server opens it (creating it, mode 0600) before
-/// discovery; the check asks [`crate::audit::probe`] whether it could,
+/// discovery; the check asks [`crate::call::audit::probe`] whether it could,
 /// without creating it.
 fn audit_log_item(path: &std::path::Path, r: &mut Builder) -> Result<(), String> {
-    use crate::audit::Probe;
-    let probe = crate::audit::probe(path).map_err(|e| e.to_string())?;
+    use crate::call::audit::Probe;
+    let probe = crate::call::audit::probe(path).map_err(|e| e.to_string())?;
     let shown = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     r.item(
         "audit log",

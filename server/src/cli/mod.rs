@@ -19,7 +19,7 @@ use std::time::Duration;
 use clap::Parser;
 use conda_mcp_shared::limits::Limits;
 
-use crate::call::document::ResultMode;
+use crate::call::shape::document::ResultMode;
 use crate::mcp::tasks::TaskSettings;
 use crate::schema::Profile;
 use crate::tools::ToolMode;

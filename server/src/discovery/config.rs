@@ -79,7 +79,7 @@ pub struct ForcedConfig {
     pub keys: Vec<ForcedKey>,
     /// `channels` as conda resolved it from its configuration (the
     /// discovery helper's `context.channels`, credentials masked): what a
-    /// solve uses besides its own channels (`crate::call::restrict`).
+    /// solve uses besides its own channels (`crate::call::plan::restrict`).
     /// `None` when discovery did not report it.
     pub channels: Option<Vec<String>>,
 }
@@ -212,7 +212,7 @@ impl ConfigWatch {
 /// worker of that user made from `base` (the default worker's
 /// configuration, its interpreter included), then stopped. For the
 /// operator (`check --listen`, the startup log); the guarantees do not
-/// rest on it: conda's own process checks each call (`crate::call::checks`).
+/// rest on it: conda's own process checks each call (`crate::call::plan::checks`).
 ///
 /// Errors: [`ForcedError`], the worker or the helper failed (its words).
 pub async fn forced_for_user(

@@ -132,16 +132,31 @@ pub struct CommandSummary<'a> {
     pub filtered_out: bool,
 }
 
+/// How the tools are served: the startup policy, the schema profile
+/// (`--schema-profile`) and the tool mode (`--tool-mode`).
+#[derive(Debug)]
+pub struct ServedAs {
+    /// The startup policy's summary.
+    pub policy: PolicySummary,
+    /// `--schema-profile`.
+    pub profile: crate::schema::Profile,
+    /// `--tool-mode`.
+    pub mode: crate::tools::ToolMode,
+}
+
 /// Serializes the resource (pretty JSON).
 pub fn render(
     catalog: &Catalog,
     target_executable: &std::path::Path,
     tools: &crate::tools::ToolSet,
-    policy: PolicySummary,
-    profile: crate::schema::Profile,
+    served: ServedAs,
     environment: EnvironmentSummary,
-    mode: crate::tools::ToolMode,
 ) -> String {
+    let ServedAs {
+        policy,
+        profile,
+        mode,
+    } = served;
     let commands = catalog
         .commands
         .iter()

@@ -20,7 +20,6 @@
 //! sent ([`super::live`]).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CreateTaskResult,
@@ -36,22 +35,19 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::capabilities;
-use super::consent::{self, Consent, Reply};
-use super::context::CallContext;
 use super::live::{LiveTools, Served, Surface};
 use super::principal::Principal;
 use super::progress::{Progress, Tracker};
 use super::results::Results;
+use super::sink::RequestSink;
+use super::tasks::store::Followed;
 use super::tasks::{TaskEnd, TaskInput, TaskStore, UpdateError};
-use crate::call::approval::Answer;
-use crate::call::approval_ids::Pending;
-use crate::call::outcome::Card;
-use crate::call::{self, NotRun, Outcome, Plan, Runner};
-use crate::policy::Policy;
-use crate::schema::Profile;
+use crate::call::approve::{Consent, Reply};
+use crate::call::events::Summary;
+use crate::call::pipeline::{Call, Decided};
+use crate::call::{NotRun, Outcome, Pipeline};
 use crate::tools::Route;
 use crate::tools::ToolMode;
-use conda_mcp_shared::limits::Limits;
 
 /// Everything a call needs.
 #[derive(Debug)]
@@ -62,10 +58,9 @@ pub struct State {
     /// `--live-tools`: how the surface is rebuilt and whom to tell; `None`
     /// keeps the surface for the life of the process.
     pub live: Option<LiveTools>,
-    /// The part of the startup settings calls read.
-    pub settings: CallSettings,
-    /// The executors (exec and discovery lanes) and the restart watch.
-    pub runner: Runner,
+    /// What every call runs with: the settings calls read, the runner,
+    /// the approval card's ids, the metrics, the audit log.
+    pub pipeline: Pipeline,
     /// Outcomes as tool results (output-schema checked).
     pub results: Results,
     /// `initialize` / `server/discover` answer.
@@ -73,40 +68,6 @@ pub struct State {
     /// The calls answered as MCP tasks (`--task-retention`,
     /// `--max-finished-tasks`).
     pub tasks: TaskStore,
-    /// The approval card's pending ids (`--approve-writes` for MCP Apps
-    /// hosts without elicitation; [`super::apps`]).
-    pub approvals: crate::call::approval_ids::Ledger,
-    /// What `/metrics` serves (`--listen`; counted on stdio too).
-    pub metrics: Arc<crate::metrics::Metrics>,
-    /// `--audit-log`: every attempted change is recorded there.
-    pub audit: Option<Arc<crate::audit::AuditLog>>,
-}
-
-/// The part of the startup settings (`crate::settings::Settings`) that
-/// calls read, taken out once by startup: the handler sees nothing else of
-/// the command line.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CallSettings {
-    /// `--allow-write`, `--allow-exec`, `--approve-writes`: the startup
-    /// policy (narrowed per call by the principal's scopes).
-    pub policy: Policy,
-    /// The limits of every call (`--timeout`, `--output-limit-bytes`,
-    /// `--stdin-limit-bytes`).
-    pub limits: Limits,
-    /// `--schema-profile`: `conda_describe` answers in it.
-    pub profile: Profile,
-    /// `--tool-mode`: an unknown tool's error names `conda_call` in the
-    /// compact mode.
-    pub mode: ToolMode,
-    /// What the server decides for typed calls (confirmation by dry run,
-    /// `conda_run`'s server options).
-    pub typed: call::typed::TypedSettings,
-    /// `--allow-base-writes`, `--protect-env`, `--allowed-channel`: what a
-    /// change may not touch and a solve may not use.
-    pub restrictions: call::restrict::Restrictions,
-    /// `--worker-user`: the OS user conda runs as (the audit log's
-    /// `os_user` for principals without one of their own).
-    pub worker_user: Option<String>,
 }
 
 /// The MCP server once startup has finished (cheap to clone); served
@@ -127,195 +88,16 @@ impl Handler {
         &self.state
     }
 
-    /// The plan of a call routed to `route` on surface `sf`, or its early
-    /// outcome, under the policy of `principal`:
-    /// The startup policy, narrowed by the scopes of `principal`'s access
-    /// token (if it has any).
-    fn plan(
-        &self,
-        sf: &Surface,
-        route: Route,
-        args: &Value,
-        principal: &Principal,
-    ) -> Result<Plan, Outcome> {
-        let st = &self.state.settings;
-        let policy = st.policy.narrowed(principal.scopes);
-        match route {
-            Route::Generated(i) => {
-                call::generated::plan(&sf.catalog, &policy, st.typed, &sf.tools.generated[i], args)
-            }
-            Route::Execute => call::raw::plan(
-                &sf.catalog,
-                &policy,
-                st.limits,
-                sf.tools.execute_validator.as_ref(),
-                args,
-            ),
-            Route::CliCommand => {
-                call::completion::plan(&sf.catalog, sf.tools.cli_command.is_some(), st.limits, args)
-            }
-            Route::Compact(tool) => call::compact_call::plan(
-                &sf.catalog,
-                &policy,
-                st.typed,
-                &sf.tools,
-                st.profile,
-                tool,
-                args,
-            ),
-        }
-    }
-
-    /// Plans and runs one call of `tool` on the surface it was routed
-    /// with (a change that needs the person's approval goes through
-    /// [`consent::approved`] with `consent`); with `--live-tools`, serves
-    /// the tools of a change the call caused before its outcome is
-    /// returned. Once planned, what the request needs to know of the plan
-    /// goes to `planned` (nothing is sent for an early outcome).
-    ///
-    /// `call.cancel` cancels the job, which kills its process tree (or
-    /// takes it out of the queue); the job's updates (queue position,
-    /// start, output counters) go to `call.tracker`.
-    async fn call(
-        &self,
-        route: Route,
-        tool: String,
-        args: Value,
-        consent: Consent,
-        call: CallContext,
-        planned: oneshot::Sender<Planned>,
-    ) -> Reply {
-        let mut watch = super::oversight::Watch::start();
-        let (principal, trail) = (call.principal.clone(), call.trail.clone());
-        let reply = self
-            .call_watched(route, &tool, args, consent, call, planned, &mut watch)
-            .await;
-        self.record(&tool, &principal, &reply, watch, &trail).await;
-        reply
-    }
-
-    /// [`Handler::call`]'s steps; `watch` learns what the audit line needs.
-    #[allow(clippy::too_many_arguments)]
-    async fn call_watched(
-        &self,
-        route: Route,
-        tool: &str,
-        args: Value,
-        consent: Consent,
-        call: CallContext,
-        planned: oneshot::Sender<Planned>,
-        watch: &mut super::oversight::Watch,
-    ) -> Reply {
-        if let Some(refused) = super::oversight::lacks_read(tool, &call.principal) {
-            return Reply::Done(refused);
-        }
-        // What hosts add to every tool on their own goes before anything
-        // reads the arguments (the schema would refuse it, and the
-        // approval's digest binds the arguments).
-        let args = call::host_args::without_host_added(tool, args, |name| {
-            call.surface.tools.accepts(route, name)
-        });
-        let mut plan = match self.plan(&call.surface, route, &args, &call.principal) {
-            Ok(plan) => plan,
-            Err(early) => return Reply::Done(early),
-        };
-        if let Err(restricted) = self
-            .oversee(
-                &call.surface,
-                route,
-                tool,
-                &mut plan,
-                &call.principal,
-                watch,
-            )
-            .await
-        {
-            return Reply::Done(restricted);
-        }
-        // The request may have stopped listening (cancelled): the call runs
-        // on its own token regardless.
-        let _ = planned.send(Planned::of(&plan));
-        let peer = call.peer.clone();
-        let (principal, what) = (call.principal.clone(), plan.what.clone());
-        let outcome = match plan.approval.take() {
-            None => call.run(&self.state.runner, plan).await,
-            Some(approval) => match consent::approved(
-                &self.state.runner,
-                plan,
-                approval,
-                tool,
-                &args,
-                consent,
-                call,
-            )
-            .await
-            {
-                Reply::Done(outcome) => outcome,
-                Reply::Card {
-                    question,
-                    duration_ms,
-                } => {
-                    return Reply::Done(self.card(
-                        principal,
-                        tool,
-                        args,
-                        what,
-                        question,
-                        duration_ms,
-                    ));
-                }
-                ask @ Reply::Ask(_) => return ask,
-            },
-        };
-        if let Some(live) = &self.state.live {
-            live.apply(&self.state.surface, &self.state.runner.restart, &peer)
-                .await;
-        }
-        Reply::Done(outcome)
-    }
-
-    /// The approval card's answer for `question` (the dry run took
-    /// `duration_ms`): a single-use id bound to `principal`, `tool`, `args`
-    /// and the question's digest, valid for the call's time limit.
-    fn card(
-        &self,
-        principal: Principal,
-        tool: &str,
-        args: Value,
-        what: String,
-        question: crate::call::approval::Question,
-        duration_ms: u64,
-    ) -> Outcome {
-        let ttl = self.state.settings.limits.timeout;
-        let pending = Pending {
-            principal,
-            tool: tool.to_owned(),
-            args,
-            digest: question.digest,
-            what: what.clone(),
-        };
-        let id = self
-            .state
-            .approvals
-            .issue(pending, ttl, std::time::Instant::now());
-        tracing::info!(tool = %tool, "approval card shown; nothing changed yet");
-        Outcome::NotRun {
-            what,
-            reason: NotRun::AwaitingApproval(Box::new(Card {
-                id,
-                expires_in_seconds: ttl.as_secs(),
-                plan: question.card,
-                message: question.message,
-                duration_ms,
-            })),
-        }
+    /// The call pipeline.
+    fn pipeline(&self) -> &Pipeline {
+        &self.state.pipeline
     }
 
     /// Whether this request's client is served the approval card: the
     /// server runs with `--approve-writes` and the client declared the
     /// MCP Apps extension ([`super::apps`]).
     fn serves_cards(&self, context: &RequestContext<RoleServer>) -> bool {
-        self.state.settings.policy.approve_writes
+        self.state.pipeline.settings.policy.approve_writes
             && context
                 .client_capabilities()
                 .as_ref()
@@ -334,33 +116,10 @@ impl Handler {
     ) -> CallToolResponse {
         let tool = super::apps::DECIDE_TOOL;
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
-        let (id, approve) = match crate::tools::approval_card::read_decision(&args) {
-            Ok(d) => d,
-            Err(errors) => {
-                return self
-                    .tool_result(Outcome::InvalidArguments {
-                        tool: tool.to_owned(),
-                        errors,
-                    })
-                    .into();
-            }
-        };
         let principal = Principal::of(context);
-        let pending = match self
-            .state
-            .approvals
-            .redeem(&id, &principal, std::time::Instant::now())
-        {
-            Ok(p) => p,
-            Err(refusal) => {
-                tracing::info!(tool = %tool, "an approval decision with an id that cannot be redeemed; nothing changed");
-                return self
-                    .tool_result(Outcome::NotRun {
-                        what: tool.to_owned(),
-                        reason: NotRun::ApprovalRefused(refusal),
-                    })
-                    .into();
-            }
+        let Decided { pending, consent } = match self.pipeline().decided(tool, &args, &principal) {
+            Ok(d) => d,
+            Err(outcome) => return self.tool_result(outcome).into(),
         };
         let surface = self.state.surface.get();
         // With --live-tools the tool may be gone since the card was shown.
@@ -380,15 +139,6 @@ impl Handler {
         };
         bound.input_responses = None;
         bound.request_state = None;
-        let answer = if approve {
-            Answer::Approve
-        } else {
-            Answer::Decline
-        };
-        let consent = Consent::Answered {
-            answer,
-            shown: pending.digest,
-        };
         let mut call = self.spawn(route, surface, bound, context, Some(consent));
         let delivery = call.decide(context).await;
         self.finish(call, delivery, context).await
@@ -400,9 +150,10 @@ impl Handler {
     fn route(&self, surface: &Surface, name: &str) -> Result<Route, McpError> {
         surface.tools.route(name).ok_or_else(|| {
             self.state
+                .pipeline
                 .metrics
                 .tool_call(crate::metrics::UNKNOWN_TOOL, "error", 0.0, "-");
-            if self.state.settings.mode == ToolMode::Compact {
+            if self.state.pipeline.settings.mode == ToolMode::Compact {
                 unknown(&format!(
                     "tool; {}",
                     crate::tools::compact::UNKNOWN_TOOL_HINT
@@ -433,26 +184,34 @@ impl Handler {
         // A client that declared tasks is asked inside the task; the
         // card's decision brings its answer (`consent`).
         let input = TaskInput::new();
-        let consent = consent
-            .unwrap_or_else(|| Consent::of(&request, context, declared_tasks.then_some(&input)));
-        let in_task = consent.in_task();
+        let (consent, in_task) = match consent {
+            Some(consent) => (consent, false),
+            None => super::consent::consent(&request, context, declared_tasks.then_some(&input)),
+        };
         let args = Value::Object(request.arguments.unwrap_or_default());
         let principal = Principal::of(context);
         let tracker = Tracker::new();
         let cancel = CancellationToken::new();
-        let call = CallContext {
-            cancel: cancel.clone(),
-            tracker: tracker.clone(),
-            peer: context.peer.clone(),
-            surface,
-            principal: principal.clone(),
-            trail: crate::audit::Trail::default(),
-        };
         let (planned_tx, planned) = oneshot::channel();
+        let sink = RequestSink::new(
+            tracker.clone(),
+            planned_tx,
+            self.state.clone(),
+            context.peer.clone(),
+        );
         let this = self.clone();
-        let tool = name.clone();
+        let (tool, who, stop) = (name.clone(), principal.clone(), cancel.clone());
         let running = tokio::spawn(async move {
-            this.call(route, tool, args, consent, call, planned_tx)
+            let call = Call {
+                tool: &tool,
+                route,
+                catalog: &surface.catalog,
+                tools: &surface.tools,
+                principal: &who,
+                cancel: &stop,
+            };
+            this.pipeline()
+                .call(&call, args, consent, Arc::new(sink))
                 .await
         });
         Spawned {
@@ -527,14 +286,7 @@ impl Handler {
         progress.finish().await;
         match joined(joined_result, name.clone()) {
             Reply::Done(outcome) => self.tool_result(outcome).into(),
-            Reply::Ask(question) => consent::input_required(&question).into(),
-            // Turned into an outcome by the call itself: never reached.
-            Reply::Card { .. } => self
-                .tool_result(Outcome::NotRun {
-                    what: name,
-                    reason: NotRun::Internal("an internal error occurred"),
-                })
-                .into(),
+            Reply::Ask(question) => super::consent::input_required(&question).into(),
         }
     }
 
@@ -560,7 +312,7 @@ impl Handler {
     /// The tool result of an outcome (output-schema checked), with the
     /// restart flag as it is now.
     fn tool_result(&self, outcome: Outcome) -> CallToolResult {
-        let restart_required = self.state.runner.restart.required();
+        let restart_required = self.state.pipeline.runner.restart.required();
         self.state.results.to_tool_result(outcome, restart_required)
     }
 
@@ -572,7 +324,7 @@ impl Handler {
         &self,
         owner: Principal,
         legacy: bool,
-        planned: Planned,
+        planned: Summary,
         call: RunningCall,
     ) -> CreateTaskResult {
         let RunningCall {
@@ -581,14 +333,15 @@ impl Handler {
             input,
             running,
         } = call;
-        let task = self.state.tasks.create(
-            owner,
-            planned.what.clone(),
+        let followed = Followed {
             tracker,
-            cancel.clone(),
+            cancel: cancel.clone(),
             input,
-            planned.longest,
-        );
+        };
+        let task = self
+            .state
+            .tasks
+            .create(owner, planned.what.clone(), followed, planned.longest);
         let id = task.task_id.clone();
         tracing::info!(what = %planned.what, "answered with a task");
         let this = self.clone();
@@ -596,9 +349,8 @@ impl Handler {
             let outcome = match joined(running.await, planned.what.clone()) {
                 Reply::Done(outcome) => outcome,
                 // A question goes back as the call's result only when it is
-                // not asked inside a task (`Consent::of`), and a card is
-                // an outcome already.
-                Reply::Ask(_) | Reply::Card { .. } => Outcome::NotRun {
+                // not asked inside a task (`consent::consent`).
+                Reply::Ask(_) => Outcome::NotRun {
                     what: planned.what,
                     reason: NotRun::Internal("an internal error occurred"),
                 },
@@ -657,10 +409,10 @@ struct Spawned {
 /// What the request knows of the call's plan.
 enum Awaited {
     /// Not yet: the plan arrives on this channel.
-    Pending(oneshot::Receiver<Planned>),
+    Pending(oneshot::Receiver<Summary>),
     /// Planned (or `None`: it ended early, or the request was cancelled
     /// before).
-    Known(Option<Planned>),
+    Known(Option<Summary>),
 }
 
 impl Spawned {
@@ -698,45 +450,6 @@ impl Spawned {
         };
         self.planned = Awaited::Known(planned);
         delivery
-    }
-}
-
-/// What the request learns of a call once it is planned.
-#[derive(Debug)]
-struct Planned {
-    /// What runs (`conda install`).
-    what: String,
-    /// Whether the plan reports progress.
-    reports_progress: bool,
-    /// Whether it answers with a task at once for a client that declared
-    /// tasks ([`Plan::may_run_long`]).
-    long: bool,
-    /// Longest the call can take: waiting in the queue and running are each
-    /// bounded by its time limit, plus the worker's kill grace (with
-    /// `--approve-writes`, plus the wait for the person's answer, bounded by
-    /// the time limit too, and the two dry runs).
-    longest: Duration,
-    /// `--approve-writes` asks the person first: a task when the question
-    /// is asked inside it, else answered inline (the question needs the
-    /// request open, and in the stateless lifecycle it is the request's
-    /// answer).
-    approval: bool,
-}
-
-impl Planned {
-    fn of(plan: &Plan) -> Self {
-        let approval = plan.approval.is_some();
-        // Queue and run; for an approved change also the wait for the
-        // installation's lock, the two dry runs (each queued and run) and
-        // the question.
-        let steps = if approval { 8 } else { 2 };
-        Self {
-            what: plan.what.clone(),
-            reports_progress: plan.reports_progress,
-            long: plan.may_run_long(),
-            longest: plan.limits.timeout * steps + conda_mcp_shared::limits::KILL_GRACE,
-            approval,
-        }
     }
 }
 
@@ -819,7 +532,7 @@ impl ServerHandler for Handler {
     ) -> Result<ListToolsResult, McpError> {
         let surface = self.state.surface.get();
         if let Some(live) = &self.state.live {
-            live.listed(&self.state.runner.restart);
+            live.listed(&self.state.pipeline.runner.restart);
         }
         // The card's tools only to a client that can show the card.
         let tools = if self.serves_cards(&context) {
@@ -981,7 +694,9 @@ impl ServerHandler for Handler {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         // The card's view: static HTML, served under --approve-writes.
-        if request.uri == super::apps::RESOURCE_URI && self.state.settings.policy.approve_writes {
+        if request.uri == super::apps::RESOURCE_URI
+            && self.state.pipeline.settings.policy.approve_writes
+        {
             return Ok(ReadResourceResult::new(vec![super::apps::contents()]).into());
         }
         if request.uri != capabilities::URI {

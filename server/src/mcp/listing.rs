@@ -124,7 +124,7 @@ mod tests {
             // target does not include (the total is printed above). Raised
             // by 500 bytes for the server option `replace_existing` of
             // `conda_create` and `conda_env_create` (about 2 × 186 bytes):
-            // the guard of existing environments needs the argument
+            // the prediction of existing environments needs the argument
             // listed. Raised again by 2,000 bytes for the `_meta` keys
             // Claude Code reads (`anthropic/searchHint` on every tool,
             // `anthropic/alwaysLoad` on six; about 1,730 bytes measured):

@@ -130,10 +130,12 @@ impl LiveTools {
             &catalog,
             &self.target,
             &tools,
-            PolicySummary::of(&self.options.policy),
-            self.options.profile,
+            capabilities::ServedAs {
+                policy: PolicySummary::of(&self.options.policy),
+                profile: self.options.profile,
+                mode: self.options.mode,
+            },
             self.environment.clone(),
-            self.options.mode,
         )
         .into();
         Ok(Surface {

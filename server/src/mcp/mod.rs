@@ -6,8 +6,10 @@
 //!
 //! * [`handler`]: the [`rmcp::ServerHandler`]; [`ready`]: the server
 //!   before startup finished;
-//! * [`consent`]: `--approve-writes` in both protocol eras (the person's
-//!   consent to a change: the form, the question, preview → answer → apply);
+//! * [`consent`]: `--approve-writes` in both protocol eras (how the
+//!   person's answer can arrive, the form, the pipeline's `Asker`s);
+//! * [`sink`]: the MCP side's subscriber to a call's events (progress,
+//!   the plan's summary for the request, `--live-tools` after a change);
 //! * [`live`]: the served [`live::Surface`] (catalog, tools, capabilities)
 //!   and `--live-tools`, which rebuilds it when conda or its plugins change;
 //! * [`progress`]: `notifications/progress` for long calls, and the phase
@@ -32,15 +34,14 @@ pub mod apps;
 pub mod call_note;
 pub mod capabilities;
 pub mod consent;
-pub mod context;
 pub mod handler;
 pub mod listing;
 pub mod live;
-mod oversight;
 pub mod principal;
 pub mod progress;
 pub mod ready;
 pub mod results;
+pub mod sink;
 pub mod tasks;
 
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
@@ -73,7 +74,7 @@ pub const MAX_HOST_TEXT_CHARS: usize = 2048;
 pub fn server_config(
     shared: Option<&crate::schema::SharedHelp>,
     mode: crate::tools::ToolMode,
-    result_mode: crate::call::document::ResultMode,
+    result_mode: crate::call::shape::document::ResultMode,
     warnings: &[String],
     live: bool,
     approve: bool,
@@ -108,7 +109,7 @@ pub fn server_config(
 pub fn instructions(
     shared: Option<&crate::schema::SharedHelp>,
     mode: crate::tools::ToolMode,
-    result_mode: crate::call::document::ResultMode,
+    result_mode: crate::call::shape::document::ResultMode,
     warnings: &[String],
     live: bool,
     approve: bool,
@@ -137,7 +138,7 @@ pub fn instructions(
          environment) and, on failure, error. \
          A boolean whose conda flag has a --no- form passes that form when false.",
     );
-    if result_mode == crate::call::document::ResultMode::Lean {
+    if result_mode == crate::call::shape::document::ResultMode::Lean {
         s.push_str(
             " Results are lean: parsed stdout is not repeated (stdout_omitted), and a result over \
              the size budget is cut (cut says what was kept of how many): narrow the call with the \
@@ -280,7 +281,7 @@ mod tests {
     /// and the list is made of whole shared helps.
     #[test]
     fn no_description_or_shared_option_is_cut_mid_phrase() {
-        use crate::call::document::ResultMode;
+        use crate::call::shape::document::ResultMode;
         for (label, cat) in [("recorded conda", real()), ("stand-in", standin())] {
             let mut checked = 0;
             for mode in [ToolMode::Typed, ToolMode::Compact] {
@@ -368,7 +369,7 @@ mod tests {
     /// the essentials.
     #[test]
     fn instructions_and_descriptions_fit_hosts_limits() {
-        use crate::call::document::ResultMode;
+        use crate::call::shape::document::ResultMode;
         let warning = ["CONDARC names a file conda will not load (/x/y.condarc)".to_owned()];
         for (label, cat) in [("recorded conda", real()), ("stand-in", standin())] {
             for mode in [ToolMode::Typed, ToolMode::Compact] {

@@ -107,33 +107,30 @@ impl Tracker {
         }
     }
 
-    /// A closure for the worker client's `on_update` (cheap; never blocks).
-    pub fn observer(&self) -> impl FnMut(JobUpdate) + Send + 'static {
-        let phase = self.phase.clone();
-        move |update| {
-            let next = match update {
-                JobUpdate::WaitingForWriter => Phase::WaitingForWriter,
-                JobUpdate::Queued { position } => Phase::Queued { ahead: position },
-                JobUpdate::Started { .. } => Phase::Running {
-                    elapsed: Duration::ZERO,
-                    stdout_bytes: 0,
-                    stderr_bytes: 0,
-                    fraction: None,
-                },
-                JobUpdate::Output {
-                    stdout_bytes,
-                    stderr_bytes,
-                    elapsed,
-                    progress_fraction,
-                } => Phase::Running {
-                    elapsed,
-                    stdout_bytes,
-                    stderr_bytes,
-                    fraction: progress_fraction,
-                },
-            };
-            phase.send_replace(next);
-        }
+    /// Takes the worker client's `update` (cheap; never blocks).
+    pub fn update(&self, update: JobUpdate) {
+        let next = match update {
+            JobUpdate::WaitingForWriter => Phase::WaitingForWriter,
+            JobUpdate::Queued { position } => Phase::Queued { ahead: position },
+            JobUpdate::Started { .. } => Phase::Running {
+                elapsed: Duration::ZERO,
+                stdout_bytes: 0,
+                stderr_bytes: 0,
+                fraction: None,
+            },
+            JobUpdate::Output {
+                stdout_bytes,
+                stderr_bytes,
+                elapsed,
+                progress_fraction,
+            } => Phase::Running {
+                elapsed,
+                stdout_bytes,
+                stderr_bytes,
+                fraction: progress_fraction,
+            },
+        };
+        self.phase.send_replace(next);
     }
 
     /// The phase now.

@@ -23,8 +23,13 @@ use super::handler::{Handler, State};
 use super::live::LiveTools;
 
 /// Where startup is: `None` while it runs, then the server or why startup
-/// failed (one sentence).
-type Ready = Option<Result<Handler, String>>;
+/// failed.
+type Ready = Option<Result<Handler, StartupFailed>>;
+
+/// Why startup failed, as every later request is told (one sentence).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct StartupFailed(pub String);
 
 /// What is answered before startup has finished.
 #[derive(Debug)]
@@ -57,7 +62,7 @@ impl Readiness {
 
     /// Startup failed: requests fail with `reason` (one sentence).
     pub fn failed(self, reason: String) {
-        self.0.send_replace(Some(Err(reason)));
+        self.0.send_replace(Some(Err(StartupFailed(reason))));
     }
 }
 
@@ -65,7 +70,7 @@ impl CondaMcp {
     /// The server of a finished startup.
     pub fn new(state: State) -> Self {
         let (wait, live, info) = (
-            state.settings.limits.timeout,
+            state.pipeline.settings.limits.timeout,
             state.live.is_some(),
             state.info.clone(),
         );

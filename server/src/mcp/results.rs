@@ -19,9 +19,9 @@ use serde_json::{Value, json};
 
 use conda_mcp_shared::mask::mask;
 
-use crate::call::error::{ErrorCode, ToolError};
-use crate::call::install_lock::LockError;
-use crate::call::restrict::Restriction;
+use crate::call::plan::restrict::Restriction;
+use crate::call::run::install_lock::LockError;
+use crate::call::shape::error::{ErrorCode, ToolError};
 use crate::call::{CallOutput, NotRun, Outcome, Ran};
 use crate::completion::{self, Availability, CompletionAnswer};
 use crate::policy::Refusal;
@@ -401,7 +401,7 @@ pub fn summary(what: &str, output: &CallOutput, live_tools: bool) -> String {
                 " (parsed_json keeps {} of {} items",
                 j.kept, j.total
             ));
-            if j.kept_end == crate::call::budget::KeptEnd::Last {
+            if j.kept_end == crate::call::shape::budget::KeptEnd::Last {
                 s.push_str(", the newest of each list");
             }
             if j.keys_dropped > 0 {

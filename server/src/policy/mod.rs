@@ -23,6 +23,7 @@
 
 mod annotations;
 mod classify;
+pub mod commands;
 pub mod required;
 pub mod scopes;
 pub mod table;
@@ -46,7 +47,7 @@ pub struct Policy {
     pub allow_exec: bool,
     /// `--approve-writes` (exclusive with `--allow-write`): mutations may
     /// run, each only after the person approves it through the host
-    /// (`crate::call::approval`). The check lets them pass as
+    /// (`crate::call::approve::question`). The check lets them pass as
     /// `--allow-write` does; [`Policy::needs_approval`] says which calls ask.
     pub approve_writes: bool,
     /// The scopes of the calling principal's access token ([`scopes`]):
@@ -64,7 +65,7 @@ pub enum WritesMode {
     /// Neither `--allow-write` nor `--approve-writes`: mutations are refused.
     Refused,
     /// `--allow-write`: mutations run when called (with `yes: true`, or as
-    /// a dry run first; `crate::call::typed`).
+    /// a dry run first; `crate::call::plan::typed`).
     AllowWrite,
     /// `--approve-writes`: each mutation runs only after the person
     /// approved conda's plan through the host (docs/approval.md).

@@ -219,23 +219,8 @@ pub const ALWAYS_LOAD_KEY: &str = "anthropic/alwaysLoad";
 /// tool by, beside its name and description.
 pub const SEARCH_HINT_KEY: &str = "anthropic/searchHint";
 
-/// The commands (paths without `conda`) whose tools are loaded up front in
-/// hosts that defer tools ([`ALWAYS_LOAD_KEY`]): the ones most sessions
-/// start with, and the ones a request to set something up ends in. The
-/// compact mode's three tools are loaded up front as well
-/// (`tools::compact`). docs/reference.md "Generated tools" gives the
-/// first-request bytes in Claude Code.
-pub const ALWAYS_LOADED: &[&[&str]] = &[
-    &["info"],
-    &["list"],
-    &["env", "list"],
-    &["search"],
-    &["create"],
-    &["install"],
-];
-
 /// `_meta` of a tool: `conda-mcp/aliases` (aliases of its last element,
-/// e.g. `uninstall`, when there are any) and, for the [`ALWAYS_LOADED`]
+/// e.g. `uninstall`, when there are any) and, for the always-loaded (`crate::policy::commands`)
 /// commands, [`ALWAYS_LOAD_KEY`], for every other one [`SEARCH_HINT_KEY`]
 /// (the command path and its aliases, [`search_hint`]): a tool loaded up
 /// front is never searched for, and `tools/list` stays within its byte
@@ -246,8 +231,7 @@ pub fn meta(command: &Command) -> Map<String, Value> {
     if !command.aliases.is_empty() {
         m.insert("conda-mcp/aliases".into(), json!(command.aliases));
     }
-    let sub: Vec<&str> = command.subpath().iter().map(String::as_str).collect();
-    if ALWAYS_LOADED.contains(&sub.as_slice()) {
+    if crate::policy::commands::holds(command.subpath(), |c| c.always_loaded) {
         m.insert(ALWAYS_LOAD_KEY.into(), json!(true));
     } else {
         m.insert(SEARCH_HINT_KEY.into(), json!(search_hint(command)));

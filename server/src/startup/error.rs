@@ -89,7 +89,7 @@ pub enum StartupError {
     /// The `--audit-log` file cannot be opened, or SIGHUP cannot be
     /// watched for its rotation.
     #[error(transparent)]
-    Audit(#[from] crate::audit::AuditError),
+    Audit(#[from] crate::call::audit::AuditError),
 }
 
 impl StartupError {

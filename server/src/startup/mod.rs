@@ -18,7 +18,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::call::Runner;
-use crate::call::install_lock::{self, InstallLock};
+use crate::call::run::install_lock::{self, InstallLock};
+use crate::call::{CallSettings, Pipeline};
 use crate::catalog::Catalog;
 use crate::discovery::config::ConfigWatch;
 use crate::discovery::restart::RestartWatch;
@@ -26,7 +27,6 @@ use crate::discovery::{DiscoveryError, DiscoveryOptions};
 use crate::host_env;
 use crate::mcp::State;
 use crate::mcp::capabilities::{self, PolicySummary};
-use crate::mcp::handler::CallSettings;
 use crate::mcp::live::{LiveTools, Served, Surface};
 use crate::mcp::results::Results;
 use crate::mcp::server_config;
@@ -72,10 +72,12 @@ pub async fn start_checked(
         &catalog,
         &discovered.target,
         &tools,
-        PolicySummary::of(&policy),
-        settings.profile,
+        capabilities::ServedAs {
+            policy: PolicySummary::of(&policy),
+            profile: settings.profile,
+            mode: settings.mode,
+        },
         environment.summary.clone(),
-        settings.mode,
     )
     .into();
     tracing::info!(
@@ -109,37 +111,39 @@ pub async fn start_checked(
             live: settings
                 .live_tools
                 .then(|| LiveTools::new(options, discovered.target.clone(), environment.summary)),
-            settings: CallSettings {
-                policy: settings.policy,
-                limits: settings.limits,
-                profile: settings.profile,
-                mode: settings.mode,
-                typed: settings.typed(),
-                restrictions: settings.restrictions.clone(),
-                worker_user: settings.worker.user.clone(),
-            },
-            runner: Runner {
-                exec: discovered.exec,
-                workers: None,
-                discovery: discovered.discovery_lane.clone(),
-                restart: RestartWatch::new(
-                    discovered.options.clone(),
-                    &discovered.discovery,
-                    settings.live_tools,
-                ),
-                settings: settings.results,
-                install_lock: Some(install_lock(&discovered.discovery)),
-                config: Some(ConfigWatch::new(
-                    discovered.options.clone(),
-                    &discovered.discovery,
-                )),
+            pipeline: Pipeline {
+                settings: CallSettings {
+                    policy: settings.policy,
+                    limits: settings.limits,
+                    profile: settings.profile,
+                    mode: settings.mode,
+                    typed: settings.typed(),
+                    restrictions: settings.restrictions.clone(),
+                    worker_user: settings.worker.user.clone(),
+                },
+                runner: Runner {
+                    exec: discovered.exec,
+                    workers: None,
+                    discovery: discovered.discovery_lane.clone(),
+                    restart: RestartWatch::new(
+                        discovered.options.clone(),
+                        &discovered.discovery,
+                        settings.live_tools,
+                    ),
+                    settings: settings.results,
+                    install_lock: Some(install_lock(&discovered.discovery)),
+                    config: Some(ConfigWatch::new(
+                        discovered.options.clone(),
+                        &discovered.discovery,
+                    )),
+                },
+                approvals: crate::call::approve::ids::Ledger::new(),
+                metrics: Arc::new(crate::metrics::Metrics::new(settings.metrics_principals)),
+                audit,
             },
             results,
             info,
             tasks: TaskStore::new(settings.tasks),
-            approvals: crate::call::approval_ids::Ledger::new(),
-            metrics: Arc::new(crate::metrics::Metrics::new(settings.metrics_principals)),
-            audit,
         },
         discovery_lane: discovered.discovery_lane,
     })
@@ -149,13 +153,15 @@ pub async fn start_checked(
 /// (before discovery, so an unusable path fails at once).
 ///
 /// Errors: [`StartupError::Audit`].
-fn open_audit(settings: &Settings) -> Result<Option<Arc<crate::audit::AuditLog>>, StartupError> {
+fn open_audit(
+    settings: &Settings,
+) -> Result<Option<Arc<crate::call::audit::AuditLog>>, StartupError> {
     let Some(path) = &settings.audit_log else {
         return Ok(None);
     };
-    let log = Arc::new(crate::audit::AuditLog::open(path)?);
+    let log = Arc::new(crate::call::audit::AuditLog::open(path)?);
     log.reopen_on_sighup()
-        .map_err(|source| crate::audit::AuditError::Open {
+        .map_err(|source| crate::call::audit::AuditError::Open {
             path: path.clone(),
             source,
         })?;

@@ -1,5 +1,5 @@
 //! The `conda_cli_command` tool's definition (see [`crate::completion`] for
-//! what it reads and why, and `call::completion` for how a call runs).
+//! what it reads and why, and `call::plan::completion` for how a call runs).
 //!
 //! It runs on the discovery lane, never behind a running conda, needs no
 //! policy option (it only reads a file conda-completion wrote), and its
@@ -33,14 +33,17 @@ impl CliCommandTool {
     ///
     /// Errors: the output schema does not compile (a bug, reported at
     /// startup).
-    pub fn for_catalog(catalog: &Catalog) -> Result<Option<Self>, String> {
+    pub fn for_catalog(catalog: &Catalog) -> Result<Option<Self>, crate::schema::SchemaError> {
         if !completion::plugin_present(catalog) {
             return Ok(None);
         }
         jsonschema::options()
             .with_draft(jsonschema::Draft::Draft202012)
             .build(&completion::output_schema())
-            .map_err(|e| format!("conda_cli_command's output schema does not compile: {e}"))?;
+            .map_err(|e| crate::schema::SchemaError {
+                tool: completion::TOOL_NAME.to_owned(),
+                reason: format!("conda_cli_command's output schema does not compile: {e}"),
+            })?;
         let tool = ToolSpec::new(
             completion::TOOL_NAME,
             completion::DESCRIPTION,

@@ -36,23 +36,28 @@ impl Pattern {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PatternList(pub Vec<Pattern>);
 
+/// An empty entry in a comma-separated list (`a,,b`, a trailing comma):
+/// the sentence of clap's usage error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("empty entry in the comma-separated list")]
+pub struct EmptyEntry;
+
 /// Parses one flag value: comma-separated, entries trimmed, none empty.
 ///
-/// Errors: an empty entry (`a,,b`, a trailing comma), as a sentence for
-/// clap's usage error.
-pub fn parse_flag(s: &str) -> Result<PatternList, String> {
+/// Errors: [`EmptyEntry`].
+pub fn parse_flag(s: &str) -> Result<PatternList, EmptyEntry> {
     parse_list(s).map(PatternList)
 }
 
 /// [`parse_flag`] without the wrapper.
 ///
 /// Errors: as [`parse_flag`].
-pub fn parse_list(s: &str) -> Result<Vec<Pattern>, String> {
+pub fn parse_list(s: &str) -> Result<Vec<Pattern>, EmptyEntry> {
     s.split(',')
         .map(|e| {
             let e = e.split_whitespace().collect::<Vec<_>>().join(" ");
             if e.is_empty() {
-                Err("empty entry in the comma-separated list".to_owned())
+                Err(EmptyEntry)
             } else {
                 Ok(Pattern(e))
             }

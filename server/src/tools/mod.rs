@@ -275,10 +275,7 @@ impl ToolSet {
         } else {
             let schema = crate::completion::input_schema();
             check_schema_document(CLI_COMMAND_TOOL, &schema)?;
-            cli_command::CliCommandTool::for_catalog(catalog).map_err(|reason| SchemaError {
-                tool: CLI_COMMAND_TOOL.to_owned(),
-                reason,
-            })?
+            cli_command::CliCommandTool::for_catalog(catalog)?
         };
         if let Some(t) = &cli_command {
             listed.push(t.tool.clone());
@@ -303,7 +300,7 @@ impl ToolSet {
     /// of its own (the input schema of a generated tool or of
     /// `conda_execute`); the server's other tools (`conda_cli_command`,
     /// the compact ones) have fixed properties, none a host adds
-    /// (`crate::call::host_args`).
+    /// (`crate::call::plan::host_args`).
     pub fn accepts(&self, route: Route, name: &str) -> bool {
         match route {
             Route::Generated(i) => self

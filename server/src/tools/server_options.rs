@@ -1,12 +1,13 @@
 //! The server's own additions to the typed tools, shared by the tool set
 //! that lists them ([`crate::tools`]) and the call pipeline that reads them
-//! back (`crate::call::typed`, `crate::call::guard`): `conda_run`'s server
+//! back (`crate::call::plan::typed`, `crate::call::plan::existing_env`): `conda_run`'s server
 //! options (`stdin`, `timeout_seconds`), `replace_existing` of the tools
 //! that create an environment, which commands carry them, and the
 //! sentences a tool description adds for confirmation by dry run and for
 //! `--approve-writes`. Facts of the catalog only: nothing here plans or
 //! runs a call.
 
+use crate::policy::commands::{self, Removes};
 use serde_json::Value;
 
 use crate::catalog::{ArgKind, Command, PropertySource};
@@ -35,7 +36,7 @@ pub const STDIN_PROPERTY: &str = "stdin";
 /// `conda_run`'s server option: the call's time limit in seconds.
 pub const TIMEOUT_PROPERTY: &str = "timeout_seconds";
 
-/// The sentence tool descriptions carry for a mutation that runs as a dry run without `yes: true` (`crate::call::typed`, step 5).
+/// The sentence tool descriptions carry for a mutation that runs as a dry run without `yes: true` (`crate::call::plan::typed`, step 5).
 pub const CONFIRM_SENTENCE: &str =
     "Without yes: true it is a dry run that only shows conda's plan.";
 
@@ -71,16 +72,13 @@ pub fn dest_property<'a>(command: &'a Command, dest: &str) -> Option<&'a str> {
 /// Whether the command creates an environment, so its tool carries the
 /// server option [`REPLACE_EXISTING`] (`create`, `env create`).
 pub fn creates_environment(command: &Command) -> bool {
-    crate::target::CREATE_PATHS
-        .iter()
-        .any(|p| command.subpath() == *p)
+    commands::holds(command.subpath(), |c| c.creates)
 }
 
 /// Whether the command can remove a whole environment, so its tool carries
 /// the server option [`REMOVE_UNMANAGED`] (`remove`, `env remove`).
 pub fn removes_environment(command: &Command) -> bool {
-    matches!(command.subpath(), [a] if a == "remove")
-        || matches!(command.subpath(), [a, b] if a == "env" && b == "remove")
+    commands::holds(command.subpath(), |c| c.removes != Removes::Never)
 }
 
 /// Whether `command` has both conda's `yes` and `dry_run` options, so a

@@ -94,7 +94,7 @@ impl Job {
 pub enum JobUpdate {
     /// The call waits for another conda-mcp process writing to the same
     /// installation (sent once, by the call runner before the job is
-    /// queued: `crate::call::install_lock`).
+    /// queued: `crate::call::run::install_lock`).
     WaitingForWriter,
     /// The job waits; `position` jobs are ahead of it (the running one
     /// included). Sent when a job has to wait and whenever the number

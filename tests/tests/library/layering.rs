@@ -504,3 +504,94 @@ fn only_the_protocol_layers_name_the_mcp_library() {
         named.join(", ")
     );
 }
+
+/// The `crate::…` paths named by `toks`, joined by `::` (a `{…}` group
+/// gives one path per name it opens with), each with its line.
+fn crate_paths(toks: &[(Tok, usize)]) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    for i in 0..toks.len() {
+        let (Tok::Ident(w), line) = &toks[i] else {
+            continue;
+        };
+        if w != "crate" || toks.get(i + 1).map(|t| &t.0) != Some(&Tok::Path) {
+            continue;
+        }
+        let mut prefix = Vec::new();
+        let mut j = i + 2;
+        while let (Some((Tok::Ident(n), _)), Some((Tok::Path, _))) = (toks.get(j), toks.get(j + 1))
+        {
+            prefix.push(n.clone());
+            j += 2;
+        }
+        for last in first_segments(toks, j) {
+            let mut path = prefix.clone();
+            path.push(last);
+            out.push((path.join("::"), *line));
+        }
+        if !matches!(toks.get(j), Some((Tok::Ident(_) | Tok::Open, _))) && !prefix.is_empty() {
+            out.push((prefix.join("::"), *line));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_protocol_layer_decides_no_policy_approval_or_audit() {
+    // `mcp/` speaks the protocol (ARCHITECTURE.md "A call's way"): the
+    // call pipeline (`call/`) plans, decides the approval, records the
+    // audit line and counts the call; `mcp/` implements the pipeline's
+    // `Asker` and `Sink` and renders the outcome. So `mcp/` names none of
+    // the modules that decide.
+    let deciders = [
+        "policy::classify",
+        "policy::table",
+        "policy::commands",
+        "call::approve::flow",
+        "call::approve::on_conda",
+        "call::approve::ids",
+        "call::audit",
+        "call::counted",
+        "call::plan::restrict::Restrictions",
+    ];
+    let src = server_src();
+    let mut files = Vec::new();
+    rust_files(&src.join("mcp"), &mut files);
+    let mut named = Vec::new();
+    let mut paths = 0;
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("read source");
+        for (path, line) in crate_paths(&tokens(&text)) {
+            paths += 1;
+            if deciders
+                .iter()
+                .any(|d| path == *d || path.starts_with(&format!("{d}::")))
+            {
+                let rel = file.strip_prefix(&src).expect("below src").display();
+                named.push(format!("{rel}:{line} names crate::{path}"));
+            }
+        }
+    }
+    assert!(
+        files.len() > 10 && paths > 30,
+        "the reader finds mcp/'s paths: {} files, {paths} paths",
+        files.len()
+    );
+    assert!(named.is_empty(), "{}", named.join("\n"));
+}
+
+#[test]
+fn crate_paths_are_read_whole_and_through_groups() {
+    let toks = tokens(
+        "use crate::call::approve::{Asker, flow::Steps};\n\
+         fn f() { crate::call::audit::Recorder::new(); } // crate::call::counted\n",
+    );
+    let paths: Vec<String> = crate_paths(&toks).into_iter().map(|(p, _)| p).collect();
+    assert_eq!(
+        paths,
+        [
+            "call::approve::Asker",
+            "call::approve::flow",
+            "call::audit::Recorder::new"
+        ]
+    );
+}

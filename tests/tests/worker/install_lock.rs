@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use conda_mcp_server::call::install_lock::{InstallLock, LockError};
+use conda_mcp_server::call::run::install_lock::{InstallLock, LockError};
 use conda_mcp_server::call::{NotRun, Outcome, Plan, Ran, ResultSettings, Runner};
 use conda_mcp_server::discovery::restart::RestartWatch;
 use conda_mcp_server::discovery::{DiscoveryOptions, discover};

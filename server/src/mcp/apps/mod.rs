@@ -13,7 +13,7 @@
 //!   font; its strict CSP in `_meta.ui.csp`, [`contents`]).
 //! * A change answers with `approval_pending`: nothing changed yet; the
 //!   structured content's `error.details.approval` carries the plan and a
-//!   single-use id (`crate::call::approval_ids`), bound to the principal,
+//!   single-use id (`crate::call::approve::ids`), bound to the principal,
 //!   the tool, the arguments and the plan's digest, valid for `--timeout`.
 //! * The card calls [`DECIDE_TOOL`] with `{id, decision}`; the handler
 //!   redeems the id and runs the bound call again with that answer

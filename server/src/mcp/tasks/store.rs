@@ -80,6 +80,17 @@ struct Entry {
     state: State,
 }
 
+/// What a task follows of its call.
+#[derive(Debug, Clone)]
+pub struct Followed {
+    /// The call's phase (`tasks/get`'s message).
+    pub tracker: Tracker,
+    /// Stops the call (`tasks/cancel`).
+    pub cancel: CancellationToken,
+    /// The call's question to the client, if it asks one.
+    pub input: TaskInput,
+}
+
 #[derive(Debug)]
 enum State {
     Working {
@@ -103,8 +114,7 @@ impl TaskStore {
     }
 
     /// Registers a working task owned by `owner` for the call named `what`
-    /// (its phase followed by `tracker`, stopped by cancelling `cancel`,
-    /// its questions to the client in `input`) and returns its seed state for the `CreateTaskResult`. `longest` is
+    /// (followed as [`Followed`] says) and returns its seed state for the `CreateTaskResult`. `longest` is
     /// how long the call can take at most (queue and run), which with the
     /// retention gives the advertised `ttlMs`. The task is visible to
     /// `tasks/get` before this returns.
@@ -112,11 +122,14 @@ impl TaskStore {
         &self,
         owner: Principal,
         what: String,
-        tracker: Tracker,
-        cancel: CancellationToken,
-        input: TaskInput,
+        call: Followed,
         longest: Duration,
     ) -> Task {
+        let Followed {
+            tracker,
+            cancel,
+            input,
+        } = call;
         let now = current_timestamp();
         let id = uuid::Uuid::new_v4().to_string();
         let mut task = Task::new(id.clone(), TaskStatus::Working, now.clone(), now)
@@ -334,9 +347,11 @@ mod tests {
         let t = s.create(
             owner.clone(),
             "conda install".into(),
-            Tracker::new(),
-            cancel.clone(),
-            TaskInput::new(),
+            Followed {
+                tracker: Tracker::new(),
+                cancel: cancel.clone(),
+                input: TaskInput::new(),
+            },
             Duration::from_secs(10),
         );
         (t.task_id, cancel)
@@ -373,14 +388,15 @@ mod tests {
         let t = s.create(
             me.clone(),
             "conda create".into(),
-            tracker.clone(),
-            CancellationToken::new(),
-            TaskInput::new(),
+            Followed {
+                tracker: tracker.clone(),
+                cancel: CancellationToken::new(),
+                input: TaskInput::new(),
+            },
             Duration::from_secs(10),
         );
         assert_eq!(t.ttl_ms, Some(70_000), "longest call plus retention");
-        let mut update = tracker.observer();
-        update(crate::worker_client::JobUpdate::Queued { position: 2 });
+        tracker.update(crate::worker_client::JobUpdate::Queued { position: 2 });
         let r = s.get(&me, &t.task_id).expect("known");
         assert_eq!(r.task.status(), TaskStatus::Working);
         assert_eq!(r.queued_behind, Some(2));
@@ -455,9 +471,11 @@ mod tests {
         let t = s.create(
             me.clone(),
             "conda create".into(),
-            Tracker::new(),
-            cancel.clone(),
-            input.clone(),
+            Followed {
+                tracker: Tracker::new(),
+                cancel: cancel.clone(),
+                input: input.clone(),
+            },
             Duration::from_secs(10),
         );
         let request = InputRequest::Elicitation(ElicitRequest::new(

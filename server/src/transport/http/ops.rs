@@ -79,7 +79,7 @@ pub fn metrics(ops: Arc<Ops>) -> Router {
 async fn scrape(State(ops): State<Arc<Ops>>) -> Response {
     let levels = match ops.server.state() {
         Some(state) => {
-            let runner = &state.runner;
+            let runner = &state.pipeline.runner;
             let users = runner.workers.as_ref().map_or(0, |w| w.len());
             let default = usize::from(runner.exec.worker_pid().is_some());
             Levels {

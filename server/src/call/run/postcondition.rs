@@ -23,17 +23,8 @@ use crate::catalog::Catalog;
 use crate::catalog::EnvironmentDirs;
 use crate::target::{self, TargetSpec};
 
-use super::error::{ErrorCode, ToolError};
-use super::output::CallOutput;
-
-/// The command paths (without `conda`) whose successes are checked.
-pub const CHECKED_PATHS: &[&[&str]] = &[
-    &["create"],
-    &["env", "create"],
-    &["install"],
-    &["update"],
-    &["remove"],
-];
+use crate::call::shape::error::{ErrorCode, ToolError};
+use crate::call::shape::output::CallOutput;
 
 /// What must hold after a successful call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,7 +56,7 @@ pub fn of(catalog: &Catalog, argv: &[String], cwd: &Path) -> Option<Postconditio
 /// [`of`] on an argv already resolved.
 pub fn of_resolved(catalog: &Catalog, resolved: &Resolved, cwd: &Path) -> Option<Postcondition> {
     let path = target::subpath(catalog, resolved);
-    if !CHECKED_PATHS.iter().any(|p| path == *p)
+    if !crate::policy::commands::holds(&path, |c| c.checked)
         || resolved.has(catalog, "dry_run")
         || resolved.has(catalog, "download_only")
     {
@@ -73,9 +64,9 @@ pub fn of_resolved(catalog: &Catalog, resolved: &Resolved, cwd: &Path) -> Option
     }
     let expect = if target::creates(catalog, resolved) {
         target::create_target(catalog, resolved, cwd).map(Expect::Created)
-    } else if path == ["remove"]
-        && resolved.has(catalog, "all")
-        && !resolved.has(catalog, "keep_env")
+    } else if crate::policy::commands::removes_environment(&path, |dest| {
+        resolved.has(catalog, dest)
+    }) && !resolved.has(catalog, "keep_env")
     {
         target::given(catalog, resolved, cwd)
             .and_then(|t| t.prefix(&catalog.environments))
@@ -94,7 +85,7 @@ pub fn of_resolved(catalog: &Catalog, resolved: &Resolved, cwd: &Path) -> Option
 impl Postcondition {
     /// The error of a call that exited 0 but whose effect is not there;
     /// `None` when every check holds. `resolved`: the prefix conda itself
-    /// resolved (the in-process report, `super::checks`), which the checks
+    /// resolved (the in-process report, `crate::call::plan::checks`), which the checks
     /// look at instead of the server's prediction when it is known.
     pub fn failure(&self, output: &CallOutput, resolved: Option<&Path>) -> Option<ToolError> {
         match &self.expect {

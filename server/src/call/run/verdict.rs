@@ -1,8 +1,8 @@
-//! What the checks inside conda's process decided ([`super::checks`]),
+//! What the checks inside conda's process decided ([`crate::call::plan::checks`]),
 //! read from the worker's result: a refusal ended conda before its command
 //! acted, and becomes the typed outcome (never a success; the operator's
 //! restrictions the same [`Outcome::Restricted`] the server's prediction
-//! gives, [`super::restrict`]); a call whose checks enforce something but
+//! gives, [`crate::call::plan::restrict`]); a call whose checks enforce something but
 //! could not run is not taken as verified.
 
 use conda_mcp_shared::ExecutionResult;
@@ -10,11 +10,11 @@ use conda_mcp_shared::guard::{GuardOutcome, GuardRefusal, GuardReport, Setting, 
 
 use crate::discovery::config::ForcedKey;
 
-use super::error::{ErrorCode, ToolError};
-use super::outcome::Outcome;
-use super::output::UnmanagedFiles;
-use super::plan::Plan;
-use super::restrict::{ChannelSource, Restriction};
+use crate::call::plan::Plan;
+use crate::call::plan::restrict::{ChannelSource, Restriction};
+use crate::call::shape::error::{ErrorCode, ToolError};
+use crate::call::shape::outcome::Outcome;
+use crate::call::shape::output::UnmanagedFiles;
 
 /// The guard's report of `result`, when there is one.
 pub fn report(result: &ExecutionResult) -> Option<GuardReport> {

@@ -1,6 +1,6 @@
 //! `--approve-writes` through an MCP Apps view (docs/approval.md "The
 //! approval card"): the plan of a question as structured data the view
-//! renders, beside the plain-words message of [`super::approval`] (which
+//! renders, beside the plain-words message of [`super::question`] (which
 //! the form and the model see). Protocol-free: `mcp::apps` carries it.
 //!
 //! Built from the same inputs as the message (the command line, conda's
@@ -29,8 +29,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::guard::Replacement;
-use super::output::UnmanagedFiles;
+use crate::call::plan::existing_env::Replacement;
+use crate::call::shape::output::UnmanagedFiles;
 
 /// The structured plan of a question (the shape of the module docs),
 /// masked. `command` is the command line shown (`conda` and the argv).

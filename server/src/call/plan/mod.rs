@@ -1,5 +1,30 @@
-//! The plan of one call: everything the runner needs, decided before
-//! anything runs.
+//! Planning: a routed tool's arguments to one [`Plan`] (the program and
+//! argv, the lane, the limits, the policy classification, a label), or an
+//! early [`Outcome`] (invalid arguments, refused, not available), decided
+//! before anything runs.
+//!
+//! The arguments hosts add to every tool on their own are dropped first
+//! ([`host_args`]). One module per tool kind: [`generated`] (one tool per
+//! conda command, through [`typed`]), [`raw`] (`conda_execute`),
+//! [`completion`] (`conda_cli_command`), [`compact_call`] (`--tool-mode
+//! compact`). A kind that works on a conda argv amends it (if it must)
+//! *before* [`authorize`] classifies it, so the policy always decides on
+//! the argv that will run. The server's prediction of a create into an
+//! existing environment ([`existing_env`]: refused, or turned into a
+//! replacement) and the checks conda's own process enforces ([`checks`])
+//! are planned here; the restrictions of an operator (protected
+//! environments, allowed channels: [`restrict`]) are checked on the plan
+//! and carried into those checks.
+
+pub mod checks;
+pub mod compact_call;
+pub mod completion;
+pub mod existing_env;
+pub mod generated;
+pub mod host_args;
+pub mod raw;
+pub mod restrict;
+pub mod typed;
 
 use std::path::PathBuf;
 
@@ -8,7 +33,7 @@ use crate::policy::{self, Classification, Policy};
 use crate::worker_client::{Job, Program};
 use conda_mcp_shared::limits::Limits;
 
-use super::outcome::Outcome;
+use crate::call::shape::outcome::Outcome;
 
 /// Which executor a plan runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,21 +84,21 @@ pub struct Plan {
     /// Whether progress notifications are sent while it runs.
     pub reports_progress: bool,
     /// The server turned a mutation without `yes: true` into a dry run
-    /// (see `crate::call::typed`): the output says nothing was changed.
+    /// (see `crate::call::plan::typed`): the output says nothing was changed.
     pub confirmation_required: bool,
     /// `--approve-writes`: the call runs only after the person approved it
-    /// (asked by the MCP layer, `server/src/mcp/consent.rs`); the preview shown first.
-    pub approval: Option<super::approval::Approval>,
+    /// (asked through `crate::call::approve::flow`); the preview shown first.
+    pub approval: Option<crate::call::approve::question::Approval>,
     /// With `confirmation_required`: the startup options needed to apply
     /// the change (empty when this server can apply it).
     pub apply_requires: Vec<&'static str>,
     /// The call previews or applies the replacement of an existing
-    /// environment ([`super::guard`]).
-    pub replacement: Option<super::guard::Replacement>,
-    /// What must hold after the call exits 0 ([`super::postcondition`]).
-    pub postcondition: Option<super::postcondition::Postcondition>,
+    /// environment ([`crate::call::plan::existing_env`]).
+    pub replacement: Option<existing_env::Replacement>,
+    /// What must hold after the call exits 0 ([`crate::call::run::postcondition`]).
+    pub postcondition: Option<crate::call::run::postcondition::Postcondition>,
     /// What conda's own process checks before the command acts
-    /// ([`super::checks`]); `None` for helpers.
+    /// ([`crate::call::plan::checks`]); `None` for helpers.
     pub checks: Option<conda_mcp_shared::guard::InProcessChecks>,
 }
 
@@ -129,9 +154,8 @@ impl Plan {
         if !c.read_only {
             return true;
         }
-        let path: Vec<&str> = c.command.iter().skip(1).map(String::as_str).collect();
-        super::restrict::SOLVES.contains(&path.as_slice())
-            || LONG_COMMANDS.contains(&path.as_slice())
+        let path = c.command.get(1..).unwrap_or(&[]);
+        crate::policy::commands::holds(path, |row| row.solves || row.long)
     }
 
     /// The worker job of this plan.
@@ -145,11 +169,6 @@ impl Plan {
         job
     }
 }
-
-/// Command paths (after `conda`, canonical names) that run long even as a
-/// dry run or read-only ([`Plan::may_run_long`]), beside every command that
-/// solves ([`super::restrict::SOLVES`]).
-const LONG_COMMANDS: &[&[&str]] = &[&["run"], &["search"]];
 
 /// Which policy check applies to an argv.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

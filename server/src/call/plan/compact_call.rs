@@ -13,8 +13,20 @@ use crate::schema::Profile;
 use crate::tools::ToolSet;
 use crate::tools::compact::{self, CompactTool};
 
-use super::outcome::Outcome;
-use super::plan::Plan;
+use super::Plan;
+use crate::call::shape::outcome::Outcome;
+
+/// What the compact tools answer from: the catalog, the tool set and the
+/// schema profile `conda_describe` answers in.
+#[derive(Debug, Clone, Copy)]
+pub struct CompactSurface<'a> {
+    /// The catalog of the target.
+    pub catalog: &'a Catalog,
+    /// The tools (`conda_call` resolves to one of its generated tools).
+    pub tools: &'a ToolSet,
+    /// `--schema-profile`.
+    pub profile: Profile,
+}
 
 /// The plan of a call to one of the compact tools, or its answer.
 ///
@@ -23,14 +35,17 @@ use super::plan::Plan;
 /// arguments the command's schema refuses (under `/arguments`);
 /// [`Outcome::Refused`] as for the typed tool.
 pub fn plan(
-    catalog: &Catalog,
+    surface: CompactSurface<'_>,
     policy: &Policy,
-    settings: crate::call::typed::TypedSettings,
-    tools: &ToolSet,
-    profile: Profile,
+    settings: super::typed::TypedSettings,
     which: CompactTool,
     args: &Value,
 ) -> Result<Plan, Outcome> {
+    let CompactSurface {
+        catalog,
+        tools,
+        profile,
+    } = surface;
     let name = match which {
         CompactTool::Commands => {
             compact::no_arguments(args).map_err(|e| Outcome::InvalidArguments {

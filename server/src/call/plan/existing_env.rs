@@ -1,4 +1,4 @@
-//! The guard of existing environments: a call that creates an environment
+//! The server's prediction for existing environments: a call that creates an environment
 //! (`create`, `env create`; typed, compact `conda_call` or raw
 //! `conda_execute`) whose target already holds one is refused before conda
 //! runs, unless it sets the server argument `replace_existing: true`.
@@ -111,7 +111,7 @@ impl Replacement {
     }
 }
 
-/// What the guard decided for a create (or a rename's destination).
+/// What the prediction decided for a create (or a rename's destination).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
     /// Not a create, or nothing exists at its target: run as planned.
@@ -123,7 +123,7 @@ pub enum Decision {
     Replaces(Environment),
 }
 
-/// The guard's decision for a resolved argv that conda runs in `cwd`.
+/// The prediction's decision for a resolved argv that conda runs in `cwd`.
 pub fn decide(
     catalog: &Catalog,
     resolved: &Resolved,

@@ -82,7 +82,7 @@ pub struct CallOutput {
     /// environment: its prefix and package count, and for a preview the
     /// fresh prefix the plan was solved for and the packages it links.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replaced_environment: Option<super::guard::Replacement>,
+    pub replaced_environment: Option<crate::call::plan::existing_env::Replacement>,
     /// Files under the environment's prefix that no package installed
     /// (conda's own process listed them before a `remove --all` or `env
     /// remove`): a preview names what the removal would delete besides the

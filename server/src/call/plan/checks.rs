@@ -1,5 +1,5 @@
 //! Which in-process checks a conda call carries (docs/writes.md "Two
-//! layers"): the server predicts from outside ([`super::guard`],
+//! layers"): the server predicts from outside ([`super::existing_env`],
 //! [`crate::discovery::config`], [`crate::target`]) for early answers and
 //! messages; what a guarantee rests on is enforced again inside the conda
 //! process, after conda has read its configuration as the user it runs as
@@ -34,7 +34,7 @@ use crate::catalog::Catalog;
 use crate::policy::{Classification, Reason};
 use crate::target::{self, TargetSpec};
 
-use super::guard::Replacement;
+use super::existing_env::Replacement;
 
 /// The server options of a call that change its checks.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -49,7 +49,7 @@ pub struct Allowances<'a> {
 /// Whether a command path (without `conda`) removes a whole environment:
 /// `env remove`, or `remove` given `--all` (`all`: it was).
 pub fn removes_environment(path: &[String], all: bool) -> bool {
-    path == ["env", "remove"] || (path == ["remove"] && all)
+    crate::policy::commands::removes_environment(path, |dest| dest == "all" && all)
 }
 
 /// The checks of `resolved` (conda's argv, run in `cwd`), classified as

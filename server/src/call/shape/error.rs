@@ -5,10 +5,10 @@
 //! missing startup options), `unavailable` (the tool is not served under
 //! the startup options), `timeout` and `queue_timeout` (retryable),
 //! `cancelled`, `worker_unavailable` (retryable), `helper_failed`,
-//! `dry_run_not_honoured`, `internal`, `environment_exists` (the guard of existing environments,
-//! `super::guard`), `postcondition_failed` (`super::postcondition`),
+//! `dry_run_not_honoured`, `internal`, `environment_exists` (the prediction of existing environments,
+//! `crate::call::plan::existing_env`), `postcondition_failed` (`crate::call::run::postcondition`),
 //! `unmanaged_files_present` and `check_failed` (the checks inside conda's
-//! process, `super::checks`); with
+//! process, `crate::call::plan::checks`); with
 //! `--approve-writes` `declined`, `plan_changed` and `approval_unavailable`
 //! (docs/approval.md). Codes from conda: see [`super::conda_error`];
 //! `killed_by_signal` and `crashed_after_success` for a conda that died of

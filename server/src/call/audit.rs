@@ -32,7 +32,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::call::approval::Answer;
 use crate::call::{NotRun, Outcome, Ran};
 use crate::policy::{Classification, Refusal};
 
@@ -293,7 +292,7 @@ pub struct Shown {
     /// (`remove_unmanaged_files: true`), as the guard listed them inside
     /// conda: the prefix, how many, their bytes, the first paths.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub removed_files: Option<crate::call::output::UnmanagedFiles>,
+    pub removed_files: Option<crate::call::shape::output::UnmanagedFiles>,
 }
 
 impl Shown {
@@ -601,58 +600,141 @@ impl Draft {
 
 /// The person's answer to an approval question, as the audit log (and the
 /// metrics) name it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApprovalAnswer {
-    /// An answer came.
-    Answered(Answer),
-    /// The host could not ask.
-    Unavailable,
+pub type ApprovalAnswer = crate::call::events::Answered;
+
+/// The audit log's subscriber to one call's events
+/// ([`crate::call::events`]): the draft of a change once it is planned
+/// (or refused by the restrictions), the plan the person is shown and
+/// their first answer, and the line written when the call ends (synced
+/// before the answer is sent). A call that is not a change writes nothing,
+/// unless the policy refused it (a read refused for lacking `conda:read` is
+/// not a change).
+#[derive(Debug)]
+pub struct Recorder {
+    log: Arc<AuditLog>,
+    principal: String,
+    /// The principal's own OS user, else `--worker-user`; else this
+    /// process's user, looked up only for a line that is written.
+    os_user: Option<String>,
+    tool: String,
+    seen: Mutex<Seen>,
 }
 
-impl ApprovalAnswer {
-    /// `approve`, `decline`, `cancel` or `unavailable`.
-    pub fn word(self) -> &'static str {
-        match self {
-            ApprovalAnswer::Answered(Answer::Approve) => "approve",
-            ApprovalAnswer::Answered(Answer::Decline) => "decline",
-            ApprovalAnswer::Answered(Answer::Cancel) => "cancel",
-            ApprovalAnswer::Unavailable => "unavailable",
-        }
-    }
-}
-
-/// What the approval steps of one call tell its audit line (shared between
-/// the handler that writes the line and the approval flow that learns the
-/// plan shown and the answer).
-#[derive(Debug, Clone, Default)]
-pub struct Trail(Arc<Mutex<TrailInner>>);
-
+/// What a [`Recorder`] learned of its call so far.
 #[derive(Debug, Default)]
-struct TrailInner {
+struct Seen {
+    draft: Option<Draft>,
     shown: Option<Shown>,
     answer: Option<ApprovalAnswer>,
 }
 
-impl Trail {
-    /// The plan the person is shown (conda's dry-run document and the
-    /// environment replaced).
-    pub fn shown(&self, document: Option<&Value>, replaced: Option<&str>) {
-        let mut shown = Shown::of_document(document);
-        shown.replaced = replaced.map(str::to_owned);
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).shown = Some(shown);
+impl Recorder {
+    /// The recorder of a call of `tool` by `principal` into `log`;
+    /// `worker_user` is `--worker-user` (conda's user for principals
+    /// without one of their own).
+    pub fn new(
+        log: Arc<AuditLog>,
+        principal: &crate::principal::Principal,
+        worker_user: Option<&str>,
+        tool: &str,
+    ) -> Self {
+        Recorder {
+            log,
+            principal: principal.name.clone(),
+            os_user: principal
+                .os_user
+                .clone()
+                .or_else(|| worker_user.map(str::to_owned)),
+            tool: tool.to_owned(),
+            seen: Mutex::new(Seen::default()),
+        }
     }
 
-    /// The person's answer (the first one counts).
-    pub fn answered(&self, answer: ApprovalAnswer) {
-        let mut inner = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        inner.answer.get_or_insert(answer);
+    fn seen(&self) -> std::sync::MutexGuard<'_, Seen> {
+        self.seen.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// What was recorded.
-    pub fn take(&self) -> (Option<Shown>, Option<ApprovalAnswer>) {
-        let mut inner = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        (inner.shown.take(), inner.answer.take())
+    /// The OS user conda runs as, for a line.
+    fn os_user(&self) -> Option<String> {
+        self.os_user.clone().or_else(own_user)
     }
+
+    /// The draft of a planned conda call that is a change.
+    fn draft(&self, planned: &crate::call::events::Planned<'_>) -> Option<Draft> {
+        let c = planned.plan.classification.as_ref()?;
+        let kind = Kind::of(c, planned.raw)?;
+        let os_user = self.os_user();
+        Some(Draft::planned(
+            (&self.principal, os_user.as_deref()),
+            &self.tool,
+            kind,
+            c,
+            &planned.plan.argv,
+            planned.facts.and_then(|f| f.prefix(planned.dirs)),
+        ))
+    }
+}
+
+impl crate::call::events::Sink for Recorder {
+    fn event(&self, event: &crate::call::events::Event<'_>) {
+        use crate::call::events::Event;
+        match event {
+            Event::Planned(p) | Event::Refused(p) => {
+                let draft = self.draft(p);
+                self.seen().draft = draft;
+            }
+            Event::Asked { document, replaced } => {
+                let mut shown = Shown::of_document(*document);
+                shown.replaced = replaced.map(str::to_owned);
+                self.seen().shown = Some(shown);
+            }
+            Event::Answered(answer) => {
+                self.seen().answer.get_or_insert(*answer);
+            }
+            Event::Progress(_) => {}
+        }
+    }
+
+    fn finished<'a>(&'a self, outcome: &'a Outcome) -> crate::call::events::Finishing<'a> {
+        Box::pin(async move {
+            let Seen {
+                draft,
+                shown,
+                answer,
+            } = std::mem::take(&mut *self.seen());
+            let record = match (draft, outcome) {
+                (Some(draft), outcome) => draft.finish(outcome, shown, answer),
+                // Refused while planning: a change the policy does not
+                // allow (a read refused for lacking conda:read is not a
+                // change).
+                (None, Outcome::Refused(r))
+                    if r.missing_scopes != [crate::policy::scopes::READ] =>
+                {
+                    let os_user = self.os_user();
+                    Draft::refused((&self.principal, os_user.as_deref()), &self.tool, r)
+                }
+                _ => return,
+            };
+            self.log.append(record).await;
+        })
+    }
+}
+
+/// The name of the user this process runs as (conda's user without
+/// `--worker-user`).
+#[cfg(unix)]
+fn own_user() -> Option<String> {
+    nix::unistd::User::from_uid(nix::unistd::Uid::effective())
+        .ok()
+        .flatten()
+        .map(|u| u.name)
+}
+
+/// The name of the user this process runs as (Windows: `USERNAME`, which
+/// the logon sets).
+#[cfg(not(unix))]
+fn own_user() -> Option<String> {
+    std::env::var("USERNAME").ok()
 }
 
 #[cfg(test)]
@@ -747,7 +829,7 @@ mod tests {
             duration_ms: 1,
             ..conda_mcp_shared::ExecutionResult::nothing_ran()
         });
-        let files = |removed| crate::call::output::UnmanagedFiles {
+        let files = |removed| crate::call::shape::output::UnmanagedFiles {
             prefix: "/e/data".into(),
             count: 1,
             bytes: 7,

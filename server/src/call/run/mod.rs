@@ -1,4 +1,13 @@
-//! Running a plan: the one place a call meets the worker.
+//! Running a plan: the one place a call meets the worker ([`Runner`]).
+//! Every worker result enters the server here ([`received`]); what the
+//! checks inside conda's process reported is read in [`verdict`] (a refusal
+//! is an outcome, never a success); a write that exited 0 is checked
+//! against its [`postcondition`]; a call that is not read-only holds the
+//! installation's writer lock ([`install_lock`]) while it waits and runs.
+
+pub mod install_lock;
+pub mod postcondition;
+pub mod verdict;
 
 use std::sync::Arc;
 
@@ -13,11 +22,11 @@ use crate::principal::Principal;
 use crate::worker_client::pool::Lease;
 use crate::worker_client::{ExecError, Executor, JobUpdate, Workers};
 
-use super::install_lock::{InstallLock, LockError, WriterGuard};
+use install_lock::{InstallLock, LockError, WriterGuard};
 
-use super::outcome::{NotRun, Outcome, Ran};
-use super::plan::{LaneKind, Plan, Reader};
-use super::shape::{self, CallFacts, ResultSettings};
+use crate::call::plan::{LaneKind, Plan, Reader};
+use crate::call::shape::outcome::{NotRun, Outcome, Ran};
+use crate::call::shape::{self, CallFacts, ResultSettings};
 
 /// The executors, the restart watch and the result settings every plan
 /// runs with.
@@ -188,7 +197,7 @@ impl Runner {
             }
         };
         match plan.reader {
-            Reader::CompletionAnswer => super::completion::read(&result.0),
+            Reader::CompletionAnswer => crate::call::plan::completion::read(&result.0),
             Reader::Execution => self.execution(plan, result, json_off).await,
         }
     }
@@ -287,14 +296,14 @@ impl Runner {
         (result, masked): (ExecutionResult, u32),
         json_off: Option<ForcedKey>,
     ) -> Outcome {
-        if let Some(stopped) = super::verdict::stopped(&plan, &result) {
+        if let Some(stopped) = verdict::stopped(&plan, &result) {
             tracing::info!(
                 "{}: conda was stopped before it acted, or its checks could not run",
                 plan.what
             );
             return stopped;
         }
-        let report = super::verdict::report(&result);
+        let report = verdict::report(&result);
         let succeeded = result.exit_code == Some(0);
         let command = plan
             .classification
@@ -325,7 +334,7 @@ impl Runner {
             output.parsed_json_error = Some(format!(
                 "conda's configuration turns --json off (`{}` {how} in {}), so conda printed text, not JSON",
                 off.key,
-                super::verdict::place(off)
+                verdict::place(off)
             ));
         } else if let Some(key) = json_off
             && output.parsed_json.is_none()
@@ -349,7 +358,7 @@ impl Runner {
         }
         output.unmanaged_files = report.as_ref().and_then(|r| {
             let files = r.unmanaged.as_ref().filter(|f| f.count > 0)?;
-            let mut u = super::output::UnmanagedFiles::of(r.prefix.as_deref()?, files);
+            let mut u = crate::call::shape::output::UnmanagedFiles::of(r.prefix.as_deref()?, files);
             u.removed = !r.dry_run && succeeded;
             Some(u)
         });

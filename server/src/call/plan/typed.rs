@@ -30,23 +30,23 @@
 //! 6. **Existing environments.** `conda_create` and `conda_env_create`
 //!    carry the server option `replace_existing`; a create whose target
 //!    holds an environment is refused without it, and with it a dry run
-//!    is solved for a fresh prefix ([`crate::call::guard`]).
+//!    is solved for a fresh prefix ([`super::existing_env`]).
 //! 7. **Approval** (`--approve-writes`, instead of 5). A call that is not
 //!    read-only runs only after the person approved it
-//!    ([`crate::call::approval`]): the argv that applies it is the call's
+//!    ([`crate::call::approve::question`]): the argv that applies it is the call's
 //!    own with `yes: true` (whatever the model said about `yes`: conda
 //!    must not prompt, and the person is the one who confirms), and, when
 //!    the command has conda's `dry_run`, the preview is the same call with
 //!    `dry_run: true` and `json: true` (conda's plan as a document). The
-//!    guard of step 6 applies to the argv that applies the call.
+//!    prediction of existing environments (step 6) applies to the argv that applies the call.
 
 use std::time::Duration;
 
 use conda_mcp_shared::limits::Limits;
 use serde_json::{Map, Value};
 
-use crate::call::approval::{Approval, Preview};
-use crate::call::guard::{self, Decision, Replacement};
+use super::existing_env::{self, Decision, Replacement};
+use crate::call::approve::question::{Approval, Preview};
 use crate::catalog::{Catalog, CommandIdx};
 use crate::policy::{self, Classification, Policy, Refusal};
 use crate::schema::ArgumentError;
@@ -184,7 +184,7 @@ pub fn prepare(
             effective = amended;
         }
     }
-    guard_existing(catalog, cmd, &mut call, &effective, replace_existing)?;
+    predict_existing(catalog, cmd, &mut call, &effective, replace_existing)?;
     policy.check(&call.classification).map_err(Early::Refused)?;
     Ok(call)
 }
@@ -228,11 +228,11 @@ fn approve(
     Ok(())
 }
 
-/// The guard of existing environments on the argv about to run
-/// ([`crate::call::guard`]): refuses a create into an existing environment
+/// The prediction of existing environments on the argv about to run
+/// ([`super::existing_env`]): refuses a create into an existing environment
 /// without `replace_existing`; with it, recompiles a dry run for a fresh
 /// prefix (`args` are the arguments `call.argv` was compiled from).
-fn guard_existing(
+fn predict_existing(
     catalog: &Catalog,
     cmd: CommandIdx,
     call: &mut TypedCall,
@@ -245,12 +245,12 @@ fn guard_existing(
     }
     let resolved = crate::argparse::resolve(catalog, &call.argv);
     let cwd = std::path::Path::new(conda_mcp_shared::env::FIXED_CWD);
-    let env = match guard::decide(catalog, &resolved, cwd, replace_existing) {
+    let env = match existing_env::decide(catalog, &resolved, cwd, replace_existing) {
         Decision::Clear => return Ok(()),
         Decision::Exists(env) => return Err(Early::Exists(env)),
         Decision::Replaces(env) => env,
     };
-    let fresh = guard::preview_prefix(&env.prefix);
+    let fresh = existing_env::preview_prefix(&env.prefix);
     // The same arguments with the target moved to `fresh`: conda refuses a
     // dry run over an existing environment, so a plan is solved there.
     // `None`: the command has no --prefix to point the plan elsewhere.

@@ -6,7 +6,7 @@
 //! An id is 122 random bits (a UUID v4) naming one [`Pending`] change: the
 //! principal it was shown to, the tool, the call's arguments (as the
 //! server received them, after the host-added ones were dropped) and the
-//! digest of the question shown ([`super::approval::Question::digest`],
+//! digest of the question shown ([`super::question::Question::digest`],
 //! which binds the tool, the arguments and the plan's text). It is valid
 //! once, for that principal only, until its deadline (`--timeout` after it
 //! was issued). Redeeming it does not apply anything by itself: the
@@ -147,7 +147,7 @@ mod tests {
     use serde_json::json;
 
     fn pending(who: &str, args: Value) -> Pending {
-        let q = crate::call::approval::question(
+        let q = crate::call::approve::question::question(
             "conda_create",
             &args,
             &["create".to_owned(), "--name".to_owned(), "demo".to_owned()],
@@ -243,7 +243,7 @@ mod tests {
         let a = pending("alice", json!({"name": "demo"}));
         let b = pending("alice", json!({"name": "demo", "packages": ["evil"]}));
         assert_ne!(a.digest, b.digest);
-        let c = crate::call::approval::question(
+        let c = crate::call::approve::question::question(
             "conda_install",
             &a.args,
             &["create".to_owned(), "--name".to_owned(), "demo".to_owned()],

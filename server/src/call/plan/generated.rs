@@ -1,6 +1,6 @@
 //! Generated tools (one per conda command): validate the arguments against
 //! the tool's full input schema, prepare the typed call (compile, amend,
-//! authorize; [`crate::call::typed`]), plan it on the exec lane.
+//! authorize; [`super::typed`]), plan it on the exec lane.
 
 use serde_json::Value;
 
@@ -8,16 +8,16 @@ use crate::catalog::Catalog;
 use crate::policy::Policy;
 use crate::tools::GeneratedTool;
 
-use super::outcome::Outcome;
-use super::plan::Plan;
-use crate::call::typed::Early;
+use super::Plan;
+use super::typed::Early;
+use crate::call::shape::outcome::Outcome;
 
 /// The plan of a call to `tool` with `args`: validated against the full
-/// schema, then prepared by [`crate::call::typed::prepare`] (absolute paths,
+/// schema, then prepared by [`super::typed::prepare`] (absolute paths,
 /// `conda_run`'s server options and `--no-capture-output`, run-time
-/// required options, confirmation by dry run, the guard of existing
-/// environments, the policy check), with the checks of its success
-/// ([`super::postcondition`]).
+/// required options, confirmation by dry run, the prediction of
+/// existing environments, the policy check), with the checks of its success
+/// ([`crate::call::run::postcondition`]).
 ///
 /// Errors: [`Outcome::InvalidArguments`] (schema violations, relative
 /// paths, unmet run-time rules, or a value the compiler cannot put on
@@ -26,7 +26,7 @@ use crate::call::typed::Early;
 pub fn plan(
     catalog: &Catalog,
     policy: &Policy,
-    settings: crate::call::typed::TypedSettings,
+    settings: super::typed::TypedSettings,
     tool: &GeneratedTool,
     args: &Value,
 ) -> Result<Plan, Outcome> {
@@ -37,7 +37,7 @@ pub fn plan(
         });
     }
     let empty = serde_json::Map::new();
-    let typed = crate::call::typed::prepare(
+    let typed = super::typed::prepare(
         catalog,
         policy,
         tool.cmd,
@@ -70,7 +70,7 @@ pub fn plan(
     plan.apply_requires = typed.apply_requires;
     plan.replacement = typed.replacement;
     let cwd = std::path::Path::new(conda_mcp_shared::env::FIXED_CWD);
-    plan.postcondition = super::postcondition::of(catalog, &plan.argv, cwd);
+    plan.postcondition = crate::call::run::postcondition::of(catalog, &plan.argv, cwd);
     let allow = super::checks::Allowances {
         replaces: plan.replacement.as_ref(),
         remove_unmanaged_files: typed.remove_unmanaged_files,

@@ -12,8 +12,8 @@ use crate::schema::ArgumentError;
 use crate::worker_client::Program;
 use conda_mcp_shared::limits::Limits;
 
-use super::outcome::{NotRun, Outcome, Ran};
-use super::plan::{LaneKind, Plan, Reader};
+use super::{LaneKind, Plan, Reader};
+use crate::call::shape::outcome::{NotRun, Outcome, Ran};
 
 /// Longest the helper may run: reading one msgpack file takes well under a
 /// second; the server's own `--timeout` applies when it is shorter.

@@ -24,10 +24,10 @@ pub enum Outcome {
     /// names the missing startup options.
     Refused(Refusal),
     /// A protected environment or a channel outside the allowed list
-    /// ([`super::restrict`]); nothing ran.
-    Restricted(super::restrict::Restriction),
+    /// ([`crate::call::plan::restrict`]); nothing ran.
+    Restricted(crate::call::plan::restrict::Restriction),
     /// A create whose target already holds an environment, without
-    /// `replace_existing: true`; nothing ran ([`super::guard`]).
+    /// `replace_existing: true`; nothing ran ([`crate::call::plan::existing_env`]).
     EnvironmentExists(crate::target::Environment),
     /// The call could not run, or ran without producing a result.
     NotRun {
@@ -46,7 +46,7 @@ pub enum Outcome {
         forced: crate::discovery::config::ForcedKey,
     },
     /// The checks inside conda's process stopped conda before its command
-    /// acted ([`super::checks`]), or could not run: nothing was changed.
+    /// acted ([`crate::call::plan::checks`]), or could not run: nothing was changed.
     Stopped {
         /// What was to run.
         what: String,
@@ -157,7 +157,7 @@ pub enum NotRun {
     /// held it until the time limit, the call was cancelled while it
     /// waited, or the lock file could not be used).
     #[error(transparent)]
-    InstallLock(#[from] super::install_lock::LockError),
+    InstallLock(#[from] crate::call::run::install_lock::LockError),
     /// `--approve-writes`: the person declined the change, or dismissed
     /// the question; nothing was changed.
     #[error(
@@ -203,7 +203,7 @@ pub enum NotRun {
     /// The card's decision carried an approval id that cannot be
     /// redeemed; nothing changed.
     #[error(transparent)]
-    ApprovalRefused(super::approval_ids::IdRefusal),
+    ApprovalRefused(crate::call::approve::ids::IdRefusal),
     /// A bug inside the server (a panicked call task); logged.
     #[error("{0}")]
     Internal(&'static str),
@@ -212,11 +212,11 @@ pub enum NotRun {
 /// What the approval card shows and how its decision comes back.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Card {
-    /// The single-use approval id ([`super::approval_ids`]).
+    /// The single-use approval id ([`crate::call::approve::ids`]).
     pub id: String,
     /// Seconds until the id expires (the server's `--timeout`).
     pub expires_in_seconds: u64,
-    /// The plan ([`super::approval_card`]).
+    /// The plan ([`crate::call::approve::card`]).
     pub plan: serde_json::Value,
     /// The question's plain-words text (the form's message).
     pub message: String,

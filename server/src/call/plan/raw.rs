@@ -2,8 +2,8 @@
 //! argv is checked (`tools::execute::check`), classified by the same
 //! classifier as the generated tools' compiled argv, and needs
 //! `--allow-exec` itself ([`Check::Raw`]). A create into an existing
-//! environment needs `replace_existing: true` ([`super::guard`]); the
-//! success of a write is checked ([`super::postcondition`]).
+//! environment needs `replace_existing: true` ([`super::existing_env`]); the
+//! success of a write is checked ([`crate::call::run::postcondition`]).
 
 use serde_json::Value;
 
@@ -18,10 +18,10 @@ use std::path::PathBuf;
 
 use crate::schema::ArgumentError;
 
-use super::guard::{self, Decision, Replacement};
-use super::outcome::{NotRun, Outcome};
-use super::plan::{self, Check, Plan};
-use super::postcondition;
+use super::existing_env::{self, Decision, Replacement};
+use super::{Check, Plan};
+use crate::call::run::postcondition;
+use crate::call::shape::outcome::{NotRun, Outcome};
 
 /// The plan of a `conda_execute` call; `validator` is `None` when the
 /// server was started without `--allow-exec`.
@@ -49,13 +49,13 @@ pub fn plan(
     validator.validate(args).map_err(invalid)?;
     let call = execute::check(args, limits.stdin_limit_bytes, limits.timeout)
         .map_err(|e| invalid(vec![e]))?;
-    let classification = plan::authorize(catalog, policy, EXECUTE_TOOL, &call.argv, Check::Raw)?;
+    let classification = super::authorize(catalog, policy, EXECUTE_TOOL, &call.argv, Check::Raw)?;
     let cwd = call
         .cwd
         .clone()
         .unwrap_or_else(|| PathBuf::from(conda_mcp_shared::env::FIXED_CWD));
     let resolved = crate::argparse::resolve(catalog, &call.argv);
-    let replacement = match guard::decide(catalog, &resolved, &cwd, call.replace_existing) {
+    let replacement = match existing_env::decide(catalog, &resolved, &cwd, call.replace_existing) {
         Decision::Clear => None,
         Decision::Exists(env) => {
             tracing::info!(tool = %EXECUTE_TOOL, "refused: an environment exists at the target");
@@ -85,7 +85,7 @@ pub fn plan(
     limits.timeout = call.timeout;
     let approval = policy
         .needs_approval(&classification)
-        .then_some(super::approval::Approval { preview: None });
+        .then_some(crate::call::approve::question::Approval { preview: None });
     let mut plan = Plan::conda(what, call.argv, limits, classification);
     plan.approval = approval;
     plan.cwd = call.cwd;

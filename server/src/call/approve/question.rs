@@ -20,7 +20,7 @@
 
 use serde_json::{Map, Value};
 
-use super::guard::Replacement;
+use crate::call::plan::existing_env::Replacement;
 
 /// A call that runs only after the person approved it.
 #[derive(Debug, Clone)]
@@ -30,6 +30,25 @@ pub struct Approval {
     pub preview: Option<Preview>,
 }
 
+impl Approval {
+    /// The plan of the preview of `apply` (the change's own plan): its
+    /// dry run's argv, classification and checks, on the same lane and
+    /// limits, without the apply's own approval, postcondition and
+    /// replacement. `None` when the command has no preview.
+    pub fn preview_plan(&self, apply: &crate::call::Plan) -> Option<crate::call::Plan> {
+        let preview = self.preview.as_ref()?;
+        Some(crate::call::Plan {
+            argv: preview.argv.clone(),
+            classification: Some(preview.classification.clone()),
+            checks: Some(preview.checks.clone()),
+            approval: None,
+            postcondition: None,
+            replacement: None,
+            ..apply.clone()
+        })
+    }
+}
+
 /// The dry run of a call: its own arguments with `dry_run` and `json`.
 #[derive(Debug, Clone)]
 pub struct Preview {
@@ -37,7 +56,7 @@ pub struct Preview {
     pub argv: Vec<String>,
     /// The policy's classification of it (read-only).
     pub classification: crate::policy::Classification,
-    /// Its in-process checks (`super::checks`), filled in with the plan.
+    /// Its in-process checks (`crate::call::plan::checks`), filled in with the plan.
     pub checks: conda_mcp_shared::guard::InProcessChecks,
 }
 
@@ -50,7 +69,7 @@ pub struct Question {
     /// equal digests mean the same call would apply the same plan.
     pub digest: String,
     /// The same plan as structured data, for the approval card
-    /// ([`super::approval_card`]; masked).
+    /// ([`super::card`]; masked).
     pub card: Value,
 }
 
@@ -103,11 +122,11 @@ pub fn question_with(
     argv: &[String],
     plan: Option<&Value>,
     replaces: Option<&Replacement>,
-    unmanaged: Option<&super::output::UnmanagedFiles>,
+    unmanaged: Option<&crate::call::shape::output::UnmanagedFiles>,
 ) -> Question {
     let mut m = String::from("conda-mcp asks for your approval before it changes anything.\n\n");
     let command = command_line(argv);
-    let card = super::approval_card::plan(tool, &command, plan, replaces, unmanaged);
+    let card = super::card::plan(tool, &command, plan, replaces, unmanaged);
     m.push_str("Command: ");
     m.push_str(&command);
     m.push('\n');

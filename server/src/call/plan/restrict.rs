@@ -44,38 +44,11 @@ use std::path::{Path, PathBuf};
 use crate::argparse::{Resolved, resolve};
 use crate::catalog::Catalog;
 use crate::catalog::EnvironmentDirs;
+use crate::policy::commands;
 use crate::target::{self, TargetSpec};
 
 pub use conda_mcp_shared::guard::{CHANNEL_ALIAS, canonical_channel};
 use conda_mcp_shared::guard::{InProcessChecks, Protected};
-
-/// The command paths (after `conda`) that solve against channels.
-pub const SOLVES: &[&[&str]] = &[
-    &["create"],
-    &["install"],
-    &["update"],
-    &["remove"],
-    &["env", "create"],
-    &["env", "update"],
-];
-
-/// The command paths (after `conda`) that change the environment they
-/// target (`--name`/`--prefix`, else conda's default prefix). Others that
-/// take `--name`/`--prefix` (`config`, `run`, `list`, `export`) change no
-/// environment's packages.
-pub const PREFIX_COMMANDS: &[&[&str]] = &[
-    &["create"],
-    &["install"],
-    &["update"],
-    &["remove"],
-    &["rename"],
-    &["env", "create"],
-    &["env", "update"],
-    &["env", "remove"],
-    &["env", "config", "vars", "set"],
-    &["env", "config", "vars", "unset"],
-    &["doctor"],
-];
 
 /// An environment `--protect-env` names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -148,7 +121,7 @@ pub struct Facts {
     pub has_target: bool,
     /// `rename`'s destination (its `target` is the environment renamed).
     pub destination: Option<TargetSpec>,
-    /// The command solves against channels ([`SOLVES`]).
+    /// The command solves against channels ([`commands::CommandFacts::solves`]).
     pub solves: bool,
     /// `--override-channels`: conda's configured channels are not used.
     pub override_channels: bool,
@@ -167,7 +140,7 @@ fn facts_of(catalog: &Catalog, resolved: &Resolved, cwd: &Path) -> Facts {
     let Some(command) = catalog.commands.get(resolved.command()) else {
         return Facts::default();
     };
-    let has_target = PREFIX_COMMANDS.iter().any(|p| path == *p)
+    let has_target = commands::holds(&path, |c| c.changes_target)
         && command
             .arguments
             .iter()
@@ -199,7 +172,7 @@ fn facts_of(catalog: &Catalog, resolved: &Resolved, cwd: &Path) -> Facts {
             None,
         )
     };
-    let solves = SOLVES.iter().any(|p| path == *p);
+    let solves = commands::holds(&path, |c| c.solves);
     let mut channels = Vec::new();
     for occurrence in resolved.occurrences(catalog, "channel") {
         channels.extend(occurrence.iter().map(|c| canonical_channel(c)));

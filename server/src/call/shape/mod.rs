@@ -1,14 +1,25 @@
-//! From the worker's execution result to the tool output: `parsed_json`
-//! and `parsed_json_error` under the result mode, the typed error, one copy
-//! of the output in lean mode, and the result budget.
+//! The result's shape: the [`Outcome`] of a call (invalid arguments,
+//! refused, not run, ran) and the tool output ([`CallOutput`]) an execution
+//! becomes: `parsed_json` and `parsed_json_error` under the result mode
+//! ([`document`]), the typed error ([`error`]; conda's exceptions mapped by
+//! a data table, [`conda_error`]), one copy of the output in lean mode,
+//! and the result budget ([`budget`]).
+
+pub mod budget;
+pub mod conda_error;
+pub mod document;
+pub mod error;
+pub mod outcome;
+pub mod output;
+
+pub use outcome::Outcome;
 
 use conda_mcp_shared::ExecutionResult;
 
-use super::budget::{self, Cut};
-use super::conda_error;
-use super::document::{self, ResultMode};
-use super::error::{ErrorCode, ToolError};
-use super::output::CallOutput;
+use budget::Cut;
+use document::ResultMode;
+use error::{ErrorCode, ToolError};
+use output::CallOutput;
 
 /// How results are shaped, fixed at startup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
