@@ -308,6 +308,38 @@ async fn a_queued_change_cancelled_as_a_task_reports_cancelled_and_never_runs() 
     c.close().await;
 }
 
+/// A queued change reports its queue position like any queued call: in
+/// its status message and in `_meta["conda-mcp/queue"]`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queued_change_reports_its_queue_position() {
+    let (_prefix, mut c, a, b) = two_runs().await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let queued = loop {
+        let now = get(&mut c, &b).await.expect("known");
+        if now["_meta"]["conda-mcp/queue"].is_object() || Instant::now() > deadline {
+            break now;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(queued["status"], json!("working"), "{queued}");
+    assert_eq!(
+        queued["_meta"]["conda-mcp/queue"]["ahead"],
+        json!(1),
+        "{queued}"
+    );
+    assert!(
+        queued["statusMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("queued at position 2")),
+        "{queued}"
+    );
+    for id in [&b, &a] {
+        cancel(&mut c, id).await.expect("acknowledged");
+        poll_until(&mut c, id, "cancelled", Duration::from_secs(10)).await;
+    }
+    c.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_is_unknown_to_another_client_and_dropped_after_the_retention() {
     let prefix = sleepy(&["install"], 1.0);

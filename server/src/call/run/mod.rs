@@ -130,12 +130,12 @@ impl Runner {
         &self,
         timeout: std::time::Duration,
         cancel: &CancellationToken,
-        on_wait: impl FnMut(),
+        on_update: impl FnMut(JobUpdate),
     ) -> Result<Option<WriterGuard>, LockError> {
         match &self.install_lock {
             Some(lock) => {
                 let deadline = tokio::time::Instant::now() + timeout;
-                lock.acquire(deadline, cancel, on_wait).await.map(Some)
+                lock.acquire(deadline, cancel, on_update).await.map(Some)
             }
             None => Ok(None),
         }
@@ -250,8 +250,7 @@ impl Runner {
         };
         let arrived = tokio::time::Instant::now();
         let deadline = arrived + plan.limits.timeout;
-        let waiting = || on_update(JobUpdate::WaitingForWriter);
-        match lock.acquire(deadline, cancel, waiting).await {
+        match lock.acquire(deadline, cancel, &mut *on_update).await {
             Ok(guard) => {
                 job.limits.timeout = plan.limits.timeout.saturating_sub(arrived.elapsed());
                 Ok(Some(guard))
