@@ -273,10 +273,20 @@ async fn two_runs() -> (StandinPrefix, RawClient, String, String) {
     let mut c = tasks_client(&prefix, &["--allow-exec"]).await;
     let run = json!({"name": "base", "executable_call": ["python", "-c", "print(1)"]});
     let runs_before = prefix.conda_runs();
-    let first = call_expecting_task(&mut c, "a", "conda_run", run.clone(), Duration::from_secs(10)).await;
+    let first = call_expecting_task(
+        &mut c,
+        "a",
+        "conda_run",
+        run.clone(),
+        Duration::from_secs(10),
+    )
+    .await;
     let deadline = Instant::now() + Duration::from_secs(15);
     while prefix.conda_runs() == runs_before {
-        assert!(Instant::now() < deadline, "the first conda run never started");
+        assert!(
+            Instant::now() < deadline,
+            "the first conda run never started"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let second = call_expecting_task(&mut c, "b", "conda_run", run, Duration::from_secs(10)).await;

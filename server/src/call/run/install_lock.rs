@@ -298,7 +298,10 @@ mod tests {
         assert_eq!(waited, 1, "told once that it waits");
         let cancel = CancellationToken::new();
         cancel.cancel();
-        let e = b.acquire(far, &cancel, |_| {}).await.expect_err("cancelled");
+        let e = b
+            .acquire(far, &cancel, |_| {})
+            .await
+            .expect_err("cancelled");
         assert!(matches!(e, LockError::Cancelled), "{e}");
         drop(held);
         let again = b.acquire(far, &never, |_| {}).await.expect("free again");
