@@ -158,7 +158,7 @@ async fn in_process(standin: &StandinPrefix) {
     let mut takes = Vec::with_capacity(n);
     for _ in 0..n {
         let t = Instant::now();
-        let g = lock.acquire(far, &never, || {}).await.expect("lock");
+        let g = lock.acquire(far, &never, |_| {}).await.expect("lock");
         drop(g);
         takes.push(t.elapsed());
     }

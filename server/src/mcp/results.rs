@@ -613,6 +613,7 @@ mod tests {
             CallFacts {
                 command: &["conda".to_owned(), "install".to_owned()],
                 timeout_ms: 900_000,
+                waited_ms: 0,
                 argv: &[],
                 verbose: false,
             },

@@ -158,7 +158,9 @@ impl Executor {
                 limit: job.limits.stdin_limit_bytes,
             });
         }
-        let queued_at = tokio::time::Instant::now();
+        let start_by = job
+            .start_by
+            .unwrap_or_else(|| tokio::time::Instant::now() + job.limits.timeout);
         let mut ticket = inner.lane.join();
         let mut last_position = None;
         loop {
@@ -175,7 +177,7 @@ impl Executor {
                 _ = ticket.changed() => {}
                 _ = job.cancel.cancelled() => return Err(ExecError::Cancelled),
                 _ = inner.shutdown.cancelled() => return Err(ExecError::ShutDown),
-                _ = tokio::time::sleep_until(queued_at + job.limits.timeout) => {
+                _ = tokio::time::sleep_until(start_by) => {
                     return Ok(queue_timeout(job.limits.timeout));
                 }
             }
@@ -337,7 +339,7 @@ fn kill_group(pgid: Option<u32>) {
 fn queue_timeout(timeout: Duration) -> ExecutionResult {
     ExecutionResult {
         stderr: format!(
-            "conda-mcp: the call waited {} s for earlier calls to finish and its time limit ran out before it started; nothing ran",
+            "conda-mcp: the call waited for earlier calls to finish until its time limit of {} s ran out (the wait is bounded by the limit from when the call arrived); nothing ran",
             timeout.as_secs()
         ),
         timed_out: true,

@@ -52,10 +52,17 @@ pub struct Job {
     pub cwd: Option<PathBuf>,
     /// Bytes for the program's stdin; `None` = `/dev/null`.
     pub stdin: Option<Vec<u8>>,
-    /// Time limit (it bounds the queue wait too; a running job's limit
-    /// counts from spawn), bytes kept per output stream (cut at a UTF-8
-    /// boundary), most stdin bytes ([`ExecError::StdinTooLarge`] above it).
+    /// Time limit (a running job's limit counts from spawn; it bounds the
+    /// queue wait too, see [`Job::start_by`]), bytes kept per output stream
+    /// (cut at a UTF-8 boundary), most stdin bytes
+    /// ([`ExecError::StdinTooLarge`] above it).
     pub limits: Limits,
+    /// The latest moment the job may still leave the queue (a job still
+    /// queued then ends as a queue timeout, nothing run); `None`: its time
+    /// limit after it joined the queue. The call runner sets it to the
+    /// limit after the call arrived, so the wait for the writer lock and
+    /// the wait in the queue share one bound and never shorten the run's.
+    pub start_by: Option<tokio::time::Instant>,
     /// Short label for log lines (e.g. `conda env list`); never values.
     pub label: String,
     /// Cancels the job: a queued job never runs (`Err(Cancelled)`), a running
@@ -82,6 +89,7 @@ impl Job {
             cwd: None,
             stdin: None,
             limits: Limits::DEFAULT,
+            start_by: None,
             label,
             cancel: CancellationToken::new(),
             checks: None,

@@ -311,3 +311,23 @@ async fn malformed_requests_are_answered_not_dropped() {
     assert!(pong.get("result").is_some(), "{pong}");
     c.close().await;
 }
+
+/// The time limit counts running time only: with `--timeout 6`, two
+/// pipelined `conda run` calls of 4 s each (the second waits about 4 s for
+/// the installation's writer lock the first holds) both run to their end;
+/// the wait does not shorten the second one's limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wait_for_the_writer_lock_leaves_the_time_limit_whole() {
+    let prefix = sleepy(&["run"], 4.0);
+    let mut c = RawClient::start(&prefix.conda_exe, &["--allow-exec", "--timeout", "6"]).await;
+    let run = json!({"name": "base", "executable_call": ["python", "-c", "print(1)"]});
+    c.call_tool("first", "conda_run", run.clone(), None).await;
+    c.call_tool("second", "conda_run", run, None).await;
+    for id in ["first", "second"] {
+        let (response, _) = c.response(id, Duration::from_secs(60)).await;
+        let out = structured(&response);
+        assert_eq!(out["exit_code"], json!(0), "{id}: {response}");
+        assert_eq!(out["timed_out"], json!(false), "{id}: {response}");
+    }
+    c.close().await;
+}

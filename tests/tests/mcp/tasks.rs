@@ -263,6 +263,93 @@ async fn a_call_that_must_queue_becomes_a_task_and_cancelled_in_the_queue_never_
     c.close().await;
 }
 
+/// Two `conda run` tasks of a server with `--allow-exec` on a stand-in
+/// whose `conda run` sleeps 30 s: the first runs (its conda started), the
+/// second waits behind it (for the installation's writer lock a change
+/// holds while it runs). Returns the prefix, the client and the two task
+/// ids.
+async fn two_runs() -> (StandinPrefix, RawClient, String, String) {
+    let prefix = sleepy(&["run"], 30.0);
+    let mut c = tasks_client(&prefix, &["--allow-exec"]).await;
+    let run = json!({"name": "base", "executable_call": ["python", "-c", "print(1)"]});
+    let runs_before = prefix.conda_runs();
+    let first = call_expecting_task(
+        &mut c,
+        "a",
+        "conda_run",
+        run.clone(),
+        Duration::from_secs(10),
+    )
+    .await;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while prefix.conda_runs() == runs_before {
+        assert!(
+            Instant::now() < deadline,
+            "the first conda run never started"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let second = call_expecting_task(&mut c, "b", "conda_run", run, Duration::from_secs(10)).await;
+    let id = |t: &Value| t["taskId"].as_str().expect("id").to_owned();
+    (prefix, c, id(&first), id(&second))
+}
+
+/// A queued change cancelled as a task reports `cancelled`, never
+/// `completed`, and never runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queued_change_cancelled_as_a_task_reports_cancelled_and_never_runs() {
+    let (prefix, mut c, a, b) = two_runs().await;
+    let runs_before = prefix.conda_runs();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    cancel(&mut c, &b).await.expect("acknowledged");
+    let (cancelled, seen) = poll_until(&mut c, &b, "cancelled", Duration::from_secs(10)).await;
+    assert!(cancelled.get("result").is_none(), "{cancelled}");
+    assert!(
+        seen.iter().all(|s| s["status"] == json!("working")),
+        "{seen:?}"
+    );
+    assert_eq!(
+        prefix.conda_runs(),
+        runs_before,
+        "the cancelled task started a conda process"
+    );
+    cancel(&mut c, &a).await.expect("acknowledged");
+    poll_until(&mut c, &a, "cancelled", Duration::from_secs(10)).await;
+    c.close().await;
+}
+
+/// A queued change reports its queue position like any queued call: in
+/// its status message and in `_meta["conda-mcp/queue"]`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queued_change_reports_its_queue_position() {
+    let (_prefix, mut c, a, b) = two_runs().await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let queued = loop {
+        let now = get(&mut c, &b).await.expect("known");
+        if now["_meta"]["conda-mcp/queue"].is_object() || Instant::now() > deadline {
+            break now;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(queued["status"], json!("working"), "{queued}");
+    assert_eq!(
+        queued["_meta"]["conda-mcp/queue"]["ahead"],
+        json!(1),
+        "{queued}"
+    );
+    assert!(
+        queued["statusMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("queued at position 2")),
+        "{queued}"
+    );
+    for id in [&b, &a] {
+        cancel(&mut c, id).await.expect("acknowledged");
+        poll_until(&mut c, id, "cancelled", Duration::from_secs(10)).await;
+    }
+    c.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_is_unknown_to_another_client_and_dropped_after_the_retention() {
     let prefix = sleepy(&["install"], 1.0);

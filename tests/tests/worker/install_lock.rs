@@ -84,7 +84,7 @@ async fn writes_wait_for_the_lock_reads_do_not_and_a_held_guard_serves_several_c
     let far = Instant::now() + Duration::from_secs(30);
     // Another server on the same installation holds the lock.
     let other = InstallLock::new(locks.path(), &p.prefix);
-    let held = other.acquire(far, &never, || {}).await.expect("other");
+    let held = other.acquire(far, &never, |_| {}).await.expect("other");
 
     let target = work.path().join("a").display().to_string();
     let write = plan(
@@ -120,13 +120,13 @@ async fn writes_wait_for_the_lock_reads_do_not_and_a_held_guard_serves_several_c
 
     // This server takes the lock for two calls; the other waits meanwhile.
     let guard = r
-        .take_writer(Duration::from_secs(30), &never, || {})
+        .take_writer(Duration::from_secs(30), &never, |_| {})
         .await
         .expect("take")
         .expect("a lock");
     let soon = Instant::now() + Duration::from_millis(300);
     assert!(matches!(
-        other.acquire(soon, &never, || {}).await,
+        other.acquire(soon, &never, |_| {}).await,
         Err(LockError::TimedOut)
     ));
     for name in ["a", "b"] {
@@ -150,13 +150,13 @@ async fn writes_wait_for_the_lock_reads_do_not_and_a_held_guard_serves_several_c
         let soon = Instant::now() + Duration::from_millis(100);
         assert!(
             matches!(
-                other.acquire(soon, &never, || {}).await,
+                other.acquire(soon, &never, |_| {}).await,
                 Err(LockError::TimedOut)
             ),
             "still held between the calls"
         );
     }
     drop(guard);
-    let again = other.acquire(far, &never, || {}).await.expect("released");
+    let again = other.acquire(far, &never, |_| {}).await.expect("released");
     drop(again);
 }

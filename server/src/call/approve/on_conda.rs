@@ -14,7 +14,6 @@ use crate::call::run::install_lock::WriterGuard;
 use crate::call::shape::error::ErrorCode;
 use crate::call::{CallOutput, NotRun, Outcome, Plan, Ran, Runner};
 use crate::principal::Principal;
-use crate::worker_client::JobUpdate;
 use conda_mcp_shared::guard::UnmanagedRule;
 
 /// One change that needs approval, on the runner.
@@ -74,8 +73,8 @@ impl Steps for OnConda<'_> {
     async fn hold(&self) -> Result<Self::Held, Outcome> {
         let events = self.events;
         self.runner
-            .take_writer(self.plan.limits.timeout, self.cancel, move || {
-                events.event(&Event::Progress(JobUpdate::WaitingForWriter))
+            .take_writer(self.plan.limits.timeout, self.cancel, move |update| {
+                events.event(&Event::Progress(update))
             })
             .await
             .map_err(|e| Outcome::NotRun {

@@ -22,10 +22,12 @@
 //!   process (also when `--worker-user` runs conda as another user, the
 //!   server takes it around sending the job), so servers of one user meet;
 //!   servers of different users on one installation do not.
-//! * **Order.** Within one server the writers first queue on an in-process
-//!   FIFO mutex, then take the file lock, polling it every [`POLL`] while
-//!   another process holds it, so the wait can end on the call's cancel or
-//!   its time limit ([`InstallLock::acquire`]).
+//! * **Order.** Within one server the writers first queue in an in-process
+//!   FIFO (a [`Lane`]: each waiting writer is told how many writers are
+//!   ahead of it, as a [`JobUpdate::Queued`]), then take the file lock,
+//!   polling it every [`POLL`] while another process holds it, so the wait
+//!   can end on the call's cancel or its time limit
+//!   ([`InstallLock::acquire`]).
 //! * **Release.** Dropping the [`WriterGuard`] closes the file, which
 //!   releases the lock; a server killed while holding it releases it too
 //!   (the kernel drops the locks of a closed file description). The guard
@@ -38,12 +40,13 @@
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{Mutex, OwnedMutexGuard};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+
+use crate::worker_client::JobUpdate;
+use crate::worker_client::lane::{Lane, Ticket};
 
 /// How often a waiting call retries the file lock held by another process.
 pub const POLL: Duration = Duration::from_millis(50);
@@ -119,7 +122,7 @@ pub enum LockError {
 pub struct InstallLock {
     path: PathBuf,
     /// Writers of this process, in arrival order.
-    local: Arc<Mutex<()>>,
+    local: Lane,
 }
 
 /// Held while a call may write to the installation: the in-process turn and
@@ -127,7 +130,7 @@ pub struct InstallLock {
 #[derive(Debug)]
 pub struct WriterGuard {
     _file: Locked,
-    _turn: OwnedMutexGuard<()>,
+    _turn: Ticket,
 }
 
 impl InstallLock {
@@ -136,7 +139,7 @@ impl InstallLock {
     pub fn new(dir: &Path, root: &Path) -> Self {
         Self {
             path: lock_path(dir, root),
-            local: Arc::new(Mutex::new(())),
+            local: Lane::default(),
         }
     }
 
@@ -146,9 +149,11 @@ impl InstallLock {
     }
 
     /// Takes the lock, waiting for this server's earlier writers and then
-    /// for other processes. `on_wait` is called once, when the file lock is
-    /// found held by another process (for a progress message). Waiting ends
-    /// at `deadline` or on `cancel`.
+    /// for other processes. `on_update` is told the number of this server's
+    /// writers ahead ([`JobUpdate::Queued`], the holder included) whenever it
+    /// changes, and once [`JobUpdate::WaitingForWriter`] when the file lock
+    /// is found held by another process (for progress messages). Waiting
+    /// ends at `deadline` or on `cancel`.
     ///
     /// Errors: [`LockError::TimedOut`], [`LockError::Cancelled`],
     /// [`LockError::Io`] (the folder or file cannot be created or locked).
@@ -156,13 +161,26 @@ impl InstallLock {
         &self,
         deadline: Instant,
         cancel: &CancellationToken,
-        mut on_wait: impl FnMut(),
+        mut on_update: impl FnMut(JobUpdate),
     ) -> Result<WriterGuard, LockError> {
-        let turn = tokio::select! {
-            t = self.local.clone().lock_owned() => t,
-            () = cancel.cancelled() => return Err(LockError::Cancelled),
-            () = tokio::time::sleep_until(deadline) => return Err(LockError::TimedOut),
-        };
+        let mut turn = self.local.join();
+        let mut told_ahead = None;
+        loop {
+            match turn.try_start() {
+                Ok(()) => break,
+                Err(ahead) => {
+                    if told_ahead != Some(ahead) {
+                        told_ahead = Some(ahead);
+                        on_update(JobUpdate::Queued { position: ahead });
+                    }
+                }
+            }
+            tokio::select! {
+                () = turn.changed() => {}
+                () = cancel.cancelled() => return Err(LockError::Cancelled),
+                () = tokio::time::sleep_until(deadline) => return Err(LockError::TimedOut),
+            }
+        }
         let mut told = false;
         loop {
             if let Some(file) = self.try_file()? {
@@ -174,7 +192,7 @@ impl InstallLock {
             if !told {
                 told = true;
                 tracing::info!(lock = %self.path.display(), "waiting for another conda-mcp on this installation");
-                on_wait();
+                on_update(JobUpdate::WaitingForWriter);
             }
             tokio::select! {
                 () = tokio::time::sleep(POLL) => {}
@@ -242,6 +260,7 @@ fn lock_exclusive_nonblocking(file: File) -> std::io::Result<Option<Locked>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
     #[cfg(unix)]
     #[test]
@@ -268,21 +287,52 @@ mod tests {
         let b = InstallLock::new(d.path(), root);
         let never = CancellationToken::new();
         let far = Instant::now() + Duration::from_secs(30);
-        let held = a.acquire(far, &never, || {}).await.expect("first");
+        let held = a.acquire(far, &never, |_| {}).await.expect("first");
         let mut waited = 0;
         let soon = Instant::now() + Duration::from_millis(300);
         let e = b
-            .acquire(soon, &never, || waited += 1)
+            .acquire(soon, &never, |_| waited += 1)
             .await
             .expect_err("held elsewhere");
         assert!(matches!(e, LockError::TimedOut), "{e}");
         assert_eq!(waited, 1, "told once that it waits");
         let cancel = CancellationToken::new();
         cancel.cancel();
-        let e = b.acquire(far, &cancel, || {}).await.expect_err("cancelled");
+        let e = b
+            .acquire(far, &cancel, |_| {})
+            .await
+            .expect_err("cancelled");
         assert!(matches!(e, LockError::Cancelled), "{e}");
         drop(held);
-        let again = b.acquire(far, &never, || {}).await.expect("free again");
+        let again = b.acquire(far, &never, |_| {}).await.expect("free again");
         drop(again);
+    }
+
+    #[tokio::test]
+    async fn writers_of_one_server_are_told_their_position() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let lock = Arc::new(InstallLock::new(d.path(), Path::new("/some/conda")));
+        let never = CancellationToken::new();
+        let far = Instant::now() + Duration::from_secs(30);
+        let held = lock.acquire(far, &never, |_| {}).await.expect("first");
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let second = {
+            let lock = lock.clone();
+            let never = never.clone();
+            tokio::spawn(async move {
+                lock.acquire(far, &never, move |u| {
+                    let _ = tx.send(u);
+                })
+                .await
+                .map(drop)
+            })
+        };
+        assert_eq!(
+            rx.recv().await,
+            Some(JobUpdate::Queued { position: 1 }),
+            "the second writer waits behind the holder"
+        );
+        drop(held);
+        second.await.expect("joined").expect("taken once released");
     }
 }

@@ -76,7 +76,9 @@ impl Runner {
     /// (waiting for another server's write, queue position, start, output
     /// counters). A call that is not read-only first takes the
     /// installation's writer lock ([`InstallLock`]) and holds it until its
-    /// result; the wait counts against its time limit.
+    /// result. The time limit counts running time only: the wait before the
+    /// call runs (for the lock, then in the queue) is bounded separately by
+    /// the same limit, counted from now (docs/long-calls.md "Queueing").
     ///
     /// Before a conda call, conda's forced configuration is looked at
     /// ([`ConfigWatch::current`]): a call that is read-only only because of
@@ -130,12 +132,12 @@ impl Runner {
         &self,
         timeout: std::time::Duration,
         cancel: &CancellationToken,
-        on_wait: impl FnMut(),
+        on_update: impl FnMut(JobUpdate),
     ) -> Result<Option<WriterGuard>, LockError> {
         match &self.install_lock {
             Some(lock) => {
                 let deadline = tokio::time::Instant::now() + timeout;
-                lock.acquire(deadline, cancel, on_wait).await.map(Some)
+                lock.acquire(deadline, cancel, on_update).await.map(Some)
             }
             None => Ok(None),
         }
@@ -157,9 +159,11 @@ impl Runner {
             Err(early) => return early,
         };
         let mut on_update = on_update;
+        let arrived = tokio::time::Instant::now();
         let mut job = plan.job();
+        job.start_by = Some(arrived + plan.limits.timeout);
         let _writer = match self
-            .writer(&plan, holding, &cancel, &mut on_update, &mut job)
+            .writer(&plan, holding, &cancel, &mut on_update, job.start_by)
             .await
         {
             Ok(writer) => writer,
@@ -196,9 +200,11 @@ impl Runner {
                 };
             }
         };
+        let ran = std::time::Duration::from_millis(result.0.duration_ms);
+        let waited = arrived.elapsed().saturating_sub(ran);
         match plan.reader {
             Reader::CompletionAnswer => crate::call::plan::completion::read(&result.0),
-            Reader::Execution => self.execution(plan, result, json_off).await,
+            Reader::Execution => self.execution(plan, result, json_off, waited).await,
         }
     }
 
@@ -227,8 +233,8 @@ impl Runner {
     }
 
     /// The installation's writer lock for a conda call that is not
-    /// read-only (unless the caller holds it), waited for at most the
-    /// plan's time limit, which the wait then shortens for `job`.
+    /// read-only (unless the caller holds it), waited for until `start_by`
+    /// (the call's wait bound; the wait leaves its time limit whole).
     ///
     /// Errors: the early [`NotRun::InstallLock`] (timed out, cancelled,
     /// lock file unusable).
@@ -238,7 +244,7 @@ impl Runner {
         holding: bool,
         cancel: &CancellationToken,
         on_update: &mut (impl FnMut(JobUpdate) + Send),
-        job: &mut crate::worker_client::Job,
+        start_by: Option<tokio::time::Instant>,
     ) -> Result<Option<WriterGuard>, Outcome> {
         let (LaneKind::Exec, false, false, Some(lock)) = (
             plan.lane,
@@ -248,14 +254,10 @@ impl Runner {
         ) else {
             return Ok(None);
         };
-        let arrived = tokio::time::Instant::now();
-        let deadline = arrived + plan.limits.timeout;
-        let waiting = || on_update(JobUpdate::WaitingForWriter);
-        match lock.acquire(deadline, cancel, waiting).await {
-            Ok(guard) => {
-                job.limits.timeout = plan.limits.timeout.saturating_sub(arrived.elapsed());
-                Ok(Some(guard))
-            }
+        let deadline =
+            start_by.unwrap_or_else(|| tokio::time::Instant::now() + plan.limits.timeout);
+        match lock.acquire(deadline, cancel, &mut *on_update).await {
+            Ok(guard) => Ok(Some(guard)),
             Err(e) => {
                 tracing::info!("{}: not run: {e}", plan.what);
                 Err(Outcome::NotRun {
@@ -289,12 +291,15 @@ impl Runner {
     /// What an execution becomes: the tool output shaped from the result
     /// (`masked` credentials counted), with what the plan knows (dry run
     /// for confirmation, a replacement, the postcondition of a write) and,
-    /// after a write that succeeded, the restart watch's verdict.
+    /// after a write that succeeded, the restart watch's verdict. `waited`
+    /// is how long the call waited before it ran (for the message of a
+    /// time limit).
     async fn execution(
         &self,
         plan: Plan,
         (result, masked): (ExecutionResult, u32),
         json_off: Option<ForcedKey>,
+        waited: std::time::Duration,
     ) -> Outcome {
         if let Some(stopped) = verdict::stopped(&plan, &result) {
             tracing::info!(
@@ -313,6 +318,7 @@ impl Runner {
         let facts = CallFacts {
             command: &command,
             timeout_ms: u64::try_from(plan.limits.timeout.as_millis()).unwrap_or(u64::MAX),
+            waited_ms: u64::try_from(waited.as_millis()).unwrap_or(u64::MAX),
             argv: &plan.argv,
             verbose: shape::asks_for_detail(&plan.argv),
         };

@@ -258,11 +258,14 @@ fn is_success_document(doc: &Value) -> bool {
 /// The typed error of an execution, `None` when it succeeded. `document`
 /// is the last complete JSON document of stdout (whatever the result mode),
 /// where conda puts its `--json` error or success document; `timeout_ms`
-/// is the call's time limit.
+/// is the call's time limit (running time only) and `waited_ms` how long
+/// it waited before it ran (both in the message of a time limit, which
+/// says how long the call ran).
 pub fn of_execution(
     r: &ExecutionResult,
     document: Option<&Value>,
     timeout_ms: u64,
+    waited_ms: u64,
 ) -> Option<ToolError> {
     let stop = |e: ToolError| match r.stopped_by {
         Some(s) => e.with("signal", s.name()),
@@ -273,11 +276,14 @@ pub fn of_execution(
             ToolError::new(
                 ErrorCode::Timeout,
                 format!(
-                    "the call reached its time limit of {:.1} s and was stopped; retry with a longer limit, or narrow the call",
-                    timeout_ms as f64 / 1000.0
+                    "the call ran for {:.1} s and reached its time limit of {:.1} s (it waited {:.1} s for its turn before that, which the limit does not count) and was stopped; retry with a longer limit, or narrow the call",
+                    r.duration_ms as f64 / 1000.0,
+                    timeout_ms as f64 / 1000.0,
+                    waited_ms as f64 / 1000.0
                 ),
             )
-            .with("timeout_ms", timeout_ms),
+            .with("timeout_ms", timeout_ms)
+            .with("waited_ms", waited_ms),
         ));
     }
     if r.cancelled {
@@ -401,7 +407,7 @@ mod tests {
     #[test]
     fn json_document_wins_over_stderr() {
         let doc = json!({"exception_name": "LockError", "message": "locked\n  by pid 5", "error": "LockError: locked"});
-        let e = of_execution(&failed("CondaError: other"), Some(&doc), 1000).expect("error");
+        let e = of_execution(&failed("CondaError: other"), Some(&doc), 1000, 0).expect("error");
         assert_eq!(e.code, ErrorCode::Lock);
         assert!(e.retryable);
         assert_eq!(e.message, "LockError: locked by pid 5");
@@ -412,14 +418,15 @@ mod tests {
     #[test]
     fn the_last_exception_line_of_stderr() {
         let stderr = "Channels:\n - x\n\nPackagesNotFoundError: The following packages are not available from current channels:\n\n  - nope\n\n";
-        let e = of_execution(&failed(stderr), None, 1000).expect("error");
+        let e = of_execution(&failed(stderr), None, 1000, 0).expect("error");
         assert_eq!(e.code, ErrorCode::PackagesNotFound);
         assert!(!e.retryable);
         assert_eq!(
             e.message,
             "PackagesNotFoundError: The following packages are not available from current channels: - nope"
         );
-        let e = of_execution(&failed("usage: conda\nconda: error: bad\n"), None, 1).expect("error");
+        let e =
+            of_execution(&failed("usage: conda\nconda: error: bad\n"), None, 1, 0).expect("error");
         assert_eq!(e.code, ErrorCode::CondaError);
         assert_eq!(e.message, "conda: error: bad");
         assert!(!e.details.contains_key("exception_name"));
@@ -451,14 +458,33 @@ mod tests {
     fn signals_and_success_documents() {
         let mut r = failed("");
         r.exit_code = Some(-6);
-        let e = of_execution(&r, Some(&json!({"success": true})), 1).expect("error");
+        let e = of_execution(&r, Some(&json!({"success": true})), 1, 0).expect("error");
         assert_eq!(e.code, ErrorCode::CrashedAfterSuccess);
         assert!(!e.retryable);
         assert!(e.message.contains("conda list -n NAME"), "{}", e.message);
-        let e = of_execution(&r, None, 1).expect("error");
+        let e = of_execution(&r, None, 1, 0).expect("error");
         assert_eq!(e.code, ErrorCode::KilledBySignal);
         assert_eq!(e.details["signal"], json!("SIGABRT"));
         r.exit_code = Some(0);
-        assert_eq!(of_execution(&r, None, 1), None);
+        assert_eq!(of_execution(&r, None, 1, 0), None);
+    }
+
+    #[test]
+    fn a_time_limit_says_how_long_the_call_ran_and_waited() {
+        let mut r = failed("");
+        r.exit_code = None;
+        r.timed_out = true;
+        r.duration_ms = 20_000;
+        let e = of_execution(&r, None, 20_000, 13_600).expect("error");
+        assert_eq!(e.code, ErrorCode::Timeout);
+        assert!(
+            e.message.starts_with(
+                "the call ran for 20.0 s and reached its time limit of 20.0 s (it waited 13.6 s"
+            ),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.details["waited_ms"], json!(13_600));
+        assert_eq!(e.details["timeout_ms"], json!(20_000));
     }
 }

@@ -67,8 +67,11 @@ impl Default for ResultSettings {
 pub struct CallFacts<'a> {
     /// The command path (`["conda", "search"]`), for the narrowing hint.
     pub command: &'a [String],
-    /// The call's time limit in milliseconds.
+    /// The call's time limit in milliseconds (it counts running time only).
     pub timeout_ms: u64,
+    /// How long the call waited before it ran (for the writer lock, in the
+    /// queue), in milliseconds.
+    pub waited_ms: u64,
     /// The argv that ran (after the conda executable), for the narrowing
     /// hint of a cut result; never echoed.
     pub argv: &'a [String],
@@ -111,7 +114,7 @@ pub fn shape(exec: ExecutionResult, settings: ResultSettings, facts: CallFacts<'
             "the time limit ran out while the call waited for earlier conda calls to finish; nothing ran; retry when they are done",
         ).with("timeout_ms", facts.timeout_ms))
     } else {
-        conda_error::of_execution(&exec, last.as_ref(), facts.timeout_ms)
+        conda_error::of_execution(&exec, last.as_ref(), facts.timeout_ms, facts.waited_ms)
     };
     let mut error = error;
     let mut masked = 0;

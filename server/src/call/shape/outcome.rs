@@ -72,11 +72,15 @@ pub enum Outcome {
 
 impl Outcome {
     /// Whether the call was stopped by its cancellation: taken out of the
-    /// queue before it ran, or killed while it ran.
+    /// queue before it ran (the worker's lane, or the wait for the
+    /// installation's writer lock, where a queued change waits first), or
+    /// killed while it ran.
     pub fn cancelled(&self) -> bool {
         match self {
             Outcome::NotRun {
-                reason: NotRun::Exec(ExecError::Cancelled),
+                reason:
+                    NotRun::Exec(ExecError::Cancelled)
+                    | NotRun::InstallLock(crate::call::run::install_lock::LockError::Cancelled),
                 ..
             } => true,
             Outcome::Ran {
