@@ -232,7 +232,11 @@ pub async fn check(settings: &Settings, request: &Request) -> Report {
             (None, None) => {
                 let e = CheckError::NoSuchHost {
                     host: host.name(),
-                    mode: if settings.http.is_some() { "HTTP" } else { "stdio" },
+                    mode: if settings.http.is_some() {
+                        "HTTP"
+                    } else {
+                        "stdio"
+                    },
                     available: r
                         .snippets
                         .iter()
@@ -253,7 +257,12 @@ pub async fn check(settings: &Settings, request: &Request) -> Report {
     let mut text = format!("conda-mcp check (conda-mcp {version}): {verdict}\n");
     if !request.origins.is_empty() {
         text.push_str("\nsettings (those that are not the defaults, and where each came from):\n");
-        let width = request.origins.iter().map(|o| o.flag.len()).max().unwrap_or(0);
+        let width = request
+            .origins
+            .iter()
+            .map(|o| o.flag.len())
+            .max()
+            .unwrap_or(0);
         for o in &request.origins {
             let _ = writeln!(text, "  {:<width$}  {}  ({})", o.flag, o.value, o.origin);
         }
@@ -843,8 +852,7 @@ async fn http_section(
     r: &mut Builder,
 ) -> Result<(String, Vec<String>), CheckError> {
     r.section("http (--listen)");
-    let loaded = crate::transport::http::serve::load(h)
-        .await?;
+    let loaded = crate::transport::http::serve::load(h).await?;
     let url = host_config::http_url(h.listen, loaded.tls());
     r.item("serves", &url);
     if let Some((cert, _)) = &h.tls {

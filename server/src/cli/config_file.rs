@@ -156,7 +156,11 @@ impl ConfigFile {
     /// [`ConfigFile::read`] of `text`, the content of `path`.
     ///
     /// Errors: as [`ConfigFile::read`].
-    pub fn parse(path: &Path, text: &str, cmd: &clap::Command) -> Result<ConfigFile, ConfigFileError> {
+    pub fn parse(
+        path: &Path,
+        text: &str,
+        cmd: &clap::Command,
+    ) -> Result<ConfigFile, ConfigFileError> {
         let doc = toml_edit::Document::parse(text).map_err(|e| ConfigFileError::Invalid {
             path: path.to_owned(),
             line: e.span().map_or(1, |s| line_of(text, s.start)),
@@ -196,10 +200,9 @@ impl ConfigFile {
                     None => OsString::from(format!("--{long}")),
                 })
                 .collect();
-            if let Err(e) = probe
-                .clone()
-                .try_get_matches_from(std::iter::once(OsString::from("conda-mcp")).chain(args.iter().cloned()))
-            {
+            if let Err(e) = probe.clone().try_get_matches_from(
+                std::iter::once(OsString::from("conda-mcp")).chain(args.iter().cloned()),
+            ) {
                 return Err(ConfigFileError::InvalidValue {
                     path: path.to_owned(),
                     line,
@@ -273,9 +276,15 @@ fn arguments(arg: &clap::Arg, item: &Item) -> Result<Vec<Option<String>>, &'stat
         _ => match value {
             // A comma-separated list (`--tools`) may be written as a TOML
             // list.
-            Value::Array(items) if arg.get_value_names().is_some_and(|n| n.iter().any(|n| n == "LIST")) => {
+            Value::Array(items)
+                if arg
+                    .get_value_names()
+                    .is_some_and(|n| n.iter().any(|n| n == "LIST")) =>
+            {
                 let parts: Option<Vec<String>> = items.iter().map(scalar).collect();
-                Ok(vec![Some(parts.ok_or("a string or a list of strings")?.join(","))])
+                Ok(vec![Some(
+                    parts.ok_or("a string or a list of strings")?.join(","),
+                )])
             }
             v => scalar(v)
                 .map(|s| vec![Some(s)])
@@ -326,7 +335,11 @@ mod tests {
     use clap::CommandFactory;
 
     fn parse(text: &str) -> Result<ConfigFile, ConfigFileError> {
-        ConfigFile::parse(Path::new("/etc/c.toml"), text, &super::super::Cli::command())
+        ConfigFile::parse(
+            Path::new("/etc/c.toml"),
+            text,
+            &super::super::Cli::command(),
+        )
     }
 
     fn args(text: &str) -> Vec<String> {
@@ -366,21 +379,36 @@ mod tests {
     fn errors_name_the_line_and_the_key_never_the_value() {
         let e = parse("timeout = 5\n\nallow-writes = true\n").expect_err("unknown");
         let text = e.to_string();
-        assert!(text.starts_with("/etc/c.toml:3: unknown key `allow-writes`"), "{text}");
+        assert!(
+            text.starts_with("/etc/c.toml:3: unknown key `allow-writes`"),
+            "{text}"
+        );
         assert!(text.contains("did you mean `allow-write`?"), "{text}");
         let e = parse("tls-key = [\"SECRET-KEY-MATERIAL\"]\n").expect_err("wrong type");
         let text = e.to_string();
-        assert!(text.starts_with("/etc/c.toml:1: `tls-key` takes a single value"), "{text}");
+        assert!(
+            text.starts_with("/etc/c.toml:1: `tls-key` takes a single value"),
+            "{text}"
+        );
         assert!(!text.contains("SECRET"), "{text}");
         let e = parse("\n\ntimeout = -4\n").expect_err("range");
-        assert!(matches!(e, ConfigFileError::InvalidValue { line: 3, .. }), "{e}");
+        assert!(
+            matches!(e, ConfigFileError::InvalidValue { line: 3, .. }),
+            "{e}"
+        );
         let e = parse("tool-mode = \"wide-SECRET\"\n").expect_err("choice");
         let text = e.to_string();
-        assert!(text.contains("expected one of typed, compact") && !text.contains("SECRET"), "{text}");
+        assert!(
+            text.contains("expected one of typed, compact") && !text.contains("SECRET"),
+            "{text}"
+        );
         let e = parse("no-cache = \"yes\"\n").expect_err("switch");
         assert!(e.to_string().contains("takes true or false"), "{e}");
         let e = parse("a = 1\nb = = 2\n").expect_err("toml");
-        assert!(e.to_string().starts_with("/etc/c.toml:2: not valid TOML"), "{e}");
+        assert!(
+            e.to_string().starts_with("/etc/c.toml:2: not valid TOML"),
+            "{e}"
+        );
         let e = parse("[http]\nlisten = \"x\"\n").expect_err("table");
         assert!(e.to_string().contains("unknown key `http`"), "{e}");
         let e = parse("config = \"/x\"\n").expect_err("config in the file");

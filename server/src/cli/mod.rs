@@ -575,7 +575,9 @@ pub fn command(mode: Mode) -> clap::Command {
     // The variables follow one rule, said once in the footer, instead of
     // a line per flag; a switch's `true, false` goes without saying.
     let cli = Cli::command().mut_args(|a| {
-        let switch = a.get_value_names().is_some_and(|n| n.iter().any(|n| n == "BOOL"));
+        let switch = a
+            .get_value_names()
+            .is_some_and(|n| n.iter().any(|n| n == "BOOL"));
         a.hide_env(true).hide_possible_values(switch)
     });
     match mode {
@@ -868,7 +870,8 @@ mod tests {
     }
 
     fn parse_mode(args: &[&str]) -> Result<(Mode, Cli), ParseError> {
-        parse_from(std::iter::once("conda-mcp").chain(args.iter().copied())).map(|i| (i.mode, i.cli))
+        parse_from(std::iter::once("conda-mcp").chain(args.iter().copied()))
+            .map(|i| (i.mode, i.cli))
     }
 
     #[test]
@@ -878,7 +881,10 @@ mod tests {
         let mut n = 0;
         for a in cmd.get_arguments() {
             let Some(long) = a.get_long() else { continue };
-            if matches!(a.get_action(), clap::ArgAction::Help | clap::ArgAction::Version) {
+            if matches!(
+                a.get_action(),
+                clap::ArgAction::Help | clap::ArgAction::Version
+            ) {
                 continue;
             }
             n += 1;
@@ -899,24 +905,47 @@ mod tests {
     #[test]
     fn check_help_says_it_takes_the_server_flags_without_listing_them() {
         let help = command(Mode::Check).render_long_help().to_string();
-        assert!(help.contains("check also takes every flag of the server"), "{help}");
-        assert!(help.contains("--host") && help.contains("--format"), "{help}");
-        assert!(!help.contains("--allow-write") && !help.contains("--oauth-issuer"), "{help}");
+        assert!(
+            help.contains("check also takes every flag of the server"),
+            "{help}"
+        );
+        assert!(
+            help.contains("--host") && help.contains("--format"),
+            "{help}"
+        );
+        assert!(
+            !help.contains("--allow-write") && !help.contains("--oauth-issuer"),
+            "{help}"
+        );
     }
 
     #[test]
     fn short_help_shows_the_groups_a_person_needs_first() {
         let short = command(Mode::Serve).render_help().to_string();
-        for shown in ["Policy:", "--allow-write", "--approve-writes", "--conda-exe", "--config"] {
+        for shown in [
+            "Policy:",
+            "--allow-write",
+            "--approve-writes",
+            "--conda-exe",
+            "--config",
+        ] {
             assert!(short.contains(shown), "{shown} in\n{short}");
         }
-        for hidden in ["--oauth-jwks", "--worker-idle-timeout", "--python ", "OAuth:"] {
+        for hidden in [
+            "--oauth-jwks",
+            "--worker-idle-timeout",
+            "--python ",
+            "OAuth:",
+        ] {
             assert!(!short.contains(hidden), "{hidden} in\n{short}");
         }
         let long = command(Mode::Serve).render_long_help().to_string();
         let order: Vec<usize> = heading::ALL
             .iter()
-            .map(|h| long.find(&format!("\n{h}:\n")).unwrap_or_else(|| panic!("{h} in\n{long}")))
+            .map(|h| {
+                long.find(&format!("\n{h}:\n"))
+                    .unwrap_or_else(|| panic!("{h} in\n{long}"))
+            })
             .collect();
         assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
     }

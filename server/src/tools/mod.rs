@@ -308,7 +308,9 @@ impl ToolSet {
         let mut served: Vec<&str> = self.routes.keys().map(String::as_str).collect();
         served.sort_unstable();
         match closest::closest(name, served) {
-            Some(near) => format!("tool; the closest is {near}; tools/list names this server's tools"),
+            Some(near) => {
+                format!("tool; the closest is {near}; tools/list names this server's tools")
+            }
             None => "tool; tools/list names this server's tools".to_owned(),
         }
     }

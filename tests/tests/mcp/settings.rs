@@ -52,8 +52,7 @@ fn declared() -> Vec<Declared> {
         .map(|a| {
             let switch = matches!(a.get_action(), clap::ArgAction::SetTrue);
             let boolean = switch
-                || a
-                    .get_value_names()
+                || a.get_value_names()
                     .is_some_and(|n| n.iter().any(|n| n == "BOOL"));
             Declared {
                 heading: a.get_help_heading().unwrap_or_default().to_owned(),
@@ -150,7 +149,11 @@ fn server_json_arguments_are_the_declaration() {
         );
         let choices: Vec<String> = a["choices"]
             .as_array()
-            .map(|c| c.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+            .map(|c| {
+                c.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
             .unwrap_or_default();
         assert_eq!(choices, d.choices, "{}: choices", d.long);
         if let Some(default) = a.get("default") {
@@ -224,7 +227,11 @@ fn run(args: &[&str], env: &[(&str, &str)], home: &Path) -> Output {
 }
 
 /// `check --format json`'s settings: flag → (value, where from).
-fn settings(args: &[&str], env: &[(&str, &str)], home: &Path) -> BTreeMap<String, (String, String)> {
+fn settings(
+    args: &[&str],
+    env: &[(&str, &str)],
+    home: &Path,
+) -> BTreeMap<String, (String, String)> {
     let mut all = vec!["check", "--format", "json"];
     all.extend_from_slice(args);
     let o = run(&all, env, home);
@@ -288,7 +295,11 @@ fn a_flag_beats_its_variable_which_beats_the_file_which_beats_the_default() {
     let keys = ["--allow-exec", "--timeout", "--protect-env", "--audit-log"];
     let pick = |s: &BTreeMap<String, (String, String)>| -> Vec<(String, String)> {
         keys.iter()
-            .map(|k| s.get(*k).cloned().unwrap_or_else(|| ("default".into(), String::new())))
+            .map(|k| {
+                s.get(*k)
+                    .cloned()
+                    .unwrap_or_else(|| ("default".into(), String::new()))
+            })
             .collect()
     };
     // All three: the command line.
@@ -362,7 +373,11 @@ fn assert_refused(home: &Path, config: &Path, status: i32, has: &[&str]) {
         let o = run(&args, &[], home);
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(status), "{args:?}: {stderr}");
-        assert!(o.stdout.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&o.stdout));
+        assert!(
+            o.stdout.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
         for needle in has {
             assert!(stderr.contains(needle), "{needle:?} in {stderr}");
         }
@@ -381,19 +396,46 @@ fn a_bad_configuration_file_names_file_line_and_key_and_starts_nothing() {
         home,
         &file,
         2,
-        &[&format!("{path}:3:"), "unknown key `allow-writes`", "did you mean `allow-write`?"],
+        &[
+            &format!("{path}:3:"),
+            "unknown key `allow-writes`",
+            "did you mean `allow-write`?",
+        ],
     );
     std::fs::write(&file, "# limits\ntimeout = \"soon\"\n").expect("write");
-    assert_refused(home, &file, 2, &[&format!("{path}:2:"), "`timeout`", "seconds"]);
+    assert_refused(
+        home,
+        &file,
+        2,
+        &[&format!("{path}:2:"), "`timeout`", "seconds"],
+    );
     std::fs::write(&file, "allow-exec = \"yes\"\n").expect("write");
     assert_refused(home, &file, 2, &[&format!("{path}:1:"), "`allow-exec`"]);
     std::fs::write(&file, "protect-env = [\"a\",\n  {x = 1}]\n").expect("write");
-    assert_refused(home, &file, 2, &[&format!("{path}:1:"), "`protect-env` takes a string or a list"]);
+    assert_refused(
+        home,
+        &file,
+        2,
+        &[
+            &format!("{path}:1:"),
+            "`protect-env` takes a string or a list",
+        ],
+    );
     std::fs::write(&file, "timeout = 5\nlisten = \n").expect("write");
     assert_refused(home, &file, 2, &[&format!("{path}:2:"), "not valid TOML"]);
     // Unreadable: a folder, and a file that is not there.
-    assert_refused(home, home, 1, &["cannot be read", &home.display().to_string()]);
-    assert_refused(home, &home.join("missing.toml"), 1, &["cannot be read", "missing.toml"]);
+    assert_refused(
+        home,
+        home,
+        1,
+        &["cannot be read", &home.display().to_string()],
+    );
+    assert_refused(
+        home,
+        &home.join("missing.toml"),
+        1,
+        &["cannot be read", "missing.toml"],
+    );
 }
 
 #[test]
@@ -418,7 +460,10 @@ fn a_secret_in_the_file_or_a_variable_is_never_printed() {
             String::from_utf8_lossy(&o.stdout),
             String::from_utf8_lossy(&o.stderr)
         );
-        assert!(!all.contains("SECRETKEYMATERIAL") && !all.contains("BEGIN PRIVATE"), "{all}");
+        assert!(
+            !all.contains("SECRETKEYMATERIAL") && !all.contains("BEGIN PRIVATE"),
+            "{all}"
+        );
     }
     // A credential in a URL, from the file and from a variable: masked in
     // the report's settings, as text and as JSON.
@@ -429,16 +474,31 @@ fn a_secret_in_the_file_or_a_variable_is_never_printed() {
          oauth-jwks = \"https://svc:HUNTER2PASSWORD@issuer.example/jwks\"\n",
     )
     .expect("write");
-    let env = [("CONDA_MCP_ALLOWED_CHANNEL", "https://u:CHANNELPASSWORD@repo.example/c")];
+    let env = [(
+        "CONDA_MCP_ALLOWED_CHANNEL",
+        "https://u:CHANNELPASSWORD@repo.example/c",
+    )];
     for format in ["text", "json"] {
         let o = run(
-            &["check", "--format", format, "--config", file.to_str().expect("utf-8")],
+            &[
+                "check",
+                "--format",
+                format,
+                "--config",
+                file.to_str().expect("utf-8"),
+            ],
             &env,
             home,
         );
         let out = String::from_utf8_lossy(&o.stdout);
-        assert!(out.contains("--oauth-jwks") && out.contains("svc:***@"), "{out}");
-        assert!(out.contains("--allowed-channel") && out.contains("u:***@"), "{out}");
+        assert!(
+            out.contains("--oauth-jwks") && out.contains("svc:***@"),
+            "{out}"
+        );
+        assert!(
+            out.contains("--allowed-channel") && out.contains("u:***@"),
+            "{out}"
+        );
         assert!(
             !out.contains("HUNTER2PASSWORD") && !out.contains("CHANNELPASSWORD"),
             "{out}"
@@ -498,7 +558,10 @@ fn check_host_prints_exactly_that_hosts_configuration() {
     let first = report.lines().next().expect("a first line");
     assert!(first.contains(": OK: conda-mcp can serve conda"), "{first}");
     let configurations = report.find("\nhost configuration").expect("configurations");
-    assert!(configurations < report.find("\nconda:\n").expect("the conda step"), "{report}");
+    assert!(
+        configurations < report.find("\nconda:\n").expect("the conda step"),
+        "{report}"
+    );
     assert!(
         report.contains("true  (environment CONDA_MCP_ALLOW_EXEC)"),
         "{report}"
@@ -513,7 +576,10 @@ fn check_host_prints_exactly_that_hosts_configuration() {
         assert_eq!(alone, format!("{}\n", host_body(&report, title)), "{name}");
         // What was given through the file and the variable is in the
         // configuration: the file by its path, the variable as a flag.
-        assert!(alone.contains(config) && alone.contains("--allow-exec=true"), "{name}: {alone}");
+        assert!(
+            alone.contains(config) && alone.contains("--allow-exec=true"),
+            "{name}: {alone}"
+        );
         let notes = String::from_utf8_lossy(&o.stderr);
         assert!(notes.contains("conda-mcp check: OK"), "{name}: {notes}");
     }
