@@ -110,15 +110,15 @@ pub enum CheckError {
         .0.display()
     )]
     WorkerMissing(std::path::PathBuf),
-    /// One of the server's own startup checks.
+    /// One of the server's own startup checks (boxed: it is large).
     #[error(transparent)]
-    Startup(#[from] crate::startup::StartupError),
+    Startup(Box<crate::startup::StartupError>),
     /// `--audit-log` cannot be opened.
     #[error(transparent)]
     AuditLog(#[from] crate::audit::AuditError),
-    /// The HTTP settings' files (`--auth-tokens`, OAuth, TLS).
+    /// The HTTP settings' files (`--auth-tokens`, OAuth, TLS; boxed).
     #[error(transparent)]
-    Http(#[from] crate::transport::http::StartError),
+    Http(Box<crate::transport::http::StartError>),
     /// Discovery failed (its first line: conda's stderr is the log's).
     #[error("discovery failed: {first_line}")]
     Discovery {
@@ -156,6 +156,18 @@ pub enum CheckError {
         /// The names `--host` takes here.
         available: String,
     },
+}
+
+impl From<crate::startup::StartupError> for CheckError {
+    fn from(e: crate::startup::StartupError) -> Self {
+        CheckError::Startup(Box::new(e))
+    }
+}
+
+impl From<crate::transport::http::StartError> for CheckError {
+    fn from(e: crate::transport::http::StartError) -> Self {
+        CheckError::Http(Box::new(e))
+    }
 }
 
 /// Log filter of the server and the worker in check mode when `RUST_LOG`
@@ -660,7 +672,7 @@ fn tools_step(
     // here as it would refuse to start the server.
     let tools = build_tools(catalog, &s.tool_options()).map_err(|e| match e {
         crate::startup::StartupError::Schema(e) => CheckError::Schema(e),
-        other => CheckError::Startup(other),
+        other => CheckError::from(other),
     })?;
     listing(s, catalog, &tools, r);
     Ok(tools)
