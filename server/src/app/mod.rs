@@ -78,7 +78,7 @@ pub fn main() -> ExitCode {
             Err(e) => failed(&e),
         },
         Mode::Check => {
-            let request = crate::check::Request {
+            let request = crate::check::CheckRequest {
                 host: invocation.check.host,
                 json: invocation.check.format == cli::CheckFormat::Json,
                 verbose: invocation.check.verbose,
@@ -116,7 +116,7 @@ fn failed(e: &StartupError) -> ExitCode {
 
 /// `conda-mcp check`: the report on stdout (check mode never speaks MCP, so
 /// stdout is free for it), exit status 0 or 1.
-async fn run_check(settings: &Settings, request: &crate::check::Request) -> ExitCode {
+async fn run_check(settings: &Settings, request: &crate::check::CheckRequest) -> ExitCode {
     use std::io::Write as _;
     let report = crate::check::check(settings, request).await;
     let mut out = std::io::stdout().lock();

@@ -82,7 +82,7 @@ pub struct Report {
 
 /// What `conda-mcp check` was asked for beyond the server's settings.
 #[derive(Debug, Clone, Default)]
-pub struct Request {
+pub struct CheckRequest {
     /// `--host NAME`: only that host's configuration.
     pub host: Option<host_config::HostName>,
     /// `--format json`.
@@ -187,7 +187,7 @@ const INTERPRETER_PROBE: &str = include_str!("interpreter_probe.py");
 /// warnings and the host configurations first; then what was checked,
 /// step by step; the verdict again as the last line (`result: OK ...` or
 /// `result: FAILED: ...`).
-pub async fn check(settings: &Settings, request: &Request) -> Report {
+pub async fn check(settings: &Settings, request: &CheckRequest) -> Report {
     let mut r = Builder {
         verbose: request.verbose,
         ..Builder::default()

@@ -515,7 +515,7 @@ pub struct CheckArgs {
 /// environment and the configuration file, and where each setting that
 /// is not its default came from.
 #[derive(Debug, Clone)]
-pub struct Invocation {
+pub struct CommandLine {
     /// Serve or check.
     pub mode: Mode,
     /// The flags, the environment's and the file's included.
@@ -640,7 +640,7 @@ const CHECK_FLAGS: [(&str, bool); 3] = [("--host", true), ("--format", true), ("
 /// Errors: [`ParseError`]: clap's (usage errors exit with status 2;
 /// `--help` and `--version` are "errors" that print and exit 0), or a bad
 /// configuration file.
-pub fn parse_from<I, T>(args: I) -> Result<Invocation, ParseError>
+pub fn parse_from<I, T>(args: I) -> Result<CommandLine, ParseError>
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString>,
@@ -743,7 +743,7 @@ where
             origin,
         });
     }
-    Ok(Invocation {
+    Ok(CommandLine {
         mode,
         cli,
         check,
