@@ -8,9 +8,15 @@
 //! Each field names the flag it comes from (docs/reference.md "Flags"); units are
 //! in the names or the types (`Limits`).
 //!
-//! To add an option: a flag in `cli/mod.rs` (its `--help` text), a field here
-//! (with its doc), one line in `app::resolve`, and the part that uses it
-//! reads the field; a row in docs/reference.md "Flags".
+//! To add an option: a flag in `cli/mod.rs` (its `--help` text, heading and
+//! `CONDA_MCP_` variable; the configuration file's key follows from its
+//! name), a field here (with its doc), one line in `app::resolve`, and the
+//! part that uses it reads the field; a row in docs/reference.md "Flags"
+//! (tests/tests/mcp/settings.rs fails until the row is there).
+//!
+//! Where each setting that is not its default came from (the command line,
+//! an environment variable, the configuration file) is [`SettingOrigin`],
+//! which `conda-mcp check` prints.
 
 use std::path::PathBuf;
 
@@ -24,6 +30,50 @@ use crate::schema::Profile;
 use crate::tools::filter::ToolFilter;
 use crate::tools::{ToolMode, ToolOptions};
 use crate::worker_client::WorkerConfig;
+
+/// One setting that is not its default, and where it came from (for
+/// `conda-mcp check`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SettingOrigin {
+    /// The flag (`--allow-write`).
+    pub flag: String,
+    /// Its value as given, values of a repeated flag joined by `, `. Never
+    /// a secret: no setting holds one (token files and keys are paths),
+    /// and credentials in a URL are masked.
+    pub value: String,
+    /// Where it came from.
+    pub origin: Origin,
+}
+
+/// Where a setting came from, in precedence order.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Origin {
+    /// The command line.
+    Flag,
+    /// The environment variable named.
+    Env {
+        /// `CONDA_MCP_ALLOW_WRITE`.
+        name: String,
+    },
+    /// The configuration file, at this line.
+    File {
+        /// The file.
+        path: PathBuf,
+        /// The key's line, 1-based.
+        line: usize,
+    },
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::Flag => f.write_str("command line"),
+            Origin::Env { name } => write!(f, "environment {name}"),
+            Origin::File { path, line } => write!(f, "file {}:{line}", path.display()),
+        }
+    }
+}
 
 /// Everything the command line decides, resolved.
 #[derive(Debug, Clone, PartialEq)]

@@ -11,8 +11,10 @@ host would try to contact besides its model.
 
 CONFIG (JSON): {"host": "claude" | "gemini" | "codex", "npm": the folder
 tests/hosts/install.sh made, "server": conda-mcp, "worker":
-conda-mcp-worker, "conda": the stand-in's bin/conda, "flags": [conda-mcp
-flags], "work": an empty folder for HOME, settings and records,
+conda-mcp-worker, "conda": the stand-in's bin/conda, "config": conda-mcp's
+configuration file (the run's policy; the host passes `--config FILE`),
+"writes": whether that policy allows changes, "work": an empty folder for
+HOME, settings and records,
 "env_name": the environment the plan creates, "prompt": the user's words,
 "timeout": seconds, "strip_always_load": optional, true to start the server
 behind strip_always_load.py (its tools without `anthropic/alwaysLoad`),
@@ -29,7 +31,7 @@ Each host gets the configuration docs/using.md gives for it:
 * Codex CLI: `codex exec` with `$CODEX_HOME/config.toml`: a model provider
   whose `base_url` is the scripted API, the server as `[mcp_servers.conda]`
   with `required = true` (the first turn waits for the server), and
-  `default_tools_approval_mode = "approve"` unless the flags are read-only
+  `default_tools_approval_mode = "approve"` unless the policy is read-only
   (Codex itself blocks every tool without `readOnlyHint` in `exec`
   otherwise).
 
@@ -90,7 +92,7 @@ def server_entry(cfg):
     the file (hosts keep it somewhere of their own, or nowhere)."""
     log = os.path.join(cfg["work"], "server.log")
     args = ["-c", 'exec "$0" "$@" 2>>' + log, cfg["server"],
-            "--conda-exe", cfg["conda"], "--worker-exe", cfg["worker"], *cfg["flags"]]
+            "--conda-exe", cfg["conda"], "--worker-exe", cfg["worker"], "--config", cfg["config"]]
     env = {"XDG_CACHE_HOME": os.path.join(cfg["work"], "cache")}
     if cfg.get("strip_always_load"):
         # the server as it was before it marked its core tools
@@ -160,7 +162,7 @@ def gemini(cfg, port, home, workdir):
 
 def codex(cfg, port, home, workdir):
     command, args, env = server_entry(cfg)
-    read_only = not any(f in cfg["flags"] for f in ("--allow-write", "--approve-writes"))
+    read_only = not cfg["writes"]
     lines = [
         'model = "gpt-5"',
         'model_provider = "scripted"',

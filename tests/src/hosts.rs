@@ -338,8 +338,12 @@ pub const KEEP_VAR: &str = "CONDA_MCP_TEST_HOSTS_KEEP";
 pub struct Run<'a> {
     /// The stand-in conda (`--conda-exe`).
     pub conda: &'a Path,
-    /// conda-mcp's flags.
-    pub flags: &'a [&'a str],
+    /// conda-mcp's configuration file (`--config`): the policy of the run.
+    pub config: &'a Path,
+    /// The configuration allows changes (`allow-write` or
+    /// `approve-writes`): Codex then gets `default_tools_approval_mode =
+    /// "approve"`, as `conda-mcp check` prints it.
+    pub writes: bool,
     /// The environment the plan creates.
     pub env_name: &'a str,
     /// The longest the host may run, in seconds.
@@ -356,7 +360,8 @@ pub struct Run<'a> {
 pub fn run(hosts: &Hosts, host: Host, run: Run<'_>) -> Report {
     let Run {
         conda,
-        flags,
+        config: settings,
+        writes,
         env_name,
         timeout_s,
         strip_always_load,
@@ -372,7 +377,8 @@ pub fn run(hosts: &Hosts, host: Host, run: Run<'_>) -> Report {
         "server": crate::bins::server(),
         "worker": crate::bins::worker(),
         "conda": conda,
-        "flags": flags,
+        "config": settings,
+        "writes": writes,
         "work": work.path(),
         "env_name": env_name,
         "prompt": format!("Create a conda environment named {env_name} with python."),

@@ -20,14 +20,13 @@ pub mod resolve;
 pub mod serve;
 pub mod serve_http;
 
-use std::ffi::OsString;
 use std::process::ExitCode;
 use std::time::Duration;
 
 pub use crate::startup::StartupError;
 pub use resolve::resolve;
 
-use crate::cli::{self, CHECK_COMMAND, Mode};
+use crate::cli::{self, Mode};
 use crate::settings::Settings;
 
 /// Entry point of the `conda-mcp` binary; returns the exit status (0; 2 for
@@ -41,16 +40,18 @@ pub fn main() -> ExitCode {
     {
         return crate::transport::http::token_command::main(std::env::args_os().collect());
     }
-    let (mode, cli) = match cli::parse_from(std::env::args_os()) {
+    let invocation = match cli::parse_from(std::env::args_os()) {
         Ok(parsed) => parsed,
         Err(e) => {
             // --help/--version print on stdout and exit 0; errors print on
-            // stderr and exit 2.
-            let _ = e.print();
-            return ExitCode::from(e.exit_code().clamp(0, 255) as u8);
+            // stderr and exit 2 (1 for a configuration file that cannot be
+            // read).
+            e.print();
+            return ExitCode::from(e.exit_code());
         }
     };
-    let settings = resolve(&cli);
+    let mode = invocation.mode;
+    let settings = resolve(&invocation.cli);
     let default_filter = match mode {
         Mode::Serve => "info",
         Mode::Check => crate::check::CHECK_LOG_FILTER,
@@ -77,12 +78,14 @@ pub fn main() -> ExitCode {
             Err(e) => failed(&e),
         },
         Mode::Check => {
-            // The flags as given, without the `check` token.
-            let mut raw: Vec<OsString> = std::env::args_os().skip(1).collect();
-            if let Some(i) = raw.iter().position(|a| a == CHECK_COMMAND) {
-                raw.remove(i);
-            }
-            runtime.block_on(run_check(&settings, &raw))
+            let request = crate::check::CheckRequest {
+                host: invocation.check.host,
+                json: invocation.check.format == cli::CheckFormat::Json,
+                verbose: invocation.check.verbose,
+                origins: invocation.origins,
+                repeat: invocation.repeat,
+            };
+            runtime.block_on(run_check(&settings, &request))
         }
     };
     // Nothing may keep the process alive once stdin closed: give background
@@ -113,12 +116,17 @@ fn failed(e: &StartupError) -> ExitCode {
 
 /// `conda-mcp check`: the report on stdout (check mode never speaks MCP, so
 /// stdout is free for it), exit status 0 or 1.
-async fn run_check(settings: &Settings, raw: &[OsString]) -> ExitCode {
+async fn run_check(settings: &Settings, request: &crate::check::CheckRequest) -> ExitCode {
     use std::io::Write as _;
-    let report = crate::check::check(settings, raw).await;
+    let report = crate::check::check(settings, request).await;
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(report.text.as_bytes());
     let _ = out.flush();
+    if !report.notes.is_empty() {
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(report.notes.as_bytes());
+        let _ = err.flush();
+    }
     match report.failure {
         None => ExitCode::SUCCESS,
         Some(_) => ExitCode::FAILURE,

@@ -64,8 +64,9 @@ const PATH_FLAGS: [&str; 4] = ["--conda-exe", "--python", "--worker-exe", "--wor
 /// Flags whose value is a file or folder the server opens, made absolute in
 /// place (`--oauth-jwks` too, when its value is a FILE, not a URL, and
 /// `--protect-env` when its value is a prefix, not a name).
-pub const FILE_FLAGS: [&str; 6] = [
+pub const FILE_FLAGS: [&str; 7] = [
     "--audit-log",
+    "--config",
     "--auth-tokens",
     "--user-map",
     "--tls-cert",
@@ -203,9 +204,48 @@ fn uvx_for(exe: &Path) -> Option<String> {
         .map(|p| p.display().to_string())
 }
 
+/// A host `conda-mcp check --host NAME` prints the configuration of
+/// (clap's value names: `claude-desktop`, `claude-code`, `vs-code`,
+/// `cursor`, `gemini-cli`, `codex`, `copilot-cli`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HostName {
+    /// Claude Desktop (stdio only).
+    ClaudeDesktop,
+    /// Claude Code (stdio, or HTTP with `--listen`).
+    ClaudeCode,
+    /// VS Code (stdio, or HTTP with `--listen`).
+    VsCode,
+    /// Cursor (stdio, or HTTP with `--listen`).
+    Cursor,
+    /// Gemini CLI (stdio only).
+    GeminiCli,
+    /// Codex CLI (stdio only).
+    Codex,
+    /// GitHub Copilot CLI (stdio only).
+    CopilotCli,
+}
+
+impl HostName {
+    /// The name `--host` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            HostName::ClaudeDesktop => "claude-desktop",
+            HostName::ClaudeCode => "claude-code",
+            HostName::VsCode => "vs-code",
+            HostName::Cursor => "cursor",
+            HostName::GeminiCli => "gemini-cli",
+            HostName::Codex => "codex",
+            HostName::CopilotCli => "copilot-cli",
+        }
+    }
+}
+
 /// One host's configuration: what to do with it, and the text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snippet {
+    /// The host.
+    pub host: HostName,
     /// The host, where the text goes on the platform and why it differs
     /// from the others.
     pub title: String,
@@ -274,6 +314,7 @@ pub fn snippets(l: &Launch, writes: bool, platform: Platform) -> Vec<Snippet> {
     let home = |rel: &str| platform.in_home(rel);
     vec![
         Snippet {
+            host: HostName::ClaudeDesktop,
             title: format!(
                 "Claude Desktop ({}{}):",
                 platform.claude_desktop_config(),
@@ -286,6 +327,7 @@ pub fn snippets(l: &Launch, writes: bool, platform: Platform) -> Vec<Snippet> {
             text: pretty(json!({ "mcpServers": { SERVER_NAME: desktop } })),
         },
         Snippet {
+            host: HostName::ClaudeCode,
             title: format!(
                 "Claude Code (run in {}{}):",
                 platform.shell(),
@@ -298,6 +340,7 @@ pub fn snippets(l: &Launch, writes: bool, platform: Platform) -> Vec<Snippet> {
             text: claude_code,
         },
         Snippet {
+            host: HostName::VsCode,
             title: format!(
                 "VS Code ({}, or the user's {}):",
                 platform.in_project(".vscode/mcp.json"),
@@ -306,6 +349,7 @@ pub fn snippets(l: &Launch, writes: bool, platform: Platform) -> Vec<Snippet> {
             text: pretty(json!({ "servers": { SERVER_NAME: vscode } })),
         },
         Snippet {
+            host: HostName::Cursor,
             title: format!(
                 "Cursor ({} or {}):",
                 home(".cursor/mcp.json"),
@@ -314,6 +358,7 @@ pub fn snippets(l: &Launch, writes: bool, platform: Platform) -> Vec<Snippet> {
             text: pretty(json!({ "mcpServers": { SERVER_NAME: plain } })),
         },
         Snippet {
+            host: HostName::GeminiCli,
             title: format!(
                 "Gemini CLI ({} or {}; \"trust\": true, or headless gemini -p lists none of its tools; with folder trust on, also trust the project folder in {}: {{{}: \"TRUST_FOLDER\"}}):",
                 home(".gemini/settings.json"),
@@ -325,6 +370,7 @@ pub fn snippets(l: &Launch, writes: bool, platform: Platform) -> Vec<Snippet> {
                 "command": l.command, "args": l.args, "trust": true } } })),
         },
         Snippet {
+            host: HostName::Codex,
             title: format!(
                 "Codex CLI ({}; required: the first turn waits for the tools{}):",
                 home(".codex/config.toml"),
@@ -337,6 +383,7 @@ pub fn snippets(l: &Launch, writes: bool, platform: Platform) -> Vec<Snippet> {
             text: codex_table(l, writes).trim_end().to_owned(),
         },
         Snippet {
+            host: HostName::CopilotCli,
             title: format!("GitHub Copilot CLI ({}):", home(".copilot/mcp-config.json")),
             text: pretty(json!({ "mcpServers": { SERVER_NAME: {
                 "type": "local", "command": l.command, "args": l.args, "tools": ["*"] } } })),
@@ -408,10 +455,12 @@ pub fn http_snippets(url: &str, authenticated: bool, platform: Platform) -> Vec<
     };
     vec![
         Snippet {
+            host: HostName::ClaudeCode,
             title: format!("Claude Code (run in {}{claude_note}):", platform.shell()),
             text: claude_code,
         },
         Snippet {
+            host: HostName::VsCode,
             title: format!(
                 "VS Code ({}, or the user's {}{vscode_note}):",
                 platform.in_project(".vscode/mcp.json"),
@@ -420,6 +469,7 @@ pub fn http_snippets(url: &str, authenticated: bool, platform: Platform) -> Vec<
             text: pretty(vscode),
         },
         Snippet {
+            host: HostName::Cursor,
             title: format!(
                 "Cursor ({} or {}{cursor_note}):",
                 platform.in_home(".cursor/mcp.json"),

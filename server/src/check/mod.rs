@@ -63,14 +63,111 @@ use crate::tools::effects;
 use crate::worker_client::config::{WorkerExeSource, locate_worker_exe};
 use crate::worker_client::{Executor, Job, Program, WorkerConfig};
 
+pub use host_config::HostName;
+
 /// The finished report.
 #[derive(Debug, Clone)]
 pub struct Report {
-    /// Every line, the verdict last, each ending in `\n`.
+    /// What goes to stdout: the report's lines (the verdict first and
+    /// last, each line ending in `\n`), the one host's configuration of
+    /// `--host`, or the JSON document of `--format json`.
     pub text: String,
+    /// What goes to stderr: with `--host`, the verdict and the warnings
+    /// (stdout holds only what to paste).
+    pub notes: String,
     /// `None` when everything works; else the one-line reason (also in the
     /// verdict line).
     pub failure: Option<String>,
+}
+
+/// What `conda-mcp check` was asked for beyond the server's settings.
+#[derive(Debug, Clone, Default)]
+pub struct CheckRequest {
+    /// `--host NAME`: only that host's configuration.
+    pub host: Option<host_config::HostName>,
+    /// `--format json`.
+    pub json: bool,
+    /// `--verbose`: the internals too (the cache key, conda's
+    /// configuration files, the log queue).
+    pub verbose: bool,
+    /// The settings that are not their defaults and where they came from.
+    pub origins: Vec<crate::settings::SettingOrigin>,
+    /// The flags a host starts the server with (as given after `check`,
+    /// and the environment's as flags).
+    pub repeat: Vec<OsString>,
+}
+
+/// Why the check failed: the step that failed and why, in one line.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// No conda found (the sources tried and how to point at one).
+    #[error(transparent)]
+    Target(#[from] discovery::TargetError),
+    /// The worker binary is not there.
+    #[error(
+        "the worker binary {} is missing or not executable (install conda-mcp-worker next to \
+         conda-mcp, or pass --worker-exe PATH)",
+        .0.display()
+    )]
+    WorkerMissing(std::path::PathBuf),
+    /// One of the server's own startup checks (boxed: it is large).
+    #[error(transparent)]
+    Startup(Box<crate::startup::StartupError>),
+    /// `--audit-log` cannot be opened.
+    #[error(transparent)]
+    AuditLog(#[from] crate::call::audit::AuditError),
+    /// The HTTP settings' files (`--auth-tokens`, OAuth, TLS; boxed).
+    #[error(transparent)]
+    Http(Box<crate::transport::http::StartError>),
+    /// Discovery failed (its first line: conda's stderr is the log's).
+    #[error("discovery failed: {first_line}")]
+    Discovery {
+        /// The error's first line, without the stderr tail.
+        first_line: String,
+    },
+    /// A tool's schema is not valid (a bug).
+    #[error("building the tools failed: {0}")]
+    Schema(crate::schema::SchemaError),
+    /// The worker could not run a program.
+    #[error("the worker could not run {program}: {source}")]
+    WorkerRun {
+        /// `the interpreter`, `conda`.
+        program: &'static str,
+        /// Why.
+        source: crate::worker_client::ExecError,
+    },
+    /// A program ran and failed.
+    #[error("{what} {ended}{}", exception.as_ref().map(|n| format!(" ({n})")).unwrap_or_default())]
+    Exited {
+        /// What was run, in words.
+        what: &'static str,
+        /// How it ended (`exited with status 1`).
+        ended: String,
+        /// Its exception class, never the message.
+        exception: Option<String>,
+    },
+    /// `--host` of a host with no configuration for this mode.
+    #[error("{host} has no {mode} configuration; the hosts that have one: {available}")]
+    NoSuchHost {
+        /// The host asked for.
+        host: &'static str,
+        /// `HTTP` or `stdio`.
+        mode: &'static str,
+        /// The names `--host` takes here.
+        available: String,
+    },
+}
+
+impl From<crate::startup::StartupError> for CheckError {
+    fn from(e: crate::startup::StartupError) -> Self {
+        CheckError::Startup(Box::new(e))
+    }
+}
+
+impl From<crate::transport::http::StartError> for CheckError {
+    fn from(e: crate::transport::http::StartError) -> Self {
+        CheckError::Http(Box::new(e))
+    }
 }
 
 /// Log filter of the server and the worker in check mode when `RUST_LOG`
@@ -84,58 +181,168 @@ pub const CHECK_LOG_FILTER: &str = "warn";
 const INTERPRETER_PROBE: &str = include_str!("interpreter_probe.py");
 
 /// Runs the check for the resolved flags `settings` (the same value the
-/// server would start with); `args` are the raw flags after `check` (they
-/// are repeated in the host configuration).
-pub async fn check(settings: &Settings, args: &[OsString]) -> Report {
-    let mut r = Builder::default();
+/// server would start with) as `request` asks.
+///
+/// Text: the verdict, the settings that are not their defaults, the
+/// warnings and the host configurations first; then what was checked,
+/// step by step; the verdict again as the last line (`result: OK ...` or
+/// `result: FAILED: ...`).
+pub async fn check(settings: &Settings, request: &CheckRequest) -> Report {
+    let mut r = Builder {
+        verbose: request.verbose,
+        ..Builder::default()
+    };
     let started = Instant::now();
-    r.line(format!(
-        "conda-mcp check (conda-mcp {})",
-        env!("CARGO_PKG_VERSION")
-    ));
-    let outcome = steps(settings, args, &mut r).await;
+    let outcome = steps(settings, &request.repeat, &mut r).await;
     let elapsed = started.elapsed();
-    match outcome {
-        Ok(summary) => {
-            r.line(String::new());
-            r.line(format!(
-                "result: OK: {summary} (checked in {} ms)",
-                elapsed.as_millis()
-            ));
-            Report {
-                text: r.text,
-                failure: None,
-            }
-        }
+    let (verdict, failure) = match &outcome {
+        Ok(summary) => (
+            format!("OK: {summary} (checked in {} ms)", elapsed.as_millis()),
+            None,
+        ),
         Err(reason) => {
-            let reason = one_line(&reason);
-            r.line(String::new());
-            r.line(format!("result: FAILED: {reason}"));
-            Report {
-                text: r.text,
-                failure: Some(reason),
+            let reason = one_line(&reason.to_string());
+            (format!("FAILED: {reason}"), Some(reason))
+        }
+    };
+    let version = env!("CARGO_PKG_VERSION");
+    if request.json {
+        let doc = serde_json::json!({
+            "conda_mcp": version,
+            "ok": failure.is_none(),
+            "verdict": verdict,
+            "failure": failure,
+            "settings": request.origins,
+            "warnings": r.warnings,
+            "configurations": r.snippets.iter().map(|s| serde_json::json!({
+                "host": s.host, "title": s.title.trim_end_matches(':'), "text": s.text,
+            })).collect::<Vec<_>>(),
+            "steps": r.sections.iter().map(|(title, items)| serde_json::json!({
+                "title": title,
+                "items": items.iter().map(|(k, v)| serde_json::json!({"key": k, "value": v})).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        });
+        let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        text.push('\n');
+        return Report {
+            text,
+            notes: String::new(),
+            failure,
+        };
+    }
+    if let Some(host) = request.host {
+        let mut notes = format!("conda-mcp check: {verdict}\n");
+        for w in &r.warnings {
+            let _ = writeln!(notes, "warning: {w}");
+        }
+        let (text, failure) = match (&failure, r.snippets.iter().find(|s| s.host == host)) {
+            (Some(_), _) => (String::new(), failure),
+            (None, Some(snippet)) => {
+                let _ = writeln!(notes, "{}", snippet.title);
+                (format!("{}\n", snippet.text), None)
+            }
+            (None, None) => {
+                let e = CheckError::NoSuchHost {
+                    host: host.name(),
+                    mode: if settings.http.is_some() {
+                        "HTTP"
+                    } else {
+                        "stdio"
+                    },
+                    available: r
+                        .snippets
+                        .iter()
+                        .map(|s| s.host.name())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                };
+                let _ = writeln!(notes, "conda-mcp check: FAILED: {e}");
+                (String::new(), Some(e.to_string()))
+            }
+        };
+        return Report {
+            text,
+            notes,
+            failure,
+        };
+    }
+    let mut text = format!("conda-mcp check (conda-mcp {version}): {verdict}\n");
+    if !request.origins.is_empty() {
+        text.push_str("\nsettings (those that are not the defaults, and where each came from):\n");
+        let width = request
+            .origins
+            .iter()
+            .map(|o| o.flag.len())
+            .max()
+            .unwrap_or(0);
+        for o in &request.origins {
+            let _ = writeln!(text, "  {:<width$}  {}  ({})", o.flag, o.value, o.origin);
+        }
+    }
+    if outcome.is_ok() {
+        text.push_str("\nwarnings:\n");
+        if r.warnings.is_empty() {
+            text.push_str("  none\n");
+        }
+        for w in &r.warnings {
+            let _ = writeln!(text, "  - {w}");
+        }
+        let _ = writeln!(text, "\n{}:", r.config_title);
+        for snippet in &r.snippets {
+            let _ = writeln!(text, "  {}", snippet.title);
+            for l in snippet.text.lines() {
+                let _ = writeln!(text, "    {l}");
             }
         }
+        text.push_str(
+            "\nwhat was checked (--verbose adds the cache key, conda's configuration files and the log):\n",
+        );
+    }
+    text.push_str(&r.text);
+    let _ = write!(text, "\nresult: {verdict}\n");
+    Report {
+        text,
+        notes: String::new(),
+        failure,
     }
 }
 
+/// The report as the steps write it: the sections of what was checked
+/// (text, and as data for JSON), the warnings, and the host
+/// configurations.
 #[derive(Default)]
 struct Builder {
+    /// The sections of what was checked, as text.
     text: String,
+    /// The same, as (title, items) for `--format json`.
+    sections: Vec<(String, Vec<(String, String)>)>,
     warnings: Vec<String>,
+    /// The host configurations' heading.
+    config_title: String,
+    snippets: Vec<host_config::Snippet>,
+    /// `--verbose`: the items [`Builder::detail`] adds are printed.
+    verbose: bool,
 }
 
 impl Builder {
-    fn line(&mut self, s: String) {
-        self.text.push_str(&s);
-        self.text.push('\n');
-    }
     fn section(&mut self, title: &str) {
-        self.line(String::new());
-        self.line(format!("{title}:"));
+        let _ = write!(self.text, "\n{title}:\n");
+        self.sections.push((title.to_owned(), Vec::new()));
     }
     fn item(&mut self, key: &str, value: impl std::fmt::Display) {
+        let value = value.to_string();
         let _ = writeln!(self.text, "  {key:<13} {value}");
+        if let Some((_, items)) = self.sections.last_mut() {
+            items.push((key.to_owned(), value));
+        }
+    }
+    /// An item only `--verbose` prints (always in JSON).
+    fn detail(&mut self, key: &str, value: impl std::fmt::Display) {
+        if self.verbose {
+            self.item(key, value);
+        } else if let Some((_, items)) = self.sections.last_mut() {
+            items.push((key.to_owned(), value.to_string()));
+        }
     }
 }
 
@@ -168,10 +375,10 @@ fn configuration(r: &mut Builder, dump: &crate::dump::Dump) {
         return;
     };
     if facts.files.is_empty() {
-        r.item("condarc", "none loaded");
+        r.detail("condarc", "none loaded");
     }
     for (i, f) in facts.files.iter().enumerate() {
-        r.item(if i == 0 { "condarc" } else { "" }, f);
+        r.detail(if i == 0 { "condarc" } else { "" }, f);
     }
     let forced = ForcedConfig::from_dump(dump);
     if forced.keys.is_empty() {
@@ -201,7 +408,7 @@ fn configuration(r: &mut Builder, dump: &crate::dump::Dump) {
 
 /// The steps in order (module docs), one function each; `Ok` carries the
 /// verdict's summary.
-async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<String, String> {
+async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<String, CheckError> {
     let target = conda_step(s, r)?;
     let spawn = worker_step(s, r)?;
     // 2b. the HTTP settings, loaded as the server loads them (not bound:
@@ -227,15 +434,15 @@ async fn steps(s: &Settings, args: &[OsString], r: &mut Builder) -> Result<Strin
 }
 
 /// Step 1: the target conda and how it was found.
-fn conda_step(s: &Settings, r: &mut Builder) -> Result<discovery::Target, String> {
+fn conda_step(s: &Settings, r: &mut Builder) -> Result<discovery::Target, CheckError> {
     r.section("conda");
     let target = match discovery::resolve_target(s.discovery.conda_exe.as_deref()) {
         Ok(t) => t,
         Err(e) => {
             // The section says so itself; the verdict line carries the
             // sources tried and how to point at a conda.
-            r.item("executable", "not found (the reason is the last line)");
-            return Err(e.to_string());
+            r.item("executable", "not found (the reason is the verdict)");
+            return Err(e.into());
         }
     };
     r.item("executable", target.path.display());
@@ -256,7 +463,7 @@ fn conda_step(s: &Settings, r: &mut Builder) -> Result<discovery::Target, String
 
 /// Step 2: the worker binary (or the listening worker) and the server's
 /// own host checks; whether the worker is spawned.
-fn worker_step(s: &Settings, r: &mut Builder) -> Result<bool, String> {
+fn worker_step(s: &Settings, r: &mut Builder) -> Result<bool, CheckError> {
     r.section("worker");
     let spawn = s.worker.socket.is_none();
     if let Some(sock) = &s.worker.socket {
@@ -270,11 +477,7 @@ fn worker_step(s: &Settings, r: &mut Builder) -> Result<bool, String> {
         r.item("binary", exe.display());
         r.item("found", source.describe());
         if !crate::worker_client::config::is_executable(&exe) {
-            return Err(format!(
-                "the worker binary {} is missing or not executable (install conda-mcp-worker next \
-                 to conda-mcp, or pass --worker-exe PATH)",
-                exe.display()
-            ));
+            return Err(CheckError::WorkerMissing(exe));
         }
     }
     if let Some(user) = &s.worker.user {
@@ -283,7 +486,7 @@ fn worker_step(s: &Settings, r: &mut Builder) -> Result<bool, String> {
     // The server's own host checks: a --worker-user home it cannot use
     // fails here as it fails the server's startup; a CONDARC conda will
     // not load is a warning in both.
-    let host = check_host(s).map_err(|e| e.to_string())?;
+    let host = check_host(s)?;
     r.warnings.extend(host.warnings);
     if let Some(path) = &s.audit_log {
         audit_log_item(path, r)?;
@@ -294,9 +497,9 @@ fn worker_step(s: &Settings, r: &mut Builder) -> Result<bool, String> {
 /// `--audit-log`: the server opens it (creating it, mode 0600) before
 /// discovery; the check asks [`crate::call::audit::probe`] whether it could,
 /// without creating it.
-fn audit_log_item(path: &std::path::Path, r: &mut Builder) -> Result<(), String> {
+fn audit_log_item(path: &std::path::Path, r: &mut Builder) -> Result<(), CheckError> {
     use crate::call::audit::Probe;
-    let probe = crate::call::audit::probe(path).map_err(|e| e.to_string())?;
+    let probe = crate::call::audit::probe(path)?;
     let shown = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     r.item(
         "audit log",
@@ -317,7 +520,7 @@ async fn discovery_step(
     s: &Settings,
     target: &discovery::Target,
     r: &mut Builder,
-) -> Result<discovery::Discovery, String> {
+) -> Result<discovery::Discovery, CheckError> {
     r.section("discovery");
     let mut opts = s.discovery_options();
     opts.worker = quiet(opts.worker);
@@ -334,7 +537,7 @@ async fn discovery_step(
                 .python
                 .as_deref()
                 .map(|p| std::path::absolute(p).unwrap_or(p.to_path_buf()));
-            r.item(
+            r.detail(
                 "cache key",
                 format!(
                     "the target, its interpreter, its package folders, every place of conda's .condarc search path, and the variables {} (sha256 of each value)",
@@ -350,7 +553,9 @@ async fn discovery_step(
     let t = Instant::now();
     let found = discovery::discover(&opts)
         .await
-        .map_err(|e| format!("discovery failed: {}", first_line(&e.to_string())))?;
+        .map_err(|e| CheckError::Discovery {
+            first_line: first_line(&e.to_string()),
+        })?;
     let discovery_ms = t.elapsed().as_millis();
     if let Some(lane) = &found.helper_lane {
         lane.shutdown().await;
@@ -402,7 +607,13 @@ async fn discovery_step(
             first = false;
         }
     }
-    r.item("commands", catalog.commands.len());
+    r.item(
+        "commands",
+        format!(
+            "{} in conda's parser (the tools below are those a model may call)",
+            catalog.commands.len()
+        ),
+    );
     configuration(r, &found.dump);
     for w in &found.dump.warnings {
         r.warnings
@@ -424,7 +635,7 @@ async fn worker_runs_step(
     found: &discovery::Discovery,
     spawn: bool,
     r: &mut Builder,
-) -> Result<(), String> {
+) -> Result<(), CheckError> {
     let mut cfg = quiet(s.worker_config(found.target.path.clone()));
     cfg.python = Some(found.python.clone());
     let exec = Executor::new(cfg);
@@ -445,7 +656,7 @@ fn tools_step(
     s: &Settings,
     catalog: &crate::catalog::Catalog,
     r: &mut Builder,
-) -> Result<crate::tools::ToolSet, String> {
+) -> Result<crate::tools::ToolSet, CheckError> {
     let writes = if s.policy.approve_writes {
         "--approve-writes on".to_owned()
     } else {
@@ -460,8 +671,8 @@ fn tools_step(
     // The server's own step: a --tools entry that matches nothing fails
     // here as it would refuse to start the server.
     let tools = build_tools(catalog, &s.tool_options()).map_err(|e| match e {
-        crate::startup::StartupError::Schema(e) => format!("building the tools failed: {e}"),
-        other => other.to_string(),
+        crate::startup::StartupError::Schema(e) => CheckError::Schema(e),
+        other => CheckError::from(other),
     })?;
     listing(s, catalog, &tools, r);
     Ok(tools)
@@ -569,7 +780,7 @@ fn listing(
 /// The log: how stderr is written, and what this check lost of it.
 fn log_step(r: &mut Builder) {
     r.section("log");
-    r.item(
+    r.detail(
         "stderr",
         format!(
             "written by a thread of its own behind a {} KiB queue; lines that do not fit are \
@@ -611,21 +822,12 @@ fn host_step(
                 .into(),
         );
     }
-    r.section("warnings");
-    if r.warnings.is_empty() {
-        r.line("  none".into());
-    } else {
-        for w in std::mem::take(&mut r.warnings) {
-            r.line(format!("  - {w}"));
-        }
-    }
     let snippets = match http_url {
         Some(url) => {
-            r.section(
-                "host configuration (the server runs on its own with these flags, e.g. under \
-                 systemd, docs/remote.md; hosts connect to it; a host that only starts servers \
-                 itself gets its configuration from check without the HTTP flags)",
-            );
+            r.config_title = "host configuration (the server runs on its own with these flags, \
+                 e.g. under systemd, docs/remote.md; hosts connect to it; a host that only \
+                 starts servers itself gets its configuration from check without the HTTP flags)"
+                .to_owned();
             let authenticated = s
                 .http
                 .as_ref()
@@ -633,7 +835,8 @@ fn host_step(
             host_config::http_snippets(url, authenticated, Platform::current())
         }
         None => {
-            r.section("host configuration (one per host; paste into the host's MCP settings)");
+            r.config_title =
+                "host configuration (one per host; paste into the host's MCP settings)".to_owned();
             // The path as given or found, made absolute, not its canonical
             // form: a symlink that an upgrade moves (`/opt/conda` to a
             // versioned folder) keeps working; the server resolves it again
@@ -648,12 +851,7 @@ fn host_step(
             )
         }
     };
-    for snippet in snippets {
-        r.line(format!("  {}", snippet.title));
-        for l in snippet.text.lines() {
-            r.line(format!("    {l}"));
-        }
-    }
+    r.snippets = snippets;
 }
 
 /// Step 2b (`--listen`): the HTTP settings checked and their files loaded
@@ -664,11 +862,9 @@ async fn http_section(
     h: &crate::transport::http::HttpSettings,
     policy: &crate::policy::Policy,
     r: &mut Builder,
-) -> Result<(String, Vec<String>), String> {
+) -> Result<(String, Vec<String>), CheckError> {
     r.section("http (--listen)");
-    let loaded = crate::transport::http::serve::load(h)
-        .await
-        .map_err(|e| e.to_string())?;
+    let loaded = crate::transport::http::serve::load(h).await?;
     let url = host_config::http_url(h.listen, loaded.tls());
     r.item("serves", &url);
     if let Some((cert, _)) = &h.tls {
@@ -724,7 +920,7 @@ async fn http_section(
     }
     let users = loaded.os_users();
     // The server's own check: root, and a usable home for each user.
-    crate::startup::check_users(&users).map_err(|e| e.to_string())?;
+    crate::startup::check_users(&users)?;
     if users.is_empty() {
         r.item("os users", "none (every call runs in the default worker)");
     } else {
@@ -772,7 +968,7 @@ async fn run_through_worker(
     exec: &Executor,
     timeout: Duration,
     r: &mut Builder,
-) -> Result<(), String> {
+) -> Result<(), CheckError> {
     r.section("through the worker");
     let (res, ms) = timed_run(
         exec,
@@ -882,25 +1078,23 @@ async fn timed_run(
     mut job: Job,
     timeout: Duration,
     label: &str,
-    program: &str,
-    failure: &str,
-) -> Result<(conda_mcp_shared::ExecutionResult, u128), String> {
+    program: &'static str,
+    failure: &'static str,
+) -> Result<(conda_mcp_shared::ExecutionResult, u128), CheckError> {
     job.limits.timeout = timeout;
     job.label = label.into();
     let t = Instant::now();
     let res = exec
         .run(job, |_| {})
         .await
-        .map_err(|e| format!("the worker could not run {program}: {e}"))?;
+        .map_err(|source| CheckError::WorkerRun { program, source })?;
     let ms = t.elapsed().as_millis();
     if res.exit_code != Some(0) {
-        return Err(format!(
-            "{failure} {}{}",
-            ended(&res),
-            exception_name(&res.stderr)
-                .map(|n| format!(" ({n})"))
-                .unwrap_or_default()
-        ));
+        return Err(CheckError::Exited {
+            what: failure,
+            ended: ended(&res),
+            exception: exception_name(&res.stderr).map(str::to_owned),
+        });
     }
     Ok((res, ms))
 }

@@ -159,7 +159,7 @@ impl Handler {
                     crate::tools::compact::UNKNOWN_TOOL_HINT
                 ))
             } else {
-                unknown("tool; tools/list names this server's tools")
+                unknown(&surface.tools.unknown_tool(name))
             }
         })
     }

@@ -25,6 +25,7 @@
 
 pub mod approval_card;
 pub mod cli_command;
+pub mod closest;
 pub mod compact;
 pub mod execute;
 pub mod filter;
@@ -294,6 +295,21 @@ impl ToolSet {
     /// Routes a tool name; `None` for names this server does not serve.
     pub fn route(&self, name: &str) -> Option<Route> {
         self.routes.get(name).copied()
+    }
+
+    /// What follows "unknown " in the error of a `tools/call` for `name`,
+    /// a tool this set does not serve: the served tool closest to it when
+    /// one is close ([`closest::closest`]), and where the names are. The
+    /// name asked for is never repeated (it may be long or hold markup).
+    pub fn unknown_tool(&self, name: &str) -> String {
+        let mut served: Vec<&str> = self.routes.keys().map(String::as_str).collect();
+        served.sort_unstable();
+        match closest::closest(name, served) {
+            Some(near) => {
+                format!("tool; the closest is {near}; tools/list names this server's tools")
+            }
+            None => "tool; tools/list names this server's tools".to_owned(),
+        }
     }
 
     /// Whether the tool routed to `route` has a top-level property `name`

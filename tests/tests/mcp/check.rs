@@ -65,10 +65,17 @@ fn verdict(o: &Output) -> String {
     stdout(o).lines().last().unwrap_or("").to_owned()
 }
 
+/// The host configuration section of a report: from its heading to the
+/// details of what was checked, which follow it.
+fn configurations(report: &str) -> &str {
+    let section = &report[report.find("\nhost configuration").expect("the section")..];
+    &section[..section.find("\nwhat was checked").unwrap_or(section.len())]
+}
+
 /// The configuration under host `host`'s title in a report's host
 /// configuration section (its indented lines, unindented).
 fn host_body(report: &str, host: &str) -> String {
-    let section = &report[report.find("host configuration").expect("the section")..];
+    let section = configurations(report);
     let start = section.find(&format!("  {host}")).expect("host");
     let rest = &section[start..];
     let rest = &rest[rest.find('\n').expect("title line") + 1..];
@@ -108,6 +115,7 @@ fn check_reports_a_working_setup_and_exits_0() {
             "--allow-write".as_ref(),
             "--timeout".as_ref(),
             "60".as_ref(),
+            "--verbose".as_ref(),
         ],
         &cache,
     );
@@ -266,7 +274,7 @@ fn check_in_compact_mode_lists_command_paths_not_typed_tools() {
     );
     // The commands by the path conda_call takes; no typed tool name.
     let tools = &report[report.find("tools (").expect("tools section")..];
-    let tools = &tools[..tools.find("warnings").expect("warnings section")];
+    let tools = &tools[..tools.find("\nlog:").expect("log section")];
     assert!(tools.contains("env list"), "{tools}");
     assert!(
         !tools.contains("conda_info") && !tools.contains("conda_env_list"),
@@ -331,7 +339,7 @@ async fn check_prints_one_configuration_per_host_as_recommended() {
             && report.contains("add --allow-exec to let it run programs"),
         "{report}"
     );
-    let section = &report[report.find("host configuration").expect("section")..];
+    let section = configurations(&report);
     let titles: Vec<&str> = section
         .lines()
         .filter(|l| l.starts_with("  ") && !l.starts_with("    "))
@@ -752,10 +760,7 @@ fn check_with_listen_loads_the_http_settings_and_prints_http_host_configurations
     let url = format!("http://{listen}/mcp");
     assert!(report.contains(&format!("serves        {url}")), "{report}");
     assert!(report.contains("1 principal(s)"), "{report}");
-    let hosts = report
-        .split("host configuration")
-        .nth(1)
-        .expect("a host configuration section");
+    let hosts = configurations(&report);
     assert!(
         hosts.contains(&format!(
             "claude mcp add --transport http conda {url} --header 'Authorization: Bearer TOKEN'"
@@ -795,7 +800,7 @@ fn check_with_listen_loads_the_http_settings_and_prints_http_host_configurations
     let report = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{report}");
     assert!(!report.contains("in use now"), "{report}");
-    let hosts = &report[report.find("host configuration").expect("hosts")..];
+    let hosts = configurations(&report);
     assert!(
         hosts.contains(&format!("claude mcp add --transport http conda {url}\n")),
         "{hosts}"

@@ -42,6 +42,16 @@ impl Policy {
             Policy::AllowWrite => &["--allow-write"],
         }
     }
+
+    /// The policy as conda-mcp's configuration file, which the host's
+    /// configuration names with `--config` instead of repeating flags.
+    fn config_file(self) -> &'static str {
+        match self {
+            Policy::ReadOnly => "# read-only: the defaults\n",
+            Policy::ApproveWrites => "approve-writes = true\n",
+            Policy::AllowWrite => "allow-write = true\n",
+        }
+    }
 }
 
 /// The server's own `tools/list` for these flags: name → tool.
@@ -87,13 +97,17 @@ async fn plan_with(host: Host, policy: Policy, strip_always_load: bool, test: &s
         .expect("a stand-in conda with conda 26's parser");
     let tools = server_tools(&prefix.conda_exe, policy.flags()).await;
     let conda = prefix.conda_exe.clone();
+    let settings = tempfile::tempdir().expect("tempdir");
+    let config = settings.path().join("conda-mcp.toml");
+    std::fs::write(&config, policy.config_file()).expect("the configuration file");
     let report: Report = tokio::task::spawn_blocking(move || {
         hosts::run(
             &installed,
             host,
             hosts::Run {
                 conda: &conda,
-                flags: policy.flags(),
+                config: &config,
+                writes: policy != Policy::ReadOnly,
                 env_name: ENV,
                 timeout_s: RUN_TIMEOUT_S,
                 strip_always_load,

@@ -28,6 +28,7 @@ mod packaging;
 mod real_conda;
 mod results;
 mod server;
+mod settings;
 mod soak;
 mod startup;
 mod surface;

@@ -249,7 +249,8 @@ fn manifest_maps_user_config_onto_real_flags() {
             );
             continue;
         }
-        let (mode, cli) = parsed.unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+        let conda_mcp_server::cli::CommandLine { mode, cli, .. } =
+            parsed.unwrap_or_else(|e| panic!("{argv:?}: {e}"));
         assert_eq!(mode, conda_mcp_server::cli::Mode::Serve);
         assert_eq!(
             cli.conda_exe.as_deref(),

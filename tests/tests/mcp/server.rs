@@ -120,6 +120,17 @@ async fn both_eras_serve_tools_calls_refusals_and_the_capabilities_resource() {
             d.message
         );
         assert!(d.message.contains("tools/list"), "{}", d.message);
+        // A typo: the closest tool is named, the name given is not repeated.
+        let e = server
+            .call("conda_infp", json!({}))
+            .await
+            .expect_err("unknown tool");
+        let d = rpc_error(&e).expect("JSON-RPC error");
+        assert_eq!(d.code.0, INVALID_PARAMS, "{era:?}");
+        assert_eq!(
+            d.message,
+            "unknown tool; the closest is conda_info; tools/list names this server's tools"
+        );
         let e = server
             .read_text("conda://nope")
             .await

@@ -17,12 +17,24 @@ use super::tokens;
 /// The first argument that selects this command.
 pub const TOKEN_COMMAND: &str = "token";
 
+/// The examples of `conda-mcp token --help`.
+const TOKEN_EXAMPLES: &str = "\
+Examples:
+  conda-mcp token new alice
+      A token for alice (printed once: give it to her) and the line to add to the
+      --auth-tokens file (its SHA-256, not the token).
+  conda-mcp token new ci --policy conda:read
+      A token that may only read.
+  conda-mcp token new bob --os-user bob
+      A token whose calls run as the OS user bob (the server runs as root).";
+
 /// `conda-mcp token`.
 #[derive(Debug, Parser)]
 #[command(
     name = "conda-mcp token",
     bin_name = "conda-mcp token",
-    about = "Bearer tokens for the HTTP mode (--listen with --auth-tokens)"
+    about = "Bearer tokens for the HTTP mode (--listen with --auth-tokens)",
+    after_help = TOKEN_EXAMPLES
 )]
 struct TokenCli {
     #[command(subcommand)]
