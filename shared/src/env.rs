@@ -180,13 +180,6 @@ pub enum PatternError {
     Character(char),
 }
 
-/// The sentence, for command-line parsers whose errors are text.
-impl From<PatternError> for String {
-    fn from(e: PatternError) -> String {
-        e.to_string()
-    }
-}
-
 /// Whether `name` matches the glob `pattern` (`*` = any run of characters,
 /// everything else literal, case-sensitive).
 pub fn glob_match(pattern: &str, name: &str) -> bool {

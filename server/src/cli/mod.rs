@@ -415,8 +415,8 @@ pub enum FlagValueError {
     #[error("expected a whole number of at least 1")]
     NotACount,
     /// Not a variable name pattern (`--pass-env`).
-    #[error("{0}")]
-    Pattern(String),
+    #[error(transparent)]
+    Pattern(#[from] conda_mcp_shared::env::PatternError),
     /// An `http(s)://` value that is no URL (`--oauth-jwks`).
     #[error("not a valid URL")]
     NotAUrl,
