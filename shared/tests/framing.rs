@@ -21,7 +21,8 @@ where
     T: serde::Serialize + serde::de::DeserializeOwned,
 {
     let frame = encode_frame(msg).map_err(|e| TestCaseError::fail(format!("re-encode: {e}")))?;
-    decode_payload(&frame[4..]).map_err(|e| TestCaseError::fail(format!("decode the re-encoding: {e}")))
+    decode_payload(&frame[4..])
+        .map_err(|e| TestCaseError::fail(format!("decode the re-encoding: {e}")))
 }
 
 fn block_on<F: std::future::Future>(f: F) -> F::Output {

@@ -534,7 +534,14 @@ fn oracle_in_project_dump() {
     let s = run_oracle("in-project dump", &dump);
     eprintln!(
         "policy oracle (in-project dump): {} cases, {} parsed (verdicts compared), {} read-only, {} rejected by argparse, {} help/version, {} list-default choice divergences ({} judged on the explicit list), {} argparse crashes",
-        s.cases, s.runs, s.read_only, s.rejected, s.help, s.list_choice_divergence, s.list_choice_checked, s.crashes
+        s.cases,
+        s.runs,
+        s.read_only,
+        s.rejected,
+        s.help,
+        s.list_choice_divergence,
+        s.list_choice_checked,
+        s.crashes
     );
     assert_eq!(s.cases, u64::from(CASES));
     assert!(s.read_only > 0 && s.rejected > 0, "{s:?}");
@@ -548,10 +555,17 @@ fn oracle_real_conda_26_dump() {
     let s = run_oracle("real conda 26 dump", &dump);
     eprintln!(
         "policy oracle (real conda 26 dump): {} cases, {} parsed (verdicts compared), {} read-only, {} rejected by argparse, {} help/version, {} list-default choice divergences ({} judged on the explicit list), {} argparse crashes",
-        s.cases, s.runs, s.read_only, s.rejected, s.help, s.list_choice_divergence, s.list_choice_checked, s.crashes
+        s.cases,
+        s.runs,
+        s.read_only,
+        s.rejected,
+        s.help,
+        s.list_choice_divergence,
+        s.list_choice_checked,
+        s.crashes
     );
     assert_eq!(s.cases, u64::from(CASES));
-    assert!(s.read_only > 0 && s.rejected > 0, "{s:?}");    // `init`'s shells are the one list default among choices: a sliver
+    assert!(s.read_only > 0 && s.rejected > 0, "{s:?}"); // `init`'s shells are the one list default among choices: a sliver
     // of the cases (about 45 of 6000), nearly all of them judged on the
     // explicit list
     assert!(

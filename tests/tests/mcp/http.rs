@@ -341,7 +341,10 @@ fn sigterm_lets_calls_in_flight_finish_within_the_grace_then_cancels_the_rest() 
     let log = server.stderr_text();
     assert!(log.contains("cancelling them"), "{log}");
     let pids = job_pids(&log, "conda plugins list");
-    assert!(!pids.is_empty(), "the log names no job pid of the call: {log}");
+    assert!(
+        !pids.is_empty(),
+        "the log names no job pid of the call: {log}"
+    );
     assert!(pids.iter().all(|p| !alive(*p)), "{pids:?}");
 }
 
