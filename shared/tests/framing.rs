@@ -15,6 +15,16 @@ use conda_mcp_shared::protocol::{
 use conda_mcp_shared::{ExecutionResult, StopSignal};
 use proptest::prelude::*;
 
+/// `msg` encoded as a frame and its payload decoded again.
+fn reencoded<T>(msg: &T) -> Result<T, TestCaseError>
+where
+    T: serde::Serialize + serde::de::DeserializeOwned,
+{
+    let frame = encode_frame(msg).map_err(|e| TestCaseError::fail(format!("re-encode: {e}")))?;
+    decode_payload(&frame[4..])
+        .map_err(|e| TestCaseError::fail(format!("decode the re-encoding: {e}")))
+}
+
 fn block_on<F: std::future::Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -164,21 +174,51 @@ proptest! {
 
     #[test]
     fn garbage_payload_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
-        let _ = decode_payload::<ClientMessage>(&bytes);
-        let _ = decode_payload::<WorkerMessage>(&bytes);
+        // Never a panic; and whatever decodes is a message the codec can
+        // carry: it re-encodes to a payload that decodes to the same one.
+        if let Ok(msg) = decode_payload::<ClientMessage>(&bytes) {
+            prop_assert_eq!(reencoded(&msg)?, msg);
+        }
+        if let Ok(msg) = decode_payload::<WorkerMessage>(&bytes) {
+            prop_assert_eq!(reencoded(&msg)?, msg);
+        }
+    }
+
+    #[test]
+    fn corrupted_payloads_that_decode_re_encode_to_the_same_message(
+        msg in arb_worker(),
+        at in any::<prop::sample::Index>(),
+        byte in any::<u8>(),
+    ) {
+        // One byte of a valid payload changed: such input decodes far more
+        // often than random bytes do, so the property below is exercised.
+        let frame = encode_frame(&msg).expect("encode");
+        let mut payload = frame[4..].to_vec();
+        let i = at.index(payload.len());
+        payload[i] = byte;
+        if let Ok(decoded) = decode_payload::<WorkerMessage>(&payload) {
+            prop_assert_eq!(reencoded(&decoded)?, decoded);
+        }
     }
 
     #[test]
     fn garbage_stream_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
         let mut r = bytes.as_slice();
-        // Read frames until the stream errors or ends: never a panic.
-        block_on(async {
+        // Read frames until the stream errors or ends: never a panic; each
+        // frame read re-encodes to one that decodes to the same message.
+        let read = block_on(async {
+            let mut read = Vec::new();
             for _ in 0..8 {
-                if read_frame::<_, WorkerMessage>(&mut r).await.is_err() {
-                    break;
+                match read_frame::<_, WorkerMessage>(&mut r).await {
+                    Ok(msg) => read.push(msg),
+                    Err(_) => break,
                 }
             }
+            read
         });
+        for msg in read {
+            prop_assert_eq!(reencoded(&msg)?, msg);
+        }
     }
 
     #[test]

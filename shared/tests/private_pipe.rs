@@ -57,13 +57,25 @@ fn under_wine() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// The test tiers (CONTRIBUTING.md "Tiers"), the same source as the tests
+/// crate's `conda_mcp_tests::tiers` (this crate cannot depend on that one).
+#[path = "../../tests/src/tiers.rs"]
+#[allow(dead_code)]
+mod tiers;
+
 /// Windows refuses a second server on a name whose first instance was made
-/// with FILE_FLAG_FIRST_PIPE_INSTANCE; wine does not implement the flag, so
-/// under wine this is reported and left to the Windows runners.
+/// with FILE_FLAG_FIRST_PIPE_INSTANCE (the pipe-squatting protection);
+/// wine does not implement the flag, so this test needs a real Windows: the
+/// `windows` tier (docs/testing.md "macOS and Windows"). Under wine it is
+/// reported SKIPPED, or fails where a run declares that tier.
 #[tokio::test]
 async fn the_same_name_cannot_be_listened_on_twice() {
     if under_wine() {
-        eprintln!("wine ignores FILE_FLAG_FIRST_PIPE_INSTANCE: checked on Windows runners only");
+        tiers::missing(
+            tiers::Tier::Windows,
+            "private_pipe::the_same_name_cannot_be_listened_on_twice",
+            "wine ignores FILE_FLAG_FIRST_PIPE_INSTANCE: this needs a real Windows",
+        );
         return;
     }
     let name = unique("twice");

@@ -28,4 +28,5 @@ pub mod soak;
 pub mod standin;
 pub mod stats;
 pub mod tiers;
+pub mod users;
 pub mod warm;

@@ -641,7 +641,9 @@ pub fn run(dump_path: &Path, cases_per_tool: u32, seed: u8) -> Report {
             ));
             continue;
         };
-        // Dests set by the minimal call are re-derived from this case's own arguments.
+        // Dests set by the minimal call start from the dump's default, as
+        // in a parse without that member: from there this case's own
+        // arguments derive them (never from the parse under test).
         let mut base = baseline.clone();
         let minimal_case = minimal
             .iter()
@@ -651,12 +653,12 @@ pub fn run(dump_path: &Path, cases_per_tool: u32, seed: u8) -> Report {
         for pi in 0..command.properties.len() {
             if minimal_case.contains_key(&command.properties[pi].name) {
                 for d in dests_of(command, pi) {
-                    if let Some(v) = ns.get(&d) {
+                    if ns.contains_key(&d) {
+                        let default = dest_default(command, &d);
                         if !case.args.contains_key(&command.properties[pi].name) {
-                            base.insert(d, v.clone());
+                            base.insert(d, default);
                         } else {
-                            base.remove(&d);
-                            base.insert(d.clone(), pre_action_value(command, pi, v));
+                            base.insert(d.clone(), pre_action_value(command, pi, &default));
                         }
                     }
                 }
@@ -683,17 +685,28 @@ pub fn run(dump_path: &Path, cases_per_tool: u32, seed: u8) -> Report {
     report
 }
 
+/// The dump's default of `dest`: `action.default` of the first action that
+/// stores to it (argparse fills the namespace from the actions in order
+/// and keeps the first value), JSON null when none does.
+fn dest_default(command: &Command, dest: &str) -> Value {
+    command
+        .arguments
+        .iter()
+        .find(|a| a.dest == dest)
+        .map_or(Value::Null, |a| a.default.clone())
+}
+
 /// What a dest holds before its (accumulating) action runs, for dests the
 /// minimal call touched: an empty list for append/extend kinds (the stand-in
 /// and argparse start from the default, which the recorded dumps keep
-/// empty), 0 for counts; scalars are overwritten anyway.
-fn pre_action_value(command: &Command, pi: usize, parsed: &Value) -> Value {
+/// empty), 0 for counts, the dump's default (`default`) otherwise.
+fn pre_action_value(command: &Command, pi: usize, default: &Value) -> Value {
     match &command.properties[pi].source {
         PropertySource::Action { arg } => match command.arguments[*arg].kind {
             ArgKind::Append | ArgKind::Extend | ArgKind::AppendConst => json!([]),
             ArgKind::Count => json!(0),
-            _ => parsed.clone(),
+            _ => default.clone(),
         },
-        _ => parsed.clone(),
+        _ => default.clone(),
     }
 }

@@ -103,7 +103,9 @@ async fn wait_running() {
     }
 }
 
-/// No `ping.exe` is left within 2 s of `stopped`.
+/// No `ping.exe` is left within 20 s of `stopped` (a tree left alone runs
+/// its pings for 60 s; 20 s is far from that and from the milliseconds a
+/// stop takes).
 async fn assert_tree_gone(stopped: Instant) {
     loop {
         let left = pings();
@@ -111,7 +113,7 @@ async fn assert_tree_gone(stopped: Instant) {
             return;
         }
         assert!(
-            stopped.elapsed() < Duration::from_secs(2),
+            stopped.elapsed() < Duration::from_secs(20),
             "{left} ping.exe still running {:?} after the stop",
             stopped.elapsed()
         );
@@ -129,7 +131,8 @@ async fn a_timeout_ends_the_whole_tree() {
     let stopped = Instant::now();
     watch.await.expect("the tree ran");
     assert!(r.timed_out, "{r:?}");
-    assert!(r.duration_ms < 10_000, "{r:?}");
+    // at the 4 s timeout, not the tree's 60 s
+    assert!(r.duration_ms < 20_000, "{r:?}");
     assert_tree_gone(stopped).await;
 }
 

@@ -233,23 +233,6 @@ fn every_real_schema_is_valid_portable_and_compiles_to_a_validator() {
     }
 }
 
-/// `CONDA_MCP_PRINT_SCHEMA=create cargo test ... print_schema -- --nocapture`
-#[test]
-fn print_schema() {
-    let Ok(which) = std::env::var("CONDA_MCP_PRINT_SCHEMA") else {
-        return;
-    };
-    let cat = real_catalog();
-    let path: Vec<&str> = std::iter::once("conda").chain(which.split(' ')).collect();
-    let idx = cat.find(&path).expect("command");
-    let s = input_schema(&cat, idx, Profile::Full);
-    eprintln!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
-    eprintln!(
-        "{}",
-        serde_json::to_string_pretty(&cat.commands[idx]).unwrap_or_default()
-    );
-}
-
 /// Help is shortened at sentence and clause ends, never inside a phrase or
 /// a parenthesis; a sentence without a clause end that fits is kept whole.
 #[test]

@@ -16,3 +16,5 @@ mod policy_cases;
 mod policy_oracle;
 mod roundtrip;
 mod standin_conda;
+mod tier_table;
+mod tiers;

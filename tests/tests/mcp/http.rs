@@ -277,6 +277,11 @@ fn a_request_past_its_deadline_is_answered_504_and_its_call_cancelled() {
         server.stderr_text()
     );
     let pids = job_pids(&server.stderr_text(), "conda plugins list");
+    assert!(
+        !pids.is_empty(),
+        "the log names no job pid of the call: {}",
+        server.stderr_text()
+    );
     assert!(pids.iter().all(|p| !alive(*p)), "{pids:?}");
     assert!(server.stderr_text().contains("outcome=\"timeout\""));
 }
@@ -336,6 +341,10 @@ fn sigterm_lets_calls_in_flight_finish_within_the_grace_then_cancels_the_rest() 
     let log = server.stderr_text();
     assert!(log.contains("cancelling them"), "{log}");
     let pids = job_pids(&log, "conda plugins list");
+    assert!(
+        !pids.is_empty(),
+        "the log names no job pid of the call: {log}"
+    );
     assert!(pids.iter().all(|p| !alive(*p)), "{pids:?}");
 }
 

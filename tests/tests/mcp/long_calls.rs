@@ -95,7 +95,7 @@ async fn without_a_token_no_progress_is_sent_and_a_queued_call_reports_its_posit
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_a_running_call_kills_its_tree_sends_no_response_and_the_next_call_answers() {
-    let prefix = sleepy(&["info"], 120.0);
+    let prefix = sleepy(&["info"], 300.0);
     let needle = prefix.conda_exe.display().to_string();
     // Fresh processes: the call is found by its command line (a call
     // forked from the warm conda, which now starts right after discovery,
@@ -120,9 +120,10 @@ async fn cancelling_a_running_call_kills_its_tree_sends_no_response_and_the_next
     c.cancel("doomed").await;
     let cancelled_at = Instant::now();
     while !pids_with_cmdline(&needle).is_empty() {
+        // killed, not left to its 300 s
         assert!(
-            cancelled_at.elapsed() < Duration::from_secs(3),
-            "processes {pids:?} still alive 3 s after the cancel"
+            cancelled_at.elapsed() < Duration::from_secs(30),
+            "processes {pids:?} still alive 30 s after the cancel"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -232,7 +233,18 @@ async fn restart_required_flips_only_when_a_mutation_changes_the_plugin_set() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_run_one_at_a_time_in_arrival_order() {
-    let prefix = sleepy(&["info"], 1.0);
+    // Each call marks itself a writer in `writers` while it sleeps; a call
+    // that starts or ends while another is running is logged as an overlap
+    // (the stand-in's `writers_dir`, as in the writer-lock tests).
+    let writers = tempfile::tempdir().expect("tempdir");
+    let prefix = StandinPrefix::standard();
+    prefix
+        .set_control(&[ControlRule {
+            sleep_seconds: Some(1.0),
+            writers_dir: Some(writers.path().to_path_buf()),
+            ..ControlRule::for_commands(&["info"])
+        }])
+        .expect("control file");
     let mut c = RawClient::start(&prefix.conda_exe, &[]).await;
     let ids = ["c1", "c2", "c3", "c4"];
     for id in ids {
@@ -251,16 +263,21 @@ async fn calls_run_one_at_a_time_in_arrival_order() {
             finished.push((id.to_owned(), ms));
         }
     }
+    // One at a time: no call ran while another did. In arrival order:
+    // run one after another, each answered when it ended, so the order of
+    // the answers is the order in which they ran.
+    let overlaps = std::fs::read_to_string(writers.path().join("overlaps.log")).unwrap_or_default();
+    assert_eq!(overlaps, "", "two conda calls ran at once: {finished:?}");
     assert_eq!(order, ids, "responses in arrival order: {finished:?}");
     for (id, ms) in &finished {
-        assert!(*ms >= 900, "{id} ran its full second alone: {finished:?}");
+        assert!(*ms >= 900, "{id} ran its full second: {finished:?}");
     }
     c.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn closing_stdin_mid_call_exits_promptly_and_leaves_no_process() {
-    let prefix = sleepy(&["info"], 120.0);
+    let prefix = sleepy(&["info"], 300.0);
     let needle = prefix.conda_exe.display().to_string();
     // Fresh processes: the call is found by its command line (a call
     // forked from the warm conda, which now starts right after discovery,
@@ -273,7 +290,9 @@ async fn closing_stdin_mid_call_exits_promptly_and_leaves_no_process() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let took = c.close().await.expect("the server exits");
-    assert!(took < Duration::from_secs(2), "exit took {took:?}");
+    // not after the call's 300 s (the exit latency is the stop_latency
+    // benchmark's)
+    assert!(took < Duration::from_secs(30), "exit took {took:?}");
     assert!(
         pids_with_cmdline(&needle).is_empty(),
         "a conda process survived the server"

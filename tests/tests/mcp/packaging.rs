@@ -276,16 +276,20 @@ fn manifest_maps_user_config_onto_real_flags() {
 }
 
 /// The bundle CLI installed from npm into a temporary folder (once per test
-/// process): `Some(path of its cli.js)`, or `None` where npm is absent.
-fn mcpb_cli() -> Option<&'static (tempfile::TempDir, PathBuf)> {
-    static CLI: OnceLock<Option<(tempfile::TempDir, PathBuf)>> = OnceLock::new();
-    CLI.get_or_init(|| {
+/// process): the path of its cli.js, or `None` after
+/// [`missing`](conda_mcp_tests::tiers::missing) for `test` when npm is
+/// absent or cannot install it (the `network` tier: the npm registry).
+fn mcpb_cli(test: &str) -> Option<&'static Path> {
+    static CLI: OnceLock<Result<(tempfile::TempDir, PathBuf), String>> = OnceLock::new();
+    let got = CLI.get_or_init(|| {
         let npm_there = Command::new("npm")
             .arg("--version")
             .output()
             .is_ok_and(|o| o.status.success());
         if !npm_there {
-            return None;
+            return Err(format!(
+                "npm is absent, so the official MCP bundle CLI ({MCPB_PACKAGE}) cannot be installed"
+            ));
         }
         let dir = tempfile::Builder::new()
             .prefix("conda-mcp-mcpb-")
@@ -297,18 +301,25 @@ fn mcpb_cli() -> Option<&'static (tempfile::TempDir, PathBuf)> {
             .arg(MCPB_PACKAGE)
             .output()
             .expect("npm install");
-        assert!(
-            out.status.success(),
-            "npm install {MCPB_PACKAGE} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        if !out.status.success() {
+            return Err(format!(
+                "npm install {MCPB_PACKAGE} failed (is the npm registry reachable?): {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
         let cli = dir
             .path()
             .join("node_modules/@anthropic-ai/mcpb/dist/cli/cli.js");
         assert!(cli.is_file(), "{} missing after npm install", cli.display());
-        Some((dir, cli))
-    })
-    .as_ref()
+        Ok((dir, cli))
+    });
+    match got {
+        Ok((_dir, cli)) => Some(cli.as_path()),
+        Err(why) => {
+            conda_mcp_tests::tiers::missing(conda_mcp_tests::tiers::Tier::Network, test, why);
+            None
+        }
+    }
 }
 
 fn mcpb(cli: &Path, args: &[&std::ffi::OsStr]) -> std::process::Output {
@@ -321,10 +332,7 @@ fn mcpb(cli: &Path, args: &[&std::ffi::OsStr]) -> std::process::Output {
 
 #[test]
 fn manifest_passes_the_official_bundle_validator() {
-    let Some((_dir, cli)) = mcpb_cli() else {
-        eprintln!(
-            "SKIPPED: npm is absent, so the official MCP bundle CLI ({MCPB_PACKAGE}) cannot be installed to validate bundle/manifest.json"
-        );
+    let Some(cli) = mcpb_cli("packaging::manifest_passes_the_official_bundle_validator") else {
         return;
     };
     let manifest = workspace_root().join("bundle/manifest.json");
@@ -377,7 +385,9 @@ fn bundle_script_packs_a_bundle_whose_server_finds_its_worker() {
         .tempdir()
         .expect("tempdir");
     let unpacked = dir.path().join("unpacked");
-    if let Some((_d, cli)) = mcpb_cli() {
+    if let Some(cli) =
+        mcpb_cli("packaging::bundle_script_packs_a_bundle_whose_server_finds_its_worker")
+    {
         let info = mcpb(cli, &["info".as_ref(), bundle.as_os_str()]);
         assert!(info.status.success(), "mcpb info failed");
         let o = mcpb(
@@ -493,7 +503,7 @@ fn bundle_script_packs_one_platform_per_bundle() {
                     .expect("command"),
             );
         assert_eq!(command, format!("${{__dirname}}/{entry}"));
-        if let Some((_d, cli)) = mcpb_cli() {
+        if let Some(cli) = mcpb_cli("packaging::bundle_script_packs_one_platform_per_bundle") {
             let dir = tempfile::tempdir().expect("tempdir");
             let packed = dir.path().join("manifest.json");
             std::fs::write(&packed, manifest.to_string()).expect("write");

@@ -419,21 +419,23 @@ async fn stdout_carries_only_json_rpc_frames_and_stdin_close_ends_the_server() {
     }
     drop(stdin);
     let closed = Instant::now();
-    while let Some(line) = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+    while let Some(line) = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
         .await
         .expect("eof")
         .expect("read")
     {
         seen.push(line);
     }
-    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+    let status = tokio::time::timeout(Duration::from_secs(60), child.wait())
         .await
         .expect("exits")
         .expect("wait");
     let waited = closed.elapsed();
     assert!(status.success(), "{status}");
+    // The server exits on EOF, not never (the latency is the stop_latency
+    // benchmark's): 30 s is far from both.
     assert!(
-        waited < Duration::from_secs(3),
+        waited < Duration::from_secs(30),
         "exit took {waited:?} after stdin closed"
     );
     assert_eq!(seen.len(), 5);
@@ -584,11 +586,12 @@ async fn conda_run_keeps_its_output_ends_with_the_program_and_takes_stdin() {
     let r = server
         .call_ok(
             "conda_run",
-            json!({"executable_call": ["sh", "-c", "sleep 60 & echo started"]}),
+            json!({"executable_call": ["sh", "-c", "sleep 300 & echo started"]}),
         )
         .await;
     let s = r.structured_content.clone().expect("structured");
-    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+    // after the drain grace, not the grandchild's 300 s
+    assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
     assert_eq!(s["stdout"], json!("started\n"), "{s}");
     assert_eq!(s["exit_code"], json!(0), "{s}");
     // stdin reaches the program.

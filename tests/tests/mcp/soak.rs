@@ -77,8 +77,8 @@ async fn a_worker_killed_while_idle_leaves_no_zombie_and_the_next_call_answers()
         match procfs::proc(worker.pid) {
             Some(p) if p.starttime == worker.starttime => {
                 assert!(
-                    killed.elapsed() < Duration::from_secs(5),
-                    "the killed worker {} is still there (state {}) 5 s later, with no call running",
+                    killed.elapsed() < Duration::from_secs(30),
+                    "the killed worker {} is still there (state {}) 30 s later, with no call running",
                     worker.pid,
                     p.state
                 );
@@ -163,7 +163,7 @@ async fn no_worker_outlives_its_connection_after_startup_or_a_rediscovery() {
             break;
         }
         assert!(
-            since.elapsed() < Duration::from_secs(5),
+            since.elapsed() < Duration::from_secs(30),
             "workers still running after their connection was dropped: {d:?}"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;

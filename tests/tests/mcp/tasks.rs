@@ -140,7 +140,7 @@ fn comparable(result: &Value) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_call_answers_at_once_reports_progress_and_its_cancel_leaves_no_process() {
-    let prefix = sleepy(&["search"], 20.0);
+    let prefix = sleepy(&["search"], 300.0);
     let needle = prefix.conda_exe.display().to_string();
     // Fresh processes: the call is found by its command line (a call
     // forked from the warm conda, which now starts right after discovery,
@@ -156,9 +156,11 @@ async fn a_long_call_answers_at_once_reports_progress_and_its_cancel_leaves_no_p
     )
     .await;
     let answered_in = asked.elapsed();
+    // The handle comes before the call ends (300 s; the latency itself is
+    // the task_approval benchmark's).
     assert!(
-        answered_in < Duration::from_secs(5),
-        "a 20 s call answered after {answered_in:?}"
+        answered_in < Duration::from_secs(30),
+        "a 300 s call answered after {answered_in:?}"
     );
     let id = handle["taskId"].as_str().expect("id").to_owned();
     assert!(
@@ -500,7 +502,7 @@ async fn in_the_stateless_lifecycle_a_task_completes_with_the_plain_calls_result
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn closing_stdin_with_a_task_running_exits_promptly_and_leaves_no_process() {
-    let prefix = sleepy(&["search"], 60.0);
+    let prefix = sleepy(&["search"], 300.0);
     let needle = prefix.conda_exe.display().to_string();
     // Fresh processes: the call is found by its command line (a call
     // forked from the warm conda, which now starts right after discovery,
@@ -525,8 +527,10 @@ async fn closing_stdin_with_a_task_running_exits_promptly_and_leaves_no_process(
         json!("working")
     );
     let took = c.close().await.expect("the server exits");
-    assert!(took < Duration::from_secs(5), "exit took {took:?}");
-    let gone = Instant::now() + Duration::from_secs(3);
+    // not after the call's 300 s (the exit latency is the stop_latency
+    // benchmark's)
+    assert!(took < Duration::from_secs(30), "exit took {took:?}");
+    let gone = Instant::now() + Duration::from_secs(30);
     while !pids_with_cmdline(&needle).is_empty() {
         assert!(
             Instant::now() < gone,
@@ -601,8 +605,10 @@ impl Asked {
             .expect("a result");
         assert_eq!(handle["resultType"], json!("task"), "{handle}");
         assert_eq!(handle["status"], json!("working"), "{handle}");
+        // At once, not after the call: the call waits for an answer that
+        // only comes after this handle (and for at most 8 s).
         assert!(
-            asked.elapsed() < Duration::from_secs(5),
+            asked.elapsed() < Duration::from_secs(30),
             "the handle came after {:?}",
             asked.elapsed()
         );
@@ -620,6 +626,13 @@ impl Asked {
             if now["status"] == json!(status) {
                 return now;
             }
+            // A task that ended otherwise never gets there.
+            assert!(
+                !["completed", "cancelled", "failed"]
+                    .contains(&now["status"].as_str().unwrap_or("")),
+                "ended before {status}: {now}\n{}",
+                self.c.stderr_text()
+            );
             assert!(
                 Instant::now() < deadline,
                 "not {status}: {now}\n{}",
@@ -787,16 +800,12 @@ async fn a_declined_cancelled_or_unanswered_question_in_a_task_changes_nothing()
     assert!(!env_prefix(&standin, "gone").exists());
 
     // The cancelled task released the installation's lock: the next change
-    // reaches its question at once (a held lock would keep it working
-    // until the 8 s limit, then end it with install_lock).
+    // reaches its question (a held lock would keep it working until the 8 s
+    // limit, then end it with install_lock, which `until` reports; how soon
+    // the question comes is measured by the task_approval benchmark).
     let asked = Instant::now();
     let late = s.create("late").await;
     s.until(&late, "input_required").await;
-    assert!(
-        asked.elapsed() < Duration::from_secs(6),
-        "the next question came after {:?}",
-        asked.elapsed()
-    );
     // Nobody answers: after the time limit (8 s) it counts as no.
     let unanswered = s.until(&late, "completed").await;
     assert_eq!(

@@ -283,23 +283,17 @@ async fn a_condarc_conda_will_not_load_is_a_startup_warning() {
 
 #[tokio::test]
 async fn a_worker_user_without_a_home_is_refused_at_startup() {
-    if !nix::unistd::Uid::effective().is_root() {
-        eprintln!("SKIPPED a_worker_user_without_a_home_is_refused_at_startup: needs root");
-        return;
-    }
-    let Ok(Some(nobody)) = nix::unistd::User::from_name("nobody") else {
-        eprintln!("SKIPPED a_worker_user_without_a_home_is_refused_at_startup: no user `nobody`");
+    let Some((user, home)) = conda_mcp_tests::users::without_home(
+        "deploy::a_worker_user_without_a_home_is_refused_at_startup",
+        "cmcp-nohome-deploy",
+    ) else {
         return;
     };
-    if nobody.dir.is_dir() {
-        eprintln!("SKIPPED a_worker_user_without_a_home_is_refused_at_startup: nobody has a home");
-        return;
-    }
     let standin = StandinPrefix::standard();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut cmd = conda_mcp_tests::mcp::server_command(
         &standin.conda_exe,
-        &["--worker-user", "nobody", "--no-cache"],
+        &["--worker-user", &user, "--no-cache"],
         dir.path(),
     );
     let out = tokio::time::timeout(
@@ -316,8 +310,8 @@ async fn a_worker_user_without_a_home_is_refused_at_startup() {
     assert!(out.stdout.is_empty(), "nothing but MCP on stdout");
     let err = String::from_utf8_lossy(&out.stderr);
     for part in [
-        "nobody",
-        &nobody.dir.display().to_string(),
+        user.as_str(),
+        &home.display().to_string(),
         "--worker-home DIR",
     ] {
         assert!(err.contains(part), "{part}: {err}");

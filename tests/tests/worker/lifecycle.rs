@@ -38,7 +38,7 @@ async fn a_killed_worker_fails_the_call_and_the_next_call_gets_a_fresh_one() {
     let ex = sh_executor();
     let (handle, job_pid) = start(
         &ex,
-        sh("sleep 60 & sleep 60; wait", Duration::from_secs(60)),
+        sh("sleep 300 & sleep 300; wait", Duration::from_secs(300)),
     )
     .await;
     let worker = ex.worker_pid().expect("worker");
@@ -54,8 +54,9 @@ async fn a_killed_worker_fails_the_call_and_the_next_call_gets_a_fresh_one() {
         .expect_err("the call fails");
     assert!(matches!(err, ExecError::WorkerDied(_)), "{err:?}");
     assert!(err.to_string().contains("went away"), "{err}");
+    // gone, not after its 300 s (30 s is far from both)
     assert!(
-        gone_within(job_pid, Duration::from_secs(2)).await,
+        gone_within(job_pid, Duration::from_secs(30)).await,
         "the job survived"
     );
 
@@ -69,14 +70,17 @@ async fn a_killed_worker_fails_the_call_and_the_next_call_gets_a_fresh_one() {
 }
 
 #[tokio::test]
-async fn shutdown_kills_the_running_job_and_the_worker_within_a_second() {
+async fn shutdown_kills_the_running_job_and_the_worker() {
     let ex = sh_executor();
-    let (handle, job_pid) = start(&ex, sh("echo $$; sleep 60", Duration::from_secs(60))).await;
+    let (handle, job_pid) = start(&ex, sh("echo $$; sleep 300", Duration::from_secs(300))).await;
     let worker = ex.worker_pid().expect("worker");
     let t0 = Instant::now();
     ex.shutdown().await;
+    // Not a wait for the job's 300 s: 30 s is far from both that and the
+    // milliseconds a shutdown takes (the stop_latency benchmark measures
+    // them).
     assert!(
-        t0.elapsed() < Duration::from_secs(1),
+        t0.elapsed() < Duration::from_secs(30),
         "took {:?}",
         t0.elapsed()
     );
@@ -84,7 +88,7 @@ async fn shutdown_kills_the_running_job_and_the_worker_within_a_second() {
     assert_eq!(err, ExecError::ShutDown);
     assert!(!alive(job_pid), "job survived");
     assert!(
-        gone_within(worker, Duration::from_millis(200)).await,
+        gone_within(worker, Duration::from_secs(30)).await,
         "worker survived"
     );
     let err = run_collect(&ex, sh("true", Duration::from_secs(5)))
@@ -201,7 +205,7 @@ async fn helper_spawning_server_process() {
     let ex2 = ex.clone();
     let res = ex
         .run(
-            sh("sleep 60 & sleep 60", Duration::from_secs(120)),
+            sh("sleep 300 & sleep 300", Duration::from_secs(300)),
             move |u| {
                 if let JobUpdate::Started { pid } = u {
                     let mut out = std::io::stdout();
@@ -248,11 +252,11 @@ async fn nothing_survives_a_killed_server() {
     server.kill().expect("kill the server");
     server.wait().expect("reap the server");
     assert!(
-        gone_within(job, Duration::from_secs(3)).await,
+        gone_within(job, Duration::from_secs(30)).await,
         "the job survived its server"
     );
     assert!(
-        gone_within(worker, Duration::from_secs(3)).await,
+        gone_within(worker, Duration::from_secs(30)).await,
         "the worker survived its server"
     );
 }

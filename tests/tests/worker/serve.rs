@@ -296,16 +296,45 @@ async fn worker_user_runs_conda_as_that_user() {
         missing(Tier::Root, TEST, "no user `nobody`");
         return;
     };
-    // nobody's home (/nonexistent) does not exist: the worker refuses to
-    // run anything for it.
-    if !nobody.dir.is_dir() {
+    // A user whose home does not exist (a throw-away one: `nobody`'s home
+    // exists on some systems): the worker refuses to run anything for it.
+    let Some((homeless, _)) = conda_mcp_tests::users::without_home(TEST, "cmcp-nohome-serve")
+    else {
+        return;
+    };
+    {
+        // The same user and job twice, the only difference a home: without
+        // one the worker refuses before the job (the job's mark is not
+        // made); with `--home` it runs.
+        let dir = tempfile::tempdir().expect("tempdir");
+        // a job that ran as that user could write its mark here
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777))
+            .expect("chmod");
+        let ran = dir.path().join("ran");
+        let job = || {
+            sh(
+                &format!("touch '{}'", ran.display()),
+                Duration::from_secs(10),
+            )
+        };
         let mut cfg = sh_config();
-        cfg.user = Some("nobody".into());
-        let ex = Executor::new(cfg);
-        let outcome = run_collect(&ex, sh("id -u", Duration::from_secs(10)))
+        cfg.user = Some(homeless.clone());
+        let ex = Executor::new(cfg.clone());
+        let err = run_collect(&ex, job())
             .await
-            .0;
-        assert!(outcome.is_err(), "ran without a home: {outcome:?}");
+            .0
+            .expect_err("ran without a home");
+        assert!(
+            matches!(err, ExecError::WorkerUnavailable(_)),
+            "the worker did not start: {err:?}"
+        );
+        assert!(!ran.exists(), "the job ran without a home");
+        ex.shutdown().await;
+        cfg.home = Some(dir.path().join("home"));
+        let ex = Executor::new(cfg);
+        let r = run_collect(&ex, job()).await.0.expect("runs with --home");
+        assert_eq!(r.exit_code, Some(0), "{r:?}");
+        assert!(ran.exists(), "the job did not run with --home");
         ex.shutdown().await;
     }
     // With --home the directory is created 0700 for nobody and is conda's
@@ -448,13 +477,14 @@ async fn requests_are_clamped_to_the_workers_limits() {
         &[],
     );
     let ex = w.executor();
-    let mut job = sh("echo 0123456789abcdef; sleep 5", Duration::from_secs(30));
+    let mut job = sh("echo 0123456789abcdef; sleep 300", Duration::from_secs(300));
     job.limits.output_limit_bytes = 1024;
     let t0 = Instant::now();
     let r = run_collect(&ex, job).await.0.expect("result");
     assert!(r.timed_out, "{r:?}");
+    // at the worker's 1 s, not the 300 s asked for (30 s is far from both)
     assert!(
-        t0.elapsed() < Duration::from_secs(4),
+        t0.elapsed() < Duration::from_secs(30),
         "took {:?}",
         t0.elapsed()
     );
@@ -502,7 +532,7 @@ async fn helper_server_process() {
     let ex = Executor::new(cfg);
     let res = ex
         .run(
-            sh("sleep 60 & echo $!; sleep 60", Duration::from_secs(120)),
+            sh("sleep 300 & echo $!; sleep 300", Duration::from_secs(300)),
             |u| {
                 if let conda_mcp_server::worker_client::JobUpdate::Started { pid } = u {
                     use std::io::Write;
@@ -546,7 +576,7 @@ async fn a_server_killed_mid_job_leaves_no_job_behind() {
     server.kill().expect("kill the server");
     server.wait().expect("reap the server");
     assert!(
-        gone_within(job_pid, Duration::from_secs(3)).await,
+        gone_within(job_pid, Duration::from_secs(30)).await,
         "the job survived its server"
     );
     // The worker is still there and takes the next server.

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use conda_mcp_tests::exec::{alive, gone_within, pids_in, py, run_collect, sh, sh_executor};
+use conda_mcp_tests::exec::{alive, pids_in, py, run_collect, sh, sh_executor};
 
 #[tokio::test]
 async fn grandchild_holding_stdout_is_killed_at_the_timeout() {
@@ -11,12 +11,14 @@ async fn grandchild_holding_stdout_is_killed_at_the_timeout() {
     let t0 = Instant::now();
     let (res, _) = run_collect(
         &ex,
-        sh("echo $$; sleep 60 & echo $!; wait", Duration::from_secs(2)),
+        sh("echo $$; sleep 300 & echo $!; wait", Duration::from_secs(2)),
     )
     .await;
     let r = res.expect("a result");
+    // At the 2 s timeout, not when the grandchild's 300 s end (30 s is far
+    // from both; the stop_latency benchmark measures the latency).
     assert!(
-        t0.elapsed() < Duration::from_secs(5),
+        t0.elapsed() < Duration::from_secs(30),
         "took {:?}",
         t0.elapsed()
     );
@@ -37,12 +39,14 @@ async fn background_grandchild_on_stdout_does_not_delay_the_result() {
     let t0 = Instant::now();
     let (res, _) = run_collect(
         &ex,
-        sh("sleep 60 & echo $!; exit 0", Duration::from_secs(30)),
+        sh("sleep 300 & echo $!; exit 0", Duration::from_secs(300)),
     )
     .await;
     let r = res.expect("a result");
+    // After the short drain grace, not when the grandchild's 300 s end
+    // (30 s is far from both; the stop_latency benchmark measures it).
     assert!(
-        t0.elapsed() < Duration::from_secs(2),
+        t0.elapsed() < Duration::from_secs(30),
         "the drain grace is short; took {:?}",
         t0.elapsed()
     );
@@ -90,12 +94,14 @@ sys.stdout.write(data.decode())
     let pids = pids_in(&r.stdout);
     assert_eq!(pids.len(), 2, "stdout: {:?}", r.stdout);
     for pid in pids {
-        // Killed and reaped before the result was sent: not even a zombie.
+        // Killed and reaped before the result was sent: not even a zombie
+        // (a zombie's /proc entry stays until its parent, the worker as
+        // subreaper, waits for it; `X` is the instant of that wait).
+        let state = proc_state(pid);
         assert!(
-            !std::path::Path::new(&format!("/proc/{pid}")).exists() || !alive(pid),
-            "pid {pid} survived"
+            matches!(state.as_deref(), None | Some("X")),
+            "pid {pid} was not reaped before the result: state {state:?}"
         );
-        assert!(gone_within(pid, Duration::from_millis(1)).await);
     }
     ex.shutdown().await;
 }
@@ -119,8 +125,17 @@ async fn a_child_ignoring_sigterm_gets_sigkill_after_the_grace() {
     assert_eq!(r.exit_code, None);
     // It survived SIGTERM: the result came only after the 2 s grace.
     assert!(took >= Duration::from_millis(2900), "took {took:?}");
-    assert!(took < Duration::from_secs(8), "took {took:?}");
+    // and then SIGKILL ended it: it would loop forever
+    assert!(took < Duration::from_secs(60), "took {took:?}");
     let pid = pids_in(&r.stdout)[0];
     assert!(!alive(pid));
     ex.shutdown().await;
+}
+
+/// The state letter of `/proc/<pid>/stat` (`R`, `S`, `Z`, ...), `None`
+/// when there is no such process (it was reaped).
+fn proc_state(pid: u32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().next().map(str::to_owned)
 }

@@ -304,7 +304,7 @@ async fn timeout_and_cancel_kill_the_forked_childs_whole_tree() {
     let mut rule = ControlRule::for_commands(&["install"]);
     rule.spawn_grandchild = Some(true);
     rule.grandchild_setsid = Some(true);
-    rule.sleep_seconds = Some(120.0);
+    rule.sleep_seconds = Some(300.0);
     rule.ignore_sigterm = Some(true);
     p.set_control(&[rule]).expect("rules");
 
@@ -319,7 +319,8 @@ async fn timeout_and_cancel_kill_the_forked_childs_whole_tree() {
     .await
     .result;
     assert!(r.timed_out, "{r:?}");
-    assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
+    // at the 3 s timeout (and the grace), not the 300 s sleep
+    assert!(t0.elapsed() < Duration::from_secs(60), "{:?}", t0.elapsed());
     assert_eq!(
         p.python_starts(),
         starts,
@@ -329,7 +330,7 @@ async fn timeout_and_cancel_kill_the_forked_childs_whole_tree() {
     assert_eq!(grandchildren.len(), 1);
     for pid in &grandchildren {
         assert!(
-            gone_within(*pid, Duration::from_secs(3)).await,
+            gone_within(*pid, Duration::from_secs(30)).await,
             "setsid grandchild {pid} survived"
         );
     }
@@ -355,7 +356,7 @@ async fn timeout_and_cancel_kill_the_forked_childs_whole_tree() {
     assert_eq!(grandchildren.len(), 2);
     for pid in &grandchildren {
         assert!(
-            gone_within(*pid, Duration::from_secs(3)).await,
+            gone_within(*pid, Duration::from_secs(30)).await,
             "grandchild {pid} survived"
         );
     }
@@ -401,7 +402,7 @@ async fn a_killed_zygote_means_one_fresh_call_then_warm_again() {
         nix::sys::signal::Signal::SIGKILL,
     )
     .expect("kill the zygote");
-    assert!(gone_within(z, Duration::from_secs(5)).await);
+    assert!(gone_within(z, Duration::from_secs(30)).await);
 
     let (r, warm) = run_counted(&ex, &p, &Call::new(&["info", "--json"])).await;
     assert_eq!(r.exit_code, Some(0));
