@@ -35,40 +35,19 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::capabilities;
-use super::live::{LiveTools, Served, Surface};
+use super::live::{LiveTools, Surface};
 use super::principal::Principal;
 use super::progress::{Progress, Tracker};
-use super::results::Results;
 use super::sink::RequestSink;
+use super::state::State;
 use super::tasks::store::Followed;
-use super::tasks::{TaskEnd, TaskInput, TaskStore, UpdateError};
+use super::tasks::{TaskEnd, TaskInput, UpdateError};
 use crate::call::approve::{Consent, Reply};
 use crate::call::events::Summary;
 use crate::call::pipeline::{Call, Decided};
 use crate::call::{NotRun, Outcome, Pipeline};
 use crate::tools::Route;
 use crate::tools::ToolMode;
-
-/// Everything a call needs.
-#[derive(Debug)]
-pub struct State {
-    /// The catalog, tools and capabilities document served now: fixed at
-    /// startup, or replaced as a whole with `--live-tools`.
-    pub surface: Served,
-    /// `--live-tools`: how the surface is rebuilt and whom to tell; `None`
-    /// keeps the surface for the life of the process.
-    pub live: Option<LiveTools>,
-    /// What every call runs with: the settings calls read, the runner,
-    /// the approval card's ids, the metrics, the audit log.
-    pub pipeline: Pipeline,
-    /// Outcomes as tool results (output-schema checked).
-    pub results: Results,
-    /// `initialize` / `server/discover` answer.
-    pub info: ServerConfig,
-    /// The calls answered as MCP tasks (`--task-retention`,
-    /// `--max-finished-tasks`).
-    pub tasks: TaskStore,
-}
 
 /// The MCP server once startup has finished (cheap to clone); served
 /// through [`super::ready::CondaMcp`], which answers `initialize` before.

@@ -42,12 +42,13 @@ pub mod progress;
 pub mod ready;
 pub mod results;
 pub mod sink;
+pub mod state;
 pub mod tasks;
 
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 
 pub use call_note::{CallNote, Noted};
-pub use handler::State;
+pub use state::State;
 pub use ready::{CondaMcp, Readiness};
 
 /// Most characters of the server's `instructions` and of every tool

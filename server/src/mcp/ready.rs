@@ -19,7 +19,8 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
-use super::handler::{Handler, State};
+use super::handler::Handler;
+use super::state::State;
 use super::live::LiveTools;
 
 /// Where startup is: `None` while it runs, then the server or why startup

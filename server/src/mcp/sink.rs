@@ -14,7 +14,7 @@ use rmcp::RoleServer;
 use rmcp::service::Peer;
 use tokio::sync::oneshot;
 
-use super::handler::State;
+use super::state::State;
 use super::progress::Tracker;
 use crate::call::events::{Event, Finishing, Sink, Summary};
 use crate::call::{NotRun, Outcome};
