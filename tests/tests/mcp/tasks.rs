@@ -605,8 +605,10 @@ impl Asked {
             .expect("a result");
         assert_eq!(handle["resultType"], json!("task"), "{handle}");
         assert_eq!(handle["status"], json!("working"), "{handle}");
-        // At once, not after the call: the call waits for an answer that
-        // only comes after this handle (and for at most 8 s).
+        // A handle, not the call's outcome: the two checks above catch a
+        // call answered only when it ended (its question unanswered, it ends
+        // after 8 s with a plain result). This bound is far from the
+        // milliseconds a handle takes; it does not separate the two.
         assert!(
             asked.elapsed() < Duration::from_secs(30),
             "the handle came after {:?}",
