@@ -22,11 +22,7 @@ impl ClientRoots for PeerRoots {
     fn roots(&self) -> Listing<'_> {
         Box::pin(async move {
             match self.0.list_roots().await {
-                Ok(list) => list
-                    .roots
-                    .iter()
-                    .filter_map(|r| local(&r.uri))
-                    .collect(),
+                Ok(list) => list.roots.iter().filter_map(|r| local(&r.uri)).collect(),
                 Err(e) => {
                     tracing::info!("the client's roots/list failed: {e}");
                     Vec::new()

@@ -69,17 +69,25 @@ async fn file_options_read_only_the_callers_home_and_allowed_directories() {
     assert_ran(&r, "~ is the home");
     let r = server.call_ok("conda_create", create(&token)).await;
     assert_refused(&r, "outside_allowed_places", &token, "outside the home");
-    let r = server.call_ok("conda_create", create("/etc/hostname")).await;
+    let r = server
+        .call_ok("conda_create", create("/etc/hostname"))
+        .await;
     assert_refused(&r, "system_directory", "/etc/hostname", "/etc");
-    let sneaky = format!("{home_s}/../{}", other.path().file_name().expect("name").to_str().expect("utf-8"));
+    let sneaky = format!(
+        "{home_s}/../{}",
+        other
+            .path()
+            .file_name()
+            .expect("name")
+            .to_str()
+            .expect("utf-8")
+    );
     let r = server
         .call_ok("conda_create", create(&format!("{sneaky}/token")))
         .await;
     assert_refused(&r, "outside_allowed_places", &sneaky, "..");
     // The raw tool: the same rule on the argv that runs.
-    let raw = |file: &str| {
-        json!({"argv": ["create", "-n", "lab", "--file", file, "--dry-run", "--json"]})
-    };
+    let raw = |file: &str| json!({"argv": ["create", "-n", "lab", "--file", file, "--dry-run", "--json"]});
     let r = server.call_ok("conda_execute", raw("/etc/hostname")).await;
     assert_refused(&r, "system_directory", "/etc/hostname", "raw /etc");
     let r = server.call_ok("conda_execute", raw(&token)).await;
@@ -98,7 +106,9 @@ async fn file_options_read_only_the_callers_home_and_allowed_directories() {
     .await;
     let r = server.call_ok("conda_create", create(&token)).await;
     assert_ran(&r, "--allow-read-path");
-    let r = server.call_ok("conda_create", create("/etc/hostname")).await;
+    let r = server
+        .call_ok("conda_create", create("/etc/hostname"))
+        .await;
     assert_refused(&r, "system_directory", "/etc/hostname", "still not /etc");
     server.close().await;
 }
@@ -151,7 +161,13 @@ fn each_principal_reads_only_its_own_home() {
         let params = json!({"name": "conda_create",
                             "arguments": {"name": "lab", "file": [file], "json": true},
                             "_meta": stateless_meta(json!({}))});
-        post_stateless(server.addr, token, "tools/call", Some("conda_create"), params)
+        post_stateless(
+            server.addr,
+            token,
+            "tools/call",
+            Some("conda_create"),
+            params,
+        )
     };
     let code = |r: &Value| r["result"]["structuredContent"]["error"]["code"].clone();
     for (token, own, others) in [
@@ -175,7 +191,10 @@ fn each_principal_reads_only_its_own_home() {
             assert_eq!(e["details"]["rule"], json!(rule), "{token}: {r}");
             assert_eq!(e["details"]["option"], json!("--file"), "{token}: {r}");
             let text = r.to_string();
-            assert!(!text.contains(file) && !text.contains("SECRET-TOKEN"), "{r}");
+            assert!(
+                !text.contains(file) && !text.contains("SECRET-TOKEN"),
+                "{r}"
+            );
         }
     }
 }

@@ -471,10 +471,7 @@ mod tests {
             Err(ReadRule::Outside)
         );
         let out = elsewhere.join("token");
-        assert_eq!(
-            check(out.to_str().expect("utf-8")),
-            Err(ReadRule::Outside)
-        );
+        assert_eq!(check(out.to_str().expect("utf-8")), Err(ReadRule::Outside));
         // `..` and symlinks are resolved first.
         let dotdot = format!("{}/../elsewhere/token", home.display());
         assert_eq!(check(&dotdot), Err(ReadRule::Outside));
