@@ -5,8 +5,9 @@
 //! or the file; inside, the call runs. Black-box against the built server
 //! and the stand-in conda serving the recorded conda 26 parser: on stdio (the
 //! server's own user, its `HOME`), for the typed and the raw tool, on a
-//! read-only server; and over HTTP for principals mapped to OS users (root
-//! tier: each one's own home, never the other's).
+//! read-only server; a client that declares roots (MCP `roots/list`) reads
+//! them too; and over HTTP for principals mapped to OS users (root tier:
+//! each one's own home, never the other's).
 
 use conda_mcp_tests::mcp::{Era, Server, result_text};
 use conda_mcp_tests::paths;
@@ -197,4 +198,78 @@ fn each_principal_reads_only_its_own_home() {
             );
         }
     }
+}
+
+/// A client that declares roots and answers `roots/list` with `roots`.
+#[derive(Clone)]
+struct Rooted(Vec<String>);
+
+#[allow(deprecated)] // rmcp marks roots deprecated (SEP-2577); clients still send them
+impl rmcp::ClientHandler for Rooted {
+    async fn list_roots(
+        &self,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        Ok(rmcp::model::ListRootsResult::new(
+            self.0.iter().map(rmcp::model::Root::new).collect(),
+        ))
+    }
+
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        rmcp::model::ClientConfig::new(
+            rmcp::model::ClientCapabilities::builder()
+                .enable_roots()
+                .build(),
+            rmcp::model::Implementation::new("rooted", "1"),
+        )
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_root_the_client_declares_is_readable() {
+    use rmcp::ServiceExt;
+    let p = StandinPrefix::create(&paths::real_dump()).expect("stand-in prefix");
+    let home = tempfile::tempdir().expect("home");
+    let project = tempfile::tempdir().expect("project");
+    let other = tempfile::tempdir().expect("elsewhere");
+    let specs = project.path().join("specs.txt");
+    std::fs::write(&specs, "numpy\n").expect("specs");
+    let token = other.path().join("token");
+    std::fs::write(&token, "SECRET-TOKEN\n").expect("token");
+    let dir = tempfile::tempdir().expect("server dir");
+    let mut cmd = conda_mcp_tests::mcp::server_command(&p.conda_exe, &[], dir.path());
+    cmd.env("HOME", home.path());
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+        .stderr(std::process::Stdio::from(
+            std::fs::File::create(dir.path().join("stderr.log")).expect("log"),
+        ))
+        .spawn()
+        .expect("spawn");
+    // A temporary folder's path needs no percent-encoding.
+    let root = format!("file://{}/", project.path().display());
+    let client = Rooted(vec![root, "https://example.org/x".into()])
+        .serve(transport)
+        .await
+        .expect("handshake");
+    let call = |file: &std::path::Path| {
+        let mut p = rmcp::model::CallToolRequestParams::new("conda_create");
+        p = p.with_arguments(
+            json!({"name": "lab", "file": [file], "json": true})
+                .as_object()
+                .cloned()
+                .expect("object"),
+        );
+        let peer = client.peer().clone();
+        async move { peer.call_tool(p).await.expect("tools/call") }
+    };
+    let r = call(&specs).await;
+    assert_ran(&r, "a file under the client's root");
+    let r = call(&token).await;
+    assert_refused(
+        &r,
+        "outside_allowed_places",
+        token.to_str().expect("utf-8"),
+        "outside the roots",
+    );
+    let _ = client.cancel().await;
 }
