@@ -227,7 +227,7 @@ impl Pipeline {
             .unwrap_or_else(|| PathBuf::from(conda_mcp_shared::env::FIXED_CWD));
         let restrictions = &self.settings.restrictions;
         let roots = match call.roots {
-            Some(client) if reads::has_file_options(call.catalog, &plan.argv) => {
+            Some(client) if reads::reads_files(call.catalog, &plan.argv, &cwd) => {
                 tokio::select! {
                     r = tokio::time::timeout(plan.limits.timeout, client.roots()) => r.unwrap_or_default(),
                     () = call.cancel.cancelled() => Vec::new(),

@@ -55,6 +55,10 @@ pub struct CommandFacts {
     /// `every_file_dest_of_the_recorded_parser_is_read_or_written` holds
     /// them against the recorded parser.
     pub reads: &'static [&'static str],
+    /// The file conda reads from its working directory when none of
+    /// `reads` is given (`env create`, `env update`: `environment.yml`);
+    /// checked like a given one when it exists.
+    pub reads_default: Option<&'static str>,
 }
 
 impl CommandFacts {
@@ -75,11 +79,17 @@ const NONE: CommandFacts = CommandFacts {
     checked: false,
     always_loaded: false,
     reads: &[],
+    reads_default: None,
 };
 
 /// The dests that name a file to read (`--file` of the solves and of
 /// `config`, `compare`'s positional).
 const FILE: &[&str] = &["file"];
+
+/// The environment file `env create` and `env update` read from conda's
+/// working directory without `--file` (their help: "default:
+/// environment.yml").
+const ENV_FILE: Option<&str> = Some("environment.yml");
 
 /// The table (see the module docs), one row per line.
 #[rustfmt::skip]
@@ -89,8 +99,8 @@ pub const COMMANDS: &[CommandFacts] = &[
     CommandFacts { path: "update", reads: FILE, solves: true, changes_target: true, checked: true, ..NONE },
     CommandFacts { path: "remove", solves: true, changes_target: true, removes: Removes::With("all"), checked: true, ..NONE },
     CommandFacts { path: "rename", changes_target: true, ..NONE },
-    CommandFacts { path: "env create", reads: FILE, solves: true, changes_target: true, creates: true, checked: true, ..NONE },
-    CommandFacts { path: "env update", reads: FILE, solves: true, changes_target: true, ..NONE },
+    CommandFacts { path: "env create", reads: FILE, reads_default: ENV_FILE, solves: true, changes_target: true, creates: true, checked: true, ..NONE },
+    CommandFacts { path: "env update", reads: FILE, reads_default: ENV_FILE, solves: true, changes_target: true, ..NONE },
     CommandFacts { path: "env remove", changes_target: true, removes: Removes::Always, ..NONE },
     CommandFacts { path: "env config vars set", changes_target: true, ..NONE },
     CommandFacts { path: "env config vars unset", changes_target: true, ..NONE },

@@ -23,6 +23,10 @@
 //! refused: conda expands variables in it, with values the server does not
 //! see. A URL of another scheme is no local file and passes.
 //!
+//! `env create` and `env update` without `--file` read `environment.yml`
+//! from conda's working directory; when it exists there it is checked as
+//! if given.
+//!
 //! Decided on the argv that runs, so the typed, compact and raw
 //! (`conda_execute`) tools follow the same rule; what the resolver cannot
 //! read (a greedy plugin's arguments) is not checked. `conda run` runs any
@@ -176,11 +180,29 @@ pub trait ClientRoots: Send + Sync + std::fmt::Debug {
     fn roots(&self) -> Listing<'_>;
 }
 
-/// Whether `argv` gives any file option (the client's roots are asked
-/// only then).
-pub fn has_file_options(catalog: &Catalog, argv: &[String]) -> bool {
+/// Whether `argv`, run in `cwd`, makes conda read a file the rule checks
+/// (the client's roots are asked only then).
+pub fn reads_files(catalog: &Catalog, argv: &[String], cwd: &Path) -> bool {
     let resolved = crate::argparse::resolve(catalog, argv);
-    !file_options(catalog, &resolved).is_empty()
+    !files_read(catalog, &resolved, cwd).is_empty()
+}
+
+/// The file options of `resolved` ([`file_options`]), or, without one,
+/// the command's default file when it exists in `cwd`, named by `--file`.
+fn files_read<'a>(
+    catalog: &'a Catalog,
+    resolved: &'a Resolved,
+    cwd: &Path,
+) -> Vec<(String, &'a str)> {
+    let mut given = file_options(catalog, resolved);
+    let path = target::subpath(catalog, resolved);
+    if given.is_empty()
+        && let Some(default) = commands::command(&path).and_then(|r| r.reads_default)
+        && cwd.join(default).exists()
+    {
+        given.push(("--file".to_owned(), default));
+    }
+    given
 }
 
 /// `--allow-read-path` and the client's roots, with the caller.
@@ -234,7 +256,7 @@ pub fn check(
     what: &str,
 ) -> Result<(), ReadRefused> {
     let resolved = crate::argparse::resolve(catalog, argv);
-    for (option, value) in file_options(catalog, &resolved) {
+    for (option, value) in files_read(catalog, &resolved, cwd) {
         if let Err(rule) = check_value(value, cwd, places) {
             return Err(ReadRefused {
                 what: what.to_owned(),
@@ -426,6 +448,37 @@ mod tests {
         // Written, not read: `export --file`.
         assert!(options("export -n x --file /a").is_empty());
         assert!(options("list -n x").is_empty());
+    }
+
+    #[test]
+    fn the_default_environment_file_is_checked_when_it_exists() {
+        let c = crate::catalog::build(&crate::dump::recorded_conda()).expect("catalog");
+        let t = tempfile::tempdir().expect("tmp");
+        let home = t.path().join("home");
+        let other = t.path().join("other");
+        std::fs::create_dir_all(&home).expect("mkdir");
+        std::fs::create_dir_all(&other).expect("mkdir");
+        let caller = Caller {
+            home: Some(home.clone()),
+            uid: None,
+        };
+        let places = Places {
+            caller: &caller,
+            roots: &[],
+            allowed: &[],
+        };
+        let run = |line: &str, cwd: &Path| check(&c, &argv(line), cwd, places, "conda env create");
+        // Absent: conda has nothing to read, nothing to check.
+        assert!(run("env create -n x", &other).is_ok());
+        std::fs::write(other.join("environment.yml"), "name: x\n").expect("write");
+        let e = run("env create -n x", &other).expect_err("outside");
+        assert_eq!((e.option.as_str(), e.rule), ("--file", ReadRule::Outside));
+        assert!(run("env update -n x", &other).is_err());
+        std::fs::write(home.join("environment.yml"), "name: x\n").expect("write");
+        assert!(run("env create -n x", &home).is_ok());
+        // A given file replaces the default.
+        let given = format!("env create -n x --file {}/environment.yml", home.display());
+        assert!(run(&given, &other).is_ok());
     }
 
     #[test]
