@@ -69,6 +69,12 @@ pub fn resolve(cli: &Cli) -> Settings {
         },
         audit_log: cli.audit_log.clone(),
         restrictions: crate::call::plan::restrict::Restrictions {
+            // Absolute against the folder the server started in.
+            read_paths: cli
+                .allow_read_path
+                .iter()
+                .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()))
+                .collect(),
             allow_base_writes: cli.allow_base_writes,
             protected: cli
                 .protect_env

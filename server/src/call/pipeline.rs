@@ -19,7 +19,7 @@ use crate::call::approve::{Answer, Consent, Question, Reply};
 use crate::call::audit::{AuditLog, Recorder};
 use crate::call::counted::Counted;
 use crate::call::events::{Event, Fanout, Planned, Sink};
-use crate::call::plan::{compact_call, completion, generated, host_args, raw, restrict};
+use crate::call::plan::{compact_call, completion, generated, host_args, raw, reads, restrict};
 use crate::call::shape::outcome::Card;
 use crate::call::{CallSettings, NotRun, Outcome, Plan, Runner};
 use crate::catalog::Catalog;
@@ -61,6 +61,9 @@ pub struct Call<'a> {
     /// The call's own cancellation (cancels its job, which kills its
     /// process tree or takes it out of the queue).
     pub cancel: &'a CancellationToken,
+    /// The roots of a client that declared them (MCP `roots/list`):
+    /// places the call's file options may name ([`reads`]).
+    pub roots: Option<&'a dyn reads::ClientRoots>,
 }
 
 /// A decision of the approval card, redeemed: the call it was bound to
@@ -222,8 +225,27 @@ impl Pipeline {
             .cwd
             .clone()
             .unwrap_or_else(|| PathBuf::from(conda_mcp_shared::env::FIXED_CWD));
-        let facts = restrict::facts(call.catalog, &plan.argv, &cwd);
         let restrictions = &self.settings.restrictions;
+        let roots = match call.roots {
+            Some(client) if reads::reads_files(call.catalog, &plan.argv, &cwd) => {
+                tokio::select! {
+                    r = tokio::time::timeout(plan.limits.timeout, client.roots()) => r.unwrap_or_default(),
+                    () = call.cancel.cancelled() => Vec::new(),
+                }
+            }
+            _ => Vec::new(),
+        };
+        if let Err(refused) = self.reads_allowed(call, plan, &cwd, &roots) {
+            tracing::info!(tool = %call.tool, "refused: {refused}");
+            events.event(&Event::Refused(Planned {
+                plan,
+                facts: None,
+                dirs,
+                raw,
+            }));
+            return Err(Outcome::Restricted(refused.into()));
+        }
+        let facts = restrict::facts(call.catalog, &plan.argv, &cwd);
         if restrictions.any() {
             let configured = match (&self.runner.config, facts.solves) {
                 (Some(watch), true) => watch.current().await.channels.clone().unwrap_or_default(),
@@ -261,6 +283,35 @@ impl Pipeline {
             raw,
         }));
         Ok(())
+    }
+
+    /// Checks the files the plan makes conda read against the places the
+    /// caller may read ([`reads`]): the home of the OS user the call runs
+    /// as (the principal's own, else the server worker's), the client's
+    /// `roots`, `--allow-read-path`.
+    ///
+    /// Errors: the first [`reads::ReadRefused`].
+    fn reads_allowed(
+        &self,
+        call: &Call<'_>,
+        plan: &Plan,
+        cwd: &std::path::Path,
+        roots: &[PathBuf],
+    ) -> Result<(), reads::ReadRefused> {
+        let mapped;
+        let caller = match &call.principal.os_user {
+            Some(user) => {
+                mapped = reads::Caller::of_user(user);
+                &mapped
+            }
+            None => &self.settings.caller,
+        };
+        let places = reads::Places {
+            caller,
+            roots,
+            allowed: &self.settings.restrictions.read_paths,
+        };
+        reads::check(call.catalog, &plan.argv, cwd, places, &plan.what)
     }
 
     /// The approval card's answer for `question` (the dry run took

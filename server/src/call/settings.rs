@@ -2,7 +2,7 @@
 //! calls read, taken out once by startup: the pipeline sees nothing else
 //! of the command line.
 
-use crate::call::plan::{restrict, typed};
+use crate::call::plan::{reads, restrict, typed};
 use crate::policy::Policy;
 use crate::schema::Profile;
 use crate::tools::ToolMode;
@@ -31,4 +31,8 @@ pub struct CallSettings {
     /// `--worker-user`: the OS user conda runs as (the audit log's
     /// `os_user` for principals without one of their own).
     pub worker_user: Option<String>,
+    /// Whose calls run as the server's worker (principals without an OS
+    /// user of their own): the home their file options may name
+    /// ([`reads`]).
+    pub caller: reads::Caller,
 }

@@ -64,7 +64,8 @@ const PATH_FLAGS: [&str; 4] = ["--conda-exe", "--python", "--worker-exe", "--wor
 /// Flags whose value is a file or folder the server opens, made absolute in
 /// place (`--oauth-jwks` too, when its value is a FILE, not a URL, and
 /// `--protect-env` when its value is a prefix, not a name).
-pub const FILE_FLAGS: [&str; 7] = [
+pub const FILE_FLAGS: [&str; 8] = [
+    "--allow-read-path",
     "--audit-log",
     "--config",
     "--auth-tokens",

@@ -162,6 +162,17 @@ pub struct Cli {
           help_heading = heading::POLICY)]
     pub allowed_channel: Vec<String>,
 
+    /// Let file options read this directory too (repeatable).
+    ///
+    /// A file a call makes conda read (create --file, env create --file,
+    /// compare's file, config --file, ...) must lie in the caller's home,
+    /// a root its client declared, or one of these directories; /etc,
+    /// /proc, /sys, /dev and other users' homes only when a directory
+    /// given here lies inside them (read_path_not_allowed). Default: none.
+    #[arg(long, value_name = "DIR", env = "CONDA_MCP_ALLOW_READ_PATH",
+          help_heading = heading::POLICY)]
+    pub allow_read_path: Vec<std::path::PathBuf>,
+
     /// Serve only these tools (comma-separated names or command paths).
     ///
     /// Comma-separated tool names (conda_env_create) or command paths

@@ -169,6 +169,11 @@ impl Handler {
         };
         let args = Value::Object(request.arguments.unwrap_or_default());
         let principal = Principal::of(context);
+        let roots = context
+            .peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.roots.is_some())
+            .then(|| super::roots::PeerRoots(context.peer.clone()));
         let tracker = Tracker::new();
         let cancel = CancellationToken::new();
         let (planned_tx, planned) = oneshot::channel();
@@ -188,6 +193,9 @@ impl Handler {
                 tools: &surface.tools,
                 principal: &who,
                 cancel: &stop,
+                roots: roots
+                    .as_ref()
+                    .map(|r| r as &dyn crate::call::plan::reads::ClientRoots),
             };
             this.pipeline()
                 .call(&call, args, consent, Arc::new(sink))

@@ -41,6 +41,7 @@ pub mod principal;
 pub mod progress;
 pub mod ready;
 pub mod results;
+pub mod roots;
 pub mod sink;
 pub mod state;
 pub mod tasks;

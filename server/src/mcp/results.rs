@@ -517,6 +517,10 @@ fn restricted_error(restriction: &Restriction, text: &str) -> ToolError {
         } => ToolError::new(ErrorCode::ChannelNotAllowed, text)
             .with("channel", channel.clone())
             .with("source", origin.word()),
+        Restriction::ReadNotAllowed(r) => ToolError::new(ErrorCode::ReadPathNotAllowed, text)
+            .with("option", r.option.clone())
+            .with("rule", r.rule.word())
+            .with("allowed_by", "--allow-read-path"),
     }
 }
 

@@ -49,6 +49,16 @@ pub struct CommandFacts {
     /// sessions start with, and the ones a request to set something up
     /// ends in; docs/reference.md "Generated tools").
     pub always_loaded: bool,
+    /// The dests of its options (or positionals) whose values name files
+    /// conda reads: they must lie where the caller may read
+    /// (`crate::call::plan::reads`). The test
+    /// `every_file_dest_of_the_recorded_parser_is_read_or_written` holds
+    /// them against the recorded parser.
+    pub reads: &'static [&'static str],
+    /// The file conda reads from its working directory when none of
+    /// `reads` is given (`env create`, `env update`: `environment.yml`);
+    /// checked like a given one when it exists.
+    pub reads_default: Option<&'static str>,
 }
 
 impl CommandFacts {
@@ -68,18 +78,29 @@ const NONE: CommandFacts = CommandFacts {
     long: false,
     checked: false,
     always_loaded: false,
+    reads: &[],
+    reads_default: None,
 };
+
+/// The dests that name a file to read (`--file` of the solves and of
+/// `config`, `compare`'s positional).
+const FILE: &[&str] = &["file"];
+
+/// The environment file `env create` and `env update` read from conda's
+/// working directory without `--file` (their help: "default:
+/// environment.yml").
+const ENV_FILE: Option<&str> = Some("environment.yml");
 
 /// The table (see the module docs), one row per line.
 #[rustfmt::skip]
 pub const COMMANDS: &[CommandFacts] = &[
-    CommandFacts { path: "create", solves: true, changes_target: true, creates: true, checked: true, always_loaded: true, ..NONE },
-    CommandFacts { path: "install", solves: true, changes_target: true, checked: true, always_loaded: true, ..NONE },
-    CommandFacts { path: "update", solves: true, changes_target: true, checked: true, ..NONE },
+    CommandFacts { path: "create", reads: FILE, solves: true, changes_target: true, creates: true, checked: true, always_loaded: true, ..NONE },
+    CommandFacts { path: "install", reads: FILE, solves: true, changes_target: true, checked: true, always_loaded: true, ..NONE },
+    CommandFacts { path: "update", reads: FILE, solves: true, changes_target: true, checked: true, ..NONE },
     CommandFacts { path: "remove", solves: true, changes_target: true, removes: Removes::With("all"), checked: true, ..NONE },
     CommandFacts { path: "rename", changes_target: true, ..NONE },
-    CommandFacts { path: "env create", solves: true, changes_target: true, creates: true, checked: true, ..NONE },
-    CommandFacts { path: "env update", solves: true, changes_target: true, ..NONE },
+    CommandFacts { path: "env create", reads: FILE, reads_default: ENV_FILE, solves: true, changes_target: true, creates: true, checked: true, ..NONE },
+    CommandFacts { path: "env update", reads: FILE, reads_default: ENV_FILE, solves: true, changes_target: true, ..NONE },
     CommandFacts { path: "env remove", changes_target: true, removes: Removes::Always, ..NONE },
     CommandFacts { path: "env config vars set", changes_target: true, ..NONE },
     CommandFacts { path: "env config vars unset", changes_target: true, ..NONE },
@@ -89,7 +110,13 @@ pub const COMMANDS: &[CommandFacts] = &[
     CommandFacts { path: "info", always_loaded: true, ..NONE },
     CommandFacts { path: "list", always_loaded: true, ..NONE },
     CommandFacts { path: "env list", always_loaded: true, ..NONE },
+    CommandFacts { path: "compare", reads: FILE, ..NONE },
+    CommandFacts { path: "config", reads: FILE, ..NONE },
 ];
+
+/// Commands whose `file` dest names a file conda writes, not reads
+/// (`export --file`): not [`CommandFacts::reads`].
+pub const WRITES_FILE: &[&str] = &["export", "env export"];
 
 /// The row of `path` (elements without `conda`), if it has one.
 pub fn command<S: AsRef<str>>(path: &[S]) -> Option<&'static CommandFacts> {
@@ -139,6 +166,44 @@ mod tests {
                     .expect("checked above");
                 assert!(
                     cmd.arguments.iter().any(|a| a.dest == dest),
+                    "{}: no dest {dest}",
+                    row.path
+                );
+            }
+        }
+    }
+
+    /// A dest named `file`, or whose help says it reads a file, is in its
+    /// row's `reads`, unless the command writes that file: a new conda
+    /// option that reads files fails here until the table knows it.
+    #[test]
+    fn every_file_dest_of_the_recorded_parser_is_read_or_written() {
+        let catalog = crate::catalog::build(&crate::dump::recorded_conda()).expect("catalog");
+        for cmd in &catalog.commands {
+            let path = cmd.subpath().join(" ");
+            for a in &cmd.arguments {
+                let help = a.help.as_deref().unwrap_or("").to_lowercase();
+                let reads_file = a.dest == "file"
+                    || help.starts_with("read ")
+                    || help.contains("path to the environment file");
+                if !reads_file || WRITES_FILE.contains(&path.as_str()) {
+                    continue;
+                }
+                let row = command(cmd.subpath());
+                assert!(
+                    row.is_some_and(|r| r.reads.contains(&a.dest.as_str())),
+                    "{path}: {} reads a file but is not in its row's reads",
+                    a.dest
+                );
+            }
+        }
+        for row in COMMANDS {
+            let Some(cmd) = catalog.commands.iter().find(|c| row.is(c.subpath())) else {
+                continue;
+            };
+            for dest in row.reads {
+                assert!(
+                    cmd.arguments.iter().any(|a| a.dest == *dest),
                     "{}: no dest {dest}",
                     row.path
                 );

@@ -120,6 +120,10 @@ pub async fn start_checked(
                     typed: settings.typed(),
                     restrictions: settings.restrictions.clone(),
                     worker_user: settings.worker.user.clone(),
+                    caller: crate::call::plan::reads::Caller::own(
+                        settings.worker.user.as_deref(),
+                        settings.worker.home.as_deref(),
+                    ),
                 },
                 runner: Runner {
                     exec: discovered.exec,

@@ -25,6 +25,7 @@ mod log;
 mod long_calls;
 mod oauth;
 mod packaging;
+mod reads;
 mod real_conda;
 mod results;
 mod server;

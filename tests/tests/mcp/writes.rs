@@ -241,7 +241,17 @@ async fn env_create_from_a_file_is_guarded_by_the_name_in_the_file() {
     std::fs::write(&file, "name: lab\ndependencies:\n  - alpha\n").expect("file");
     // conda puts a named environment in its first envs directory.
     let prefix = standin.prefix.join("envs").join("lab");
-    let server = Server::start(&standin.conda_exe, &["--allow-write"], Era::Stateless).await;
+    // The file lies outside the home: the server may read it only there.
+    let server = Server::start(
+        &standin.conda_exe,
+        &[
+            "--allow-write",
+            "--allow-read-path",
+            dir.path().to_str().expect("utf-8"),
+        ],
+        Era::Stateless,
+    )
+    .await;
     let call = |pkg: &'static str, yes: bool, replace: bool| {
         std::fs::write(&file, format!("name: lab\ndependencies:\n  - {pkg}\n")).expect("file");
         let mut args = json!({"file": [file], "json": true});

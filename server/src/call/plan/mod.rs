@@ -14,7 +14,8 @@
 //! replacement) and the checks conda's own process enforces ([`checks`])
 //! are planned here; the restrictions of an operator (protected
 //! environments, allowed channels: [`restrict`]) are checked on the plan
-//! and carried into those checks.
+//! and carried into those checks, and so are the files the call makes
+//! conda read ([`reads`]).
 
 pub mod checks;
 pub mod compact_call;
@@ -23,6 +24,7 @@ pub mod existing_env;
 pub mod generated;
 pub mod host_args;
 pub mod raw;
+pub mod reads;
 pub mod restrict;
 pub mod typed;
 

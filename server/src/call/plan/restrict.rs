@@ -71,9 +71,13 @@ impl ProtectedEnv {
     }
 }
 
-/// `--allow-base-writes`, `--protect-env`, `--allowed-channel`.
+/// `--allow-base-writes`, `--protect-env`, `--allowed-channel`,
+/// `--allow-read-path`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Restrictions {
+    /// `--allow-read-path`: directories every caller's file options may
+    /// name besides its home and its client's roots ([`super::reads`]).
+    pub read_paths: Vec<PathBuf>,
     /// `--allow-base-writes`: the root prefix is not protected.
     pub allow_base_writes: bool,
     /// `--protect-env`, in order.
@@ -304,6 +308,10 @@ pub enum Restriction {
         /// Where it came from.
         origin: ChannelSource,
     },
+    /// A file option names a file the caller may not read
+    /// ([`super::reads`]).
+    #[error(transparent)]
+    ReadNotAllowed(#[from] super::reads::ReadRefused),
 }
 
 impl Restriction {

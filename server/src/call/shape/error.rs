@@ -107,6 +107,11 @@ pub enum ErrorCode {
     /// list; nothing ran (details: `channel`, `source`: `call` or
     /// `configuration`).
     ChannelNotAllowed,
+    /// A file option names a file outside the places the caller may read
+    /// (its home, the client's roots, `--allow-read-path`; never `/etc`,
+    /// `/proc`, `/sys`, `/dev` or another user's home); nothing ran
+    /// (details: `option`, `rule`, `allowed_by`). Never the path.
+    ReadPathNotAllowed,
     /// Removing the whole environment would delete files no package
     /// installed; conda was stopped before it acted (details: `prefix`,
     /// `count`, `bytes`, `first`, the first paths), unless the call sets
