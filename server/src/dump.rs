@@ -60,6 +60,54 @@ pub struct Dump {
     /// Problems the helper met but survived (lazy choices that raised, ...).
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// The plugins conda's plugin manager failed to load (it warns and
+    /// skips each); added by the helper, empty in recordings.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plugin_failures: Vec<PluginFailure>,
+}
+
+/// One entry point of group `conda` that conda's plugin manager could not
+/// import: conda skips it and prints
+/// `Error while loading conda entry point: NAME (ERROR)` on every call
+/// (`CondaPluginManager.load_entrypoints`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PluginFailure {
+    /// The entry point's name (empty when conda's record did not say).
+    #[serde(default)]
+    pub entry_point: String,
+    /// The distribution that declares it (empty when unknown).
+    #[serde(default)]
+    pub distribution: String,
+    /// The exception's class (`ModuleNotFoundError`; empty when unknown).
+    #[serde(default)]
+    pub error_type: String,
+    /// The exception's text, credentials masked by the helper.
+    #[serde(default)]
+    pub message: String,
+}
+
+impl PluginFailure {
+    /// One line for the startup log and `check`: which plugin, what
+    /// failed, credentials masked again ([`conda_mcp_shared::mask`]).
+    pub fn warning(&self) -> String {
+        let mut who = if self.entry_point.is_empty() {
+            "a conda plugin".to_string()
+        } else {
+            format!("conda plugin `{}`", self.entry_point)
+        };
+        if !self.distribution.is_empty() {
+            who.push_str(&format!(" (distribution {})", self.distribution));
+        }
+        let what = if self.error_type.is_empty() {
+            self.message.clone()
+        } else {
+            format!("{}: {}", self.error_type, self.message)
+        };
+        let line = format!(
+            "{who} failed to load: {what}; conda skips it and prints a warning on every call"
+        );
+        conda_mcp_shared::mask::mask_text(&line).0.into_owned()
+    }
 }
 
 /// What the helper read of conda's configuration

@@ -326,8 +326,19 @@ impl StandinPrefix {
     }
 
     /// Installs a plugin: a `*.dist-info` declaring one entry point of
-    /// group `conda` (seen by `importlib.metadata`).
+    /// group `conda` (seen by `importlib.metadata`) and, unless
+    /// site-packages has its top-level package already, the module it
+    /// names as an empty plugin (no hooks), so that the plugin manager's
+    /// import of it succeeds.
     pub fn add_plugin(&self, p: &PluginSpec) -> io::Result<()> {
+        self.add_entry_point(p)?;
+        write_plugin_module(&self.site_packages, &p.value)
+    }
+
+    /// Declares a plugin's entry point only (its `*.dist-info`): the module
+    /// comes from elsewhere (a `.pth`), or is missing, and then conda's
+    /// plugin manager fails to load it.
+    pub fn add_entry_point(&self, p: &PluginSpec) -> io::Result<()> {
         let dir = self.dist_info(&p.distribution, &p.version);
         std::fs::create_dir_all(&dir)?;
         std::fs::write(
@@ -468,6 +479,31 @@ impl Drop for Oracle {
 pub fn batch_parse(dump: &Path, argvs: &[Vec<String>]) -> io::Result<Vec<BatchResult>> {
     let mut oracle = Oracle::start(dump)?;
     argvs.iter().map(|argv| oracle.parse(argv)).collect()
+}
+
+/// Writes the module an entry point's value names (`pkg.plugin`, or
+/// `pkg.plugin:attr`) into `site` as an empty plugin module, with the
+/// packages above it, unless `site` already has its top-level package.
+fn write_plugin_module(site: &Path, value: &str) -> io::Result<()> {
+    let module = value.split(':').next().unwrap_or_default().trim();
+    let parts: Vec<&str> = module.split('.').filter(|p| !p.is_empty()).collect();
+    let Some((last, packages)) = parts.split_last() else {
+        return Ok(());
+    };
+    let top = packages.first().unwrap_or(last);
+    if site.join(top).exists() || site.join(format!("{top}.py")).exists() {
+        return Ok(());
+    }
+    let mut dir = site.to_path_buf();
+    for p in packages {
+        dir.push(p);
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(dir.join("__init__.py"), "")?;
+    }
+    std::fs::write(
+        dir.join(format!("{last}.py")),
+        "\"\"\"A stand-in conda plugin with no hooks.\"\"\"\n",
+    )
 }
 
 fn normalize(distribution: &str) -> String {

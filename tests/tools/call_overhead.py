@@ -5,9 +5,11 @@ era) against one stand-in conda, interleaved call by call so that machine
 load hits both alike. Prints the median, quartiles and the difference.
 
 Run (release builds of two commits, e.g. before and after a change):
-    python3 tests/tools/call_overhead.py OLD_BIN_DIR NEW_BIN_DIR [ROUNDS]
+    python3 tests/tools/call_overhead.py OLD_BIN_DIR NEW_BIN_DIR [ROUNDS] [--broken-plugin]
 where each BIN_DIR holds `conda-mcp` and `conda-mcp-worker`. ROUNDS
 (default 300) measured calls per build after 30 warm-up calls each.
+`--broken-plugin` installs a plugin whose entry point imports a missing
+module (conda warns and skips it on every call) into the stand-in.
 Needs python3 with `venv`; builds the stand-in prefix from
 tests/fixtures (as tests/src/standin.rs does) in a temporary folder.
 """
@@ -24,7 +26,7 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def standin(work):
+def standin(work, broken_plugin=False):
     prefix = os.path.join(work, "conda")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", prefix], check=True)
     site = glob.glob(prefix + "/lib/*/site-packages")[0]
@@ -39,6 +41,25 @@ def standin(work):
     open(prefix + "/conda-meta/history", "w").close()
     shutil.copy(os.path.join(REPO, "tests", "fixtures", "dumps", "standin.json"),
                 prefix + "/standin-dump.json")
+    # The dump's plugins, each with an empty module (tests/src/standin.rs
+    # `add_plugin`), and the broken one without its module.
+    plugins = json.load(open(prefix + "/standin-dump.json")).get("plugins", [])
+    if broken_plugin:
+        plugins.append({"distribution": "conda-broken", "version": "1.0",
+                        "name": "conda-broken", "value": "conda_broken_missing.plugin",
+                        "module": False})
+    for p in plugins:
+        info = os.path.join(site, f"{p['distribution'].replace('-', '_')}-{p['version']}.dist-info")
+        os.makedirs(info)
+        with open(info + "/METADATA", "w") as f:
+            f.write(f"Metadata-Version: 2.1\nName: {p['distribution']}\nVersion: {p['version']}\n")
+        with open(info + "/entry_points.txt", "w") as f:
+            f.write(f"[conda]\n{p['name']} = {p['value']}\n")
+        if p.get("module", True):
+            package, module = p["value"].split(":")[0].rsplit(".", 1)
+            os.makedirs(os.path.join(site, package), exist_ok=True)
+            open(os.path.join(site, package, "__init__.py"), "w").close()
+            open(os.path.join(site, package, module + ".py"), "w").close()
     return conda
 
 
@@ -81,11 +102,13 @@ class Server:
 
 
 def main():
-    old, new = sys.argv[1], sys.argv[2]
-    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 300
+    broken = "--broken-plugin" in sys.argv
+    args = [a for a in sys.argv[1:] if a != "--broken-plugin"]
+    old, new = args[0], args[1]
+    rounds = int(args[2]) if len(args) > 2 else 300
     work = tempfile.mkdtemp(prefix="call-overhead-")
     try:
-        conda = standin(work)
+        conda = standin(work, broken)
         servers = {"old": Server(old, conda, work), "new": Server(new, conda, work)}
         for _ in range(30):
             for s in servers.values():

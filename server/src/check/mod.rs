@@ -619,6 +619,9 @@ async fn discovery_step(
         r.warnings
             .push(format!("discovery helper: {}", first_line(w)));
     }
+    for f in &found.dump.plugin_failures {
+        r.warnings.push(first_line(&f.warning()));
+    }
     if !catalog.diagnostics.is_empty() {
         r.warnings.push(format!(
             "{} command(s) or option(s) could not be represented as typed tools (conda://capabilities \

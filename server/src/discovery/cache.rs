@@ -21,7 +21,7 @@ use super::stamp::Stamp;
 use crate::dump::Dump;
 
 /// Tag of the cache file format.
-pub const CACHE_FORMAT: &str = "conda-mcp-discovery-cache/2";
+pub const CACHE_FORMAT: &str = "conda-mcp-discovery-cache/3";
 
 /// The user's cache folder for conda-mcp, from `XDG_CACHE_HOME` and `HOME`;
 /// `None` when neither gives an absolute path.

@@ -18,6 +18,8 @@ Output contract (what the Rust side relies on):
 * On failure: a message on stderr and exit status 1, no document.
 * Lazy choices that raise are reported (``{"error": ...}`` plus an entry in
   ``warnings``), never fatal.
+* A plugin that fails to load (conda's plugin manager warns and skips it)
+  is reported in ``plugin_failures`` (``PluginFailures``), never fatal.
 """
 
 import argparse
@@ -167,6 +169,66 @@ def plugin_records():
         )
     keys = ("group", "distribution", "version", "name", "value")
     return [dict(zip(keys, r, strict=True)) for r in sorted(records)]
+
+
+# The logger conda's plugin manager warns on when an entry point fails to
+# load: "Error while loading conda entry point: NAME (ERROR)", with the
+# entry point's name and the exception as its arguments
+# (conda/plugins/manager.py, CondaPluginManager.load_entrypoints).
+PLUGIN_LOGGER = "conda.plugins.manager"
+
+
+class PluginFailures:
+    """Keeps what conda's plugin manager logs while the plugins load
+    (instead of Python's last-resort handler printing it): one failure per
+    record, ``{"entry_point", "distribution", "error_type", "message"}``,
+    the message's credentials masked (``_masked``)."""
+
+    def __init__(self):
+        import logging
+
+        self.records = []
+        keeper = self
+
+        class _Keep(logging.Handler):
+            def emit(self, record):
+                keeper.records.append(record)
+
+        self.handler = _Keep()
+        self.logger = logging.getLogger(PLUGIN_LOGGER)
+
+    def __enter__(self):
+        self.logger.addHandler(self.handler)
+        return self
+
+    def __exit__(self, *_exc):
+        self.logger.removeHandler(self.handler)
+        return False
+
+    def failures(self):
+        from importlib import metadata
+
+        dists = {}
+        for ep in metadata.entry_points(group="conda"):
+            dist = getattr(ep, "dist", None)
+            dists.setdefault(ep.name, dist.name if dist is not None else "")
+        out = []
+        for rec in self.records:
+            args = rec.args if isinstance(rec.args, tuple) else ()
+            if len(args) == 2 and isinstance(args[1], BaseException):
+                name, err = str(args[0]), args[1]
+                error_type, message = type(err).__name__, str(err)
+            else:
+                name, error_type, message = "", "", rec.getMessage()
+            out.append(
+                {
+                    "entry_point": name,
+                    "distribution": dists.get(name, ""),
+                    "error_type": error_type,
+                    "message": _masked(message),
+                }
+            )
+        return out
 
 
 def stamp_dirs():
@@ -397,16 +459,24 @@ def build_document():
         from conda.base.context import context
     except ImportError:
         context = None
-    if context is not None:
-        try:
-            context.__init__()
-        except Exception as exc:  # noqa: BLE001 - a warning; the parser may still build
-            warnings.append(
-                f"conda's context could not be initialized: {type(exc).__name__}: {exc}"
-            )
+    with PluginFailures() as plugins:
+        if context is not None:
+            try:
+                context.__init__()
+            except Exception as exc:  # noqa: BLE001 - a warning; the parser may still build
+                warnings.append(
+                    f"conda's context could not be initialized: {type(exc).__name__}: {exc}"
+                )
+            # conda loads its plugins on the first access (cached).
+            try:
+                getattr(context, "plugin_manager", None)
+            except Exception as exc:  # noqa: BLE001 - a warning; the parser may still build
+                warnings.append(
+                    f"conda's plugin manager failed: {type(exc).__name__}: {_masked(str(exc))}"
+                )
 
-    config = config_facts(context, warnings) if context is not None else None
-    parser = conda_argparse.generate_parser()
+        config = config_facts(context, warnings) if context is not None else None
+        parser = conda_argparse.generate_parser()
     root = dump_parser(parser, ["conda"], warnings)
     document = {
         "format": FORMAT,
@@ -421,6 +491,7 @@ def build_document():
         "stamp_dirs": stamp_dirs(),
         "config": config,
         "warnings": warnings,
+        "plugin_failures": plugins.failures(),
     }
     document.update(environment_dirs(context))
     return document

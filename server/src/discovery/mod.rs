@@ -299,6 +299,7 @@ pub async fn discover(opts: &DiscoveryOptions) -> Result<Discovery, DiscoveryErr
             Ok(entry) => match catalog::build(&entry.dump) {
                 Ok(catalog) => {
                     tracing::info!(target = %target.path.display(), "discovery: startup cache hit");
+                    log_plugin_failures(&entry.dump);
                     return Ok(Discovery {
                         python: entry.python,
                         python_source: InterpreterSource::Cache,
@@ -334,6 +335,7 @@ pub async fn discover(opts: &DiscoveryOptions) -> Result<Discovery, DiscoveryErr
     for w in &dump.warnings {
         tracing::warn!("discovery helper: {w}");
     }
+    log_plugin_failures(&dump);
     let stamp_dirs: Vec<PathBuf> = dump.stamp_dirs.iter().map(PathBuf::from).collect();
     let config_places: Vec<PathBuf> = dump
         .config
@@ -372,6 +374,14 @@ pub async fn discover(opts: &DiscoveryOptions) -> Result<Discovery, DiscoveryErr
         processes_started,
         helper_lane: Some(helper_lane),
     })
+}
+
+/// Logs each plugin conda failed to load (a warning: conda still works,
+/// without that plugin).
+fn log_plugin_failures(dump: &Dump) {
+    for f in &dump.plugin_failures {
+        tracing::warn!("{}", f.warning());
+    }
 }
 
 fn tail(text: &str, max_chars: usize) -> String {

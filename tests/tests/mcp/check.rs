@@ -1014,3 +1014,107 @@ fn check_with_approve_writes_warns_about_hosts_that_cannot_ask() {
         "{codex}"
     );
 }
+
+/// A stand-in prefix with a plugin whose module raises on import, with a
+/// credential in the error's text.
+fn prefix_with_broken_plugin() -> StandinPrefix {
+    use conda_mcp_tests::standin::PluginSpec;
+    let standin = StandinPrefix::standard();
+    let module = standin.site_packages.join("conda_broken_secret");
+    std::fs::create_dir_all(&module).expect("package");
+    std::fs::write(module.join("__init__.py"), "").expect("init");
+    std::fs::write(
+        module.join("plugin.py"),
+        "raise ImportError('mirror https://alice:s3cr3t@mirror.invalid/t/tok123/ unreachable')\n",
+    )
+    .expect("module");
+    standin
+        .add_entry_point(&PluginSpec {
+            distribution: "conda-broken-secret".into(),
+            version: "2.0".into(),
+            name: "broken-secret".into(),
+            value: "conda_broken_secret.plugin".into(),
+        })
+        .expect("entry point");
+    standin
+}
+
+/// A plugin conda fails to load is a warning in `check`: which plugin
+/// (entry point and distribution), the error's class and text, credentials
+/// masked; on a cache hit as well.
+#[test]
+fn check_warns_of_a_plugin_conda_fails_to_load_without_its_secrets() {
+    let standin = prefix_with_broken_plugin();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = dir.path().join("cache");
+    let args = ["--conda-exe".as_ref(), standin.conda_exe.as_os_str()];
+    for run in ["miss", "hit"] {
+        let o = check_with(&bins::server(), &args, &cache);
+        let report = stdout(&o);
+        assert_eq!(o.status.code(), Some(0), "{run}: {report}");
+        let warnings = &report[report.find("\nwarnings:").expect("warnings")..];
+        assert!(
+            warnings.contains(
+                "conda plugin `broken-secret` (distribution conda-broken-secret) failed to load: \
+                 ImportError: mirror https://alice:***@mirror.invalid/t/<TOKEN>/ unreachable"
+            ),
+            "{run}: {warnings}"
+        );
+        assert!(
+            !report.contains("s3cr3t") && !report.contains("tok123"),
+            "{report}"
+        );
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !stderr.contains("s3cr3t") && !stderr.contains("tok123"),
+            "{stderr}"
+        );
+    }
+}
+
+/// The server logs a plugin conda fails to load at startup, and its calls
+/// still run through the warm conda, each with conda's own warning on its
+/// stderr.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_logs_a_plugin_conda_fails_to_load_and_its_calls_stay_warm() {
+    use conda_mcp_tests::standin::PluginSpec;
+    let standin = StandinPrefix::standard();
+    standin
+        .add_entry_point(&PluginSpec {
+            distribution: "conda-broken".into(),
+            version: "1.0".into(),
+            name: "conda-broken".into(),
+            value: "conda_broken_missing.plugin".into(),
+        })
+        .expect("entry point");
+    let s = Server::start(&standin.conda_exe, &[], Era::Initialize).await;
+    let line = "Error while loading conda entry point: conda-broken \
+                (No module named 'conda_broken_missing')";
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let stderr = loop {
+        let starts = standin.python_starts();
+        let r = s
+            .call_ok("conda_info", serde_json::json!({"json": true}))
+            .await;
+        let out = r.structured_content.clone().expect("structured");
+        if standin.python_starts() == starts {
+            break out["stderr"].as_str().expect("stderr").to_owned();
+        }
+        assert!(
+            std::time::Instant::now() < end,
+            "never warm; server log:\n{}",
+            s.stderr_text()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert!(stderr.starts_with(line), "a warm call's stderr: {stderr:?}");
+    let log = s.stderr_text();
+    assert!(
+        log.contains(
+            "conda plugin `conda-broken` (distribution conda-broken) failed to load: \
+             ModuleNotFoundError: No module named 'conda_broken_missing'"
+        ),
+        "{log}"
+    );
+    s.close().await;
+}

@@ -40,7 +40,7 @@ fn prefix_with_plugin() -> StandinPrefix {
     )
     .expect("write the .pth");
     standin
-        .add_plugin(&PluginSpec {
+        .add_entry_point(&PluginSpec {
             distribution: "conda-mcp".into(),
             version: "0.1.0".into(),
             name: "conda-mcp".into(),

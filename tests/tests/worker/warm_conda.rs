@@ -791,3 +791,54 @@ fn copy_tree(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()
     }
     Ok(())
 }
+
+/// A plugin whose entry point imports a missing module: conda skips it and
+/// prints `Error while loading conda entry point: NAME (ERROR)` on stderr
+/// (`conda/plugins/manager.py`, the stand-in's `conda.plugins.manager`).
+/// The warm conda keeps working, and each warm call prints that line
+/// exactly as a fresh conda does, verbose or not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_that_fails_to_load_keeps_conda_warm_and_each_call_prints_condas_warning() {
+    let p = StandinPrefix::standard();
+    p.add_entry_point(&PluginSpec {
+        distribution: "conda-broken".into(),
+        version: "1.0".into(),
+        name: "conda-broken".into(),
+        value: "conda_broken_missing.plugin".into(),
+    })
+    .expect("entry point");
+    let line = "Error while loading conda entry point: conda-broken \
+                (No module named 'conda_broken_missing')\n";
+    let calls = [
+        Call::new(&["info", "--json"]),
+        Call::new(&["list"]),
+        Call::new(&["info", "-vv"]),
+    ];
+    let fresh = executor(&p.conda_exe, false);
+    let mut expected = Vec::new();
+    for call in &calls {
+        let (r, warm) = run_counted(&fresh, &p, call).await;
+        assert!(!warm);
+        assert!(r.stderr.starts_with(line), "{:?}: {}", call.argv, r.stderr);
+        expected.push(r);
+    }
+    fresh.shutdown().await;
+
+    let ex = executor(&p.conda_exe, true);
+    until_warm(&ex, &p).await;
+    for (call, want) in calls.iter().zip(&expected) {
+        for _ in 0..2 {
+            let (r, warm) = run_counted(&ex, &p, call).await;
+            assert!(warm, "{:?} ran warm", call.argv);
+            assert_eq!(r.exit_code, want.exit_code, "{:?}", call.argv);
+            assert_eq!(r.stderr, want.stderr, "{:?}: stderr as fresh", call.argv);
+            assert_eq!(
+                normalise(&r.stdout),
+                normalise(&want.stdout),
+                "{:?}",
+                call.argv
+            );
+        }
+    }
+    ex.shutdown().await;
+}

@@ -211,6 +211,13 @@ impl Warm {
             match futures::FutureExt::now_or_never(handle) {
                 Some(Ok(Ok(z))) => {
                     tracing::info!(pid = z.pid, python = %self.python().display(), "warm conda ready");
+                    for w in &z.plugin_warnings {
+                        // Masked: an entry point's error may quote a URL.
+                        let (w, _) = conda_mcp_shared::mask::mask_text(w);
+                        tracing::warn!(
+                            "conda warned while loading its plugins (each call prints it, as a fresh conda does): {w}"
+                        );
+                    }
                     slot.failures = 0;
                     slot.zygote = Some(z);
                 }

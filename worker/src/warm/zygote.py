@@ -10,7 +10,11 @@ protocol and docs/operating.md "Warm conda" for what is and is not shared.
 
 Messages to the worker are JSON objects, one per datagram:
   {"hello": sys.path}      before importing conda (the worker stamps these);
-  {"ready": true}          conda imported, plugins loaded, no thread running;
+  {"ready": true, "warnings": [...]}
+                           conda imported, plugins loaded, no thread running;
+                           "warnings": what conda's plugin manager logged
+                           (a plugin that failed to load), which each child
+                           prints as a fresh conda would (_load_plugins);
   {"failed": "reason"}     warming failed, the zygote exits;
   {"pid": N}               a job's child was forked (N is its pid and pgid);
   {"status": S}            the child exited with raw wait status S.
@@ -63,8 +67,100 @@ def _warm():
     context = getattr(sys.modules.get("conda.base.context"), "context", None)
     # conda loads every plugin on its first access of the plugin manager
     # (cached for the process), also under --no-plugins (then disabled).
-    getattr(context, "plugin_manager", None)
+    records = _load_plugins(context)
     _probe_cuda()
+    if records:
+        _replay_on_first_use(records)
+    return [r.getMessage() for r in records]
+
+
+# The logger conda's plugin manager warns on when an entry point fails to
+# load (conda/plugins/manager.py, CondaPluginManager.load_entrypoints).
+_PLUGIN_LOGGER = "conda.plugins.manager"
+
+
+def _load_plugins(context):
+    """Loads conda's plugins (the first access of context.plugin_manager)
+    and keeps, instead of printing, what the plugin manager logs meanwhile:
+    "Error while loading conda entry point: NAME (ERROR)" for a plugin that
+    fails to load. A fresh conda prints it on stderr through Python's
+    last-resort handler (conda's loggers are set up only after parsing), on
+    every call; each child replays it at the same moment
+    (_replay_on_first_use). Anything else printed makes the worker refuse
+    this zygote (conda then runs fresh)."""
+    import logging
+
+    if context is None:
+        return []
+    records = []
+
+    class _Keep(logging.Handler):
+        def emit(self, record):
+            records.append(record)
+
+    logger = logging.getLogger(_PLUGIN_LOGGER)
+    keep = _Keep()
+    propagate = logger.propagate
+    logger.addHandler(keep)
+    logger.propagate = False
+    try:
+        getattr(context, "plugin_manager", None)
+    finally:
+        logger.removeHandler(keep)
+        logger.propagate = propagate
+    return records
+
+
+def _replay_on_first_use(records):
+    """Makes the first get_plugin_manager() of each child (conda's
+    context.plugin_manager reads it from its module at each access) log
+    `records` again before returning the zygote's loaded manager, so a
+    child prints the plugin manager's warnings where, and as, a fresh conda
+    does, through whatever handlers the child has then. As conda does, the
+    error's traceback is attached only when context.info (verbosity >= 2).
+    Without a get_plugin_manager to wrap, warming fails (conda runs fresh)."""
+    import functools
+
+    manager = sys.modules.get(_PLUGIN_LOGGER)
+    original = getattr(manager, "get_plugin_manager", None)
+    if original is None:
+        raise RuntimeError("conda warned while loading its plugins and has no get_plugin_manager")
+    due = [True]
+
+    @functools.wraps(original)
+    def get_plugin_manager(*args, **kwargs):
+        if due[0]:
+            due[0] = False
+            _replay(records)
+        return original(*args, **kwargs)
+
+    for attr in ("cache_info", "cache_clear", "cache_parameters"):
+        if hasattr(original, attr):
+            setattr(get_plugin_manager, attr, getattr(original, attr))
+    manager.get_plugin_manager = get_plugin_manager
+
+
+def _replay(records):
+    import logging
+
+    context = getattr(sys.modules.get("conda.base.context"), "context", None)
+    try:
+        verbose = bool(getattr(context, "info", False))
+    except Exception:  # noqa: BLE001 - conda's own check would have raised later
+        verbose = False
+    for rec in records:
+        logger = logging.getLogger(rec.name)
+        if not logger.isEnabledFor(rec.levelno):
+            continue
+        args = rec.args if isinstance(rec.args, tuple) else ()
+        err = args[-1] if args and isinstance(args[-1], BaseException) else None
+        exc_info = (type(err), err, err.__traceback__) if verbose and err is not None else None
+        logger.handle(
+            logger.makeRecord(
+                rec.name, rec.levelno, rec.pathname, rec.lineno, rec.msg, rec.args,
+                exc_info, rec.funcName, None, rec.stack_info,
+            )
+        )
 
 
 def _probe_cuda():
@@ -252,7 +348,7 @@ def _main():
     sys.argv[:] = [conda_exe]
     _send(ctl, hello=sys.path)
     try:
-        _warm()
+        warnings = _warm()
     except BaseException as exc:  # noqa: BLE001 - reported, then exit
         _send(ctl, failed=f"importing conda failed: {type(exc).__name__}: {exc}")
         return 1
@@ -268,7 +364,7 @@ def _main():
     # copy) every page it shares with the zygote.
     gc.collect()
     gc.freeze()
-    _send(ctl, ready=True)
+    _send(ctl, ready=True, warnings=warnings)
     return _serve(ctl, conda_exe)
 
 

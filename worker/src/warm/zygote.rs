@@ -61,6 +61,12 @@ pub struct Zygote {
     pub driver: DriverStamp,
     /// The environment it was started with.
     pub env: Vec<(OsString, OsString)>,
+    /// What conda's plugin manager logged while the zygote loaded the
+    /// plugins (`Error while loading conda entry point: NAME (ERROR)` for
+    /// a plugin that failed to load): kept by the zygote instead of
+    /// printed, and printed by each job's child where a fresh conda prints
+    /// it (`zygote.py`, `_load_plugins`).
+    pub plugin_warnings: Vec<String>,
 }
 
 /// What starting a zygote needs.
@@ -255,7 +261,7 @@ impl Starting {
     /// Waits until the zygote reports ready (or fails, or times out); on any
     /// failure the zygote is killed and reaped.
     pub async fn ready(self, recipe: &Recipe) -> Result<Zygote, ZygoteError> {
-        let (stamp, driver) =
+        let (stamp, driver, plugin_warnings) =
             match tokio::time::timeout(READY_TIMEOUT, self.handshake(recipe)).await {
                 Ok(Ok(stamps)) => stamps,
                 Ok(Err(e)) => {
@@ -290,12 +296,17 @@ impl Starting {
             stamp,
             driver,
             env: recipe.env.clone(),
+            plugin_warnings,
         })
     }
 
     /// The hello (stamped: import locations and the CUDA driver, before the
-    /// zygote imports conda and probes), then the ready message.
-    async fn handshake(&self, recipe: &Recipe) -> Result<(Stamp, DriverStamp), ZygoteError> {
+    /// zygote imports conda and probes), then the ready message and its
+    /// plugin warnings.
+    async fn handshake(
+        &self,
+        recipe: &Recipe,
+    ) -> Result<(Stamp, DriverStamp, Vec<String>), ZygoteError> {
         let hello = next_message(&self.ctl, &self.handle).await?;
         let Some(Value::Array(path)) = hello.get("hello") else {
             return Err(failure_or(&hello, "the first message was not hello"));
@@ -313,7 +324,17 @@ impl Starting {
         if ready.get("ready") != Some(&Value::Bool(true)) {
             return Err(failure_or(&ready, "it did not report ready"));
         }
-        Ok((stamp, driver))
+        let warnings = ready
+            .get("warnings")
+            .and_then(Value::as_array)
+            .map(|w| {
+                w.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok((stamp, driver, warnings))
     }
 }
 
