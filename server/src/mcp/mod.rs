@@ -39,6 +39,7 @@ pub mod listing;
 pub mod live;
 pub mod principal;
 pub mod progress;
+pub mod prompts;
 pub mod ready;
 pub mod results;
 pub mod sink;
@@ -89,12 +90,16 @@ pub fn server_config(
             .enable_resources()
             .enable_resources_list_changed()
             .enable_resources_subscribe()
+            .enable_prompts()
+            .enable_completions()
             .enable_tasks()
             .build()
     } else {
         ServerCapabilities::builder()
             .enable_tools()
             .enable_resources()
+            .enable_prompts()
+            .enable_completions()
             .enable_tasks()
             .build()
     };
