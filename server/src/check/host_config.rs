@@ -228,6 +228,19 @@ pub enum HostName {
 }
 
 impl HostName {
+    /// The host's name for a person (`VS Code`).
+    pub fn title(self) -> &'static str {
+        match self {
+            HostName::ClaudeDesktop => "Claude Desktop",
+            HostName::ClaudeCode => "Claude Code",
+            HostName::VsCode => "VS Code",
+            HostName::Cursor => "Cursor",
+            HostName::GeminiCli => "Gemini CLI",
+            HostName::Codex => "Codex CLI",
+            HostName::CopilotCli => "GitHub Copilot CLI",
+        }
+    }
+
     /// The name `--host` takes.
     pub fn name(self) -> &'static str {
         match self {

@@ -48,6 +48,7 @@
 //! at most conda's exception class.
 
 pub mod host_config;
+pub mod links;
 pub mod places;
 
 use places::Platform;
@@ -216,6 +217,7 @@ pub async fn check(settings: &Settings, request: &CheckRequest) -> Report {
             "warnings": r.warnings,
             "configurations": r.snippets.iter().map(|s| serde_json::json!({
                 "host": s.host, "title": s.title.trim_end_matches(':'), "text": s.text,
+                "install_link": links::for_snippet(s),
             })).collect::<Vec<_>>(),
             "steps": r.sections.iter().map(|(title, items)| serde_json::json!({
                 "title": title,
@@ -239,6 +241,9 @@ pub async fn check(settings: &Settings, request: &CheckRequest) -> Report {
             (Some(_), _) => (String::new(), failure),
             (None, Some(snippet)) => {
                 let _ = writeln!(notes, "{}", snippet.title);
+                if let Some(link) = links::for_snippet(snippet) {
+                    let _ = writeln!(notes, "{}", link_line(&link));
+                }
                 (format!("{}\n", snippet.text), None)
             }
             (None, None) => {
@@ -292,6 +297,19 @@ pub async fn check(settings: &Settings, request: &CheckRequest) -> Report {
             let _ = writeln!(text, "  {}", snippet.title);
             for l in snippet.text.lines() {
                 let _ = writeln!(text, "    {l}");
+            }
+        }
+        let links: Vec<(&str, String)> = r
+            .snippets
+            .iter()
+            .filter_map(|s| Some((s.host.title(), links::for_snippet(s)?)))
+            .collect();
+        if !links.is_empty() {
+            text.push_str(
+                "\ninstall links (one click instead of pasting; the host asks before it adds the server):\n",
+            );
+            for (host, link) in links {
+                let _ = writeln!(text, "    {host}: {link}");
             }
         }
         text.push_str(
@@ -798,6 +816,11 @@ fn log_step(r: &mut Builder) {
             "{dropped} log lines were dropped during this check: stderr was not read fast enough"
         ));
     }
+}
+
+/// The line that offers a host's one-click install link.
+fn link_line(link: &str) -> String {
+    format!("or open this install link (the host asks before it adds the server): {link}")
 }
 
 /// Step 7: the warnings, then the host configuration (stdio, or HTTP with

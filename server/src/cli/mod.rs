@@ -475,7 +475,14 @@ pub enum Mode {
     Serve,
     /// `conda-mcp check [FLAGS]`: print the setup report and exit.
     Check,
+    /// `conda-mcp setup HOST [FLAGS]`: write the server, with these
+    /// flags, into a host's configuration file ([`crate::setup`]).
+    Setup,
 }
+
+/// The command that writes a host's file: `setup` as the first argument,
+/// then a host, `setup`'s own flags and the server's.
+pub const SETUP_COMMAND: &str = crate::setup::SETUP_COMMAND;
 
 /// The one command: `check` as the first argument, followed by exactly the
 /// server's flags.
@@ -533,10 +540,13 @@ pub struct CommandLine {
     pub cli: Cli,
     /// `check`'s own flags (defaults when serving).
     pub check: CheckArgs,
+    /// `setup`'s host and own flags (`Some` exactly in [`Mode::Setup`]).
+    pub setup: Option<crate::setup::SetupCli>,
     /// Each setting that is not its default, in `--help`'s order.
     pub origins: Vec<crate::settings::SettingOrigin>,
     /// The flags a host should start the server with to get these
-    /// settings: the command line's (without `check` and its own flags)
+    /// settings: the command line's (without `check` or `setup` and their
+    /// own flags and host)
     /// and the environment's as flags; the configuration file's are not
     /// repeated (an explicit `--config` is, and the default file is read
     /// by every start).
@@ -599,21 +609,40 @@ pub fn command(mode: Mode) -> clap::Command {
             .subcommand(
                 clap::Command::new(crate::transport::http::token_command::TOKEN_COMMAND)
                     .about("Make a bearer token for the HTTP mode (conda-mcp token --help)"),
+            )
+            .subcommand(
+                clap::Command::new(SETUP_COMMAND)
+                    .about(
+                        "Write the server into a host's configuration file (conda-mcp setup --help)",
+                    )
+                    // Taken only to say that setup comes first.
+                    .arg(
+                        Arg::new("after")
+                            .num_args(0..)
+                            .trailing_var_arg(true)
+                            .allow_hyphen_values(true)
+                            .hide(true),
+                    ),
             ),
-        Mode::Check => cli
-            .name("conda-mcp check")
-            .bin_name("conda-mcp check")
-            .about(CHECK_ABOUT)
-            .after_help(CHECK_FOOTER)
-            .after_long_help(CHECK_FOOTER)
-            .mut_args(|a| {
-                if matches!(a.get_action(), ArgAction::Help | ArgAction::HelpShort | ArgAction::HelpLong | ArgAction::Version) {
-                    a
-                } else {
-                    a.hide(true)
-                }
-            })
-            .arg(
+        Mode::Setup => {
+            use clap::Args as _;
+            // `about` after the arguments (their derive sets one).
+            crate::setup::SetupCli::augment_args(hidden_server_flags(cli))
+                .name("conda-mcp setup")
+                .bin_name("conda-mcp setup")
+                .about(crate::setup::SETUP_ABOUT)
+                .long_about(None)
+                .after_help(crate::setup::SETUP_EXAMPLES)
+                .after_long_help(crate::setup::SETUP_EXAMPLES)
+        }
+        Mode::Check => hidden_server_flags(
+            cli.name("conda-mcp check")
+                .bin_name("conda-mcp check")
+                .about(CHECK_ABOUT)
+                .after_help(CHECK_FOOTER)
+                .after_long_help(CHECK_FOOTER),
+        )
+        .arg(
                 Arg::new("host")
                     .long("host")
                     .value_name("NAME")
@@ -635,6 +664,22 @@ pub fn command(mode: Mode) -> clap::Command {
                     .help("Also print the discovery cache's key and conda's configuration files"),
             ),
     }
+}
+
+/// `cmd` with the server's flags accepted but hidden from its help (that
+/// of `check` and `setup`, which list only their own).
+fn hidden_server_flags(cmd: clap::Command) -> clap::Command {
+    use clap::ArgAction;
+    cmd.mut_args(|a| {
+        if matches!(
+            a.get_action(),
+            ArgAction::Help | ArgAction::HelpShort | ArgAction::HelpLong | ArgAction::Version
+        ) {
+            a
+        } else {
+            a.hide(true)
+        }
+    })
 }
 
 /// The names of `check`'s own flags, which a host's configuration does
@@ -662,11 +707,16 @@ where
     // `check` after flags (`conda-mcp --allow-write check`) is the same
     // command: it is moved first, unless it is the value of the flag before
     // it (`--conda-exe check`).
-    if let Some(i) = check_position(&args) {
+    // `setup` comes first (its host follows it).
+    let setup_first = args.get(1).is_some_and(|a| a == SETUP_COMMAND);
+    if !setup_first && let Some(i) = check_position(&args) {
         let check = args.remove(i);
         args.insert(1, check);
     }
-    let mode = if args.get(1).is_some_and(|a| a == CHECK_COMMAND) {
+    let mode = if setup_first {
+        args.remove(1);
+        Mode::Setup
+    } else if args.get(1).is_some_and(|a| a == CHECK_COMMAND) {
         args.remove(1);
         Mode::Check
     } else {
@@ -681,12 +731,25 @@ where
     // as well.
     let mode = match first.subcommand_name() {
         Some(CHECK_COMMAND) => Mode::Check,
+        Some(SETUP_COMMAND) => {
+            return Err(ParseError::Usage(cmd.clone().error(
+                clap::error::ErrorKind::UnknownArgument,
+                "setup comes first, its host next: conda-mcp setup HOST [FLAGS]",
+            )));
+        }
         _ => mode,
     };
+    // The file holds the server's settings only (not `setup`'s own flags).
+    let file_keys = match mode {
+        Mode::Setup => command(Mode::Serve),
+        _ => cmd.clone(),
+    };
     let file = match first.get_one::<PathBuf>("config") {
-        Some(path) => Some(config_file::ConfigFile::read(path, &cmd)?),
+        Some(path) => Some(config_file::ConfigFile::read(path, &file_keys)?),
         None => match config_file::default_path() {
-            Some(path) if path.is_file() => Some(config_file::ConfigFile::read(&path, &cmd)?),
+            Some(path) if path.is_file() => {
+                Some(config_file::ConfigFile::read(&path, &file_keys)?)
+            }
             _ => None,
         },
     };
@@ -711,10 +774,17 @@ where
             format: matches.get_one("format").copied().unwrap_or_default(),
             verbose: matches.get_flag("verbose"),
         },
-        Mode::Serve => CheckArgs::default(),
+        Mode::Serve | Mode::Setup => CheckArgs::default(),
+    };
+    let setup = match mode {
+        Mode::Setup => Some(crate::setup::SetupCli::from_arg_matches(&matches)?),
+        _ => None,
     };
     let mut origins = Vec::new();
-    let mut repeat = without_check_flags(&args[1..]);
+    let mut repeat = match &setup {
+        Some(_) => without_setup_args(&args[1..], matches.get_raw("host")),
+        None => without_check_flags(&args[1..]),
+    };
     for arg in <Cli as clap::CommandFactory>::command().get_arguments() {
         let (id, Some(long)) = (arg.get_id().as_str(), arg.get_long()) else {
             continue;
@@ -758,25 +828,53 @@ where
         mode,
         cli,
         check,
+        setup,
         origins,
         repeat,
     })
 }
 
+/// `args` (the arguments after the program and `setup`) without `setup`'s
+/// own flags and their values and without its host (`host`, the raw
+/// value clap took: the first argument that is no flag and no flag's
+/// value).
+fn without_setup_args(
+    args: &[std::ffi::OsString],
+    host: Option<clap::parser::RawValues<'_>>,
+) -> Vec<std::ffi::OsString> {
+    let host: Option<std::ffi::OsString> = host.and_then(|mut h| h.next()).map(Into::into);
+    let mut all = vec![std::ffi::OsString::from(SETUP_COMMAND)];
+    all.extend(args.iter().cloned());
+    let at = host.and_then(|h| word_position(&all, &h));
+    let rest: Vec<std::ffi::OsString> = all
+        .into_iter()
+        .enumerate()
+        .filter(|&(i, _)| i > 0 && Some(i) != at)
+        .map(|(_, a)| a)
+        .collect();
+    without_flags(&rest, &crate::setup::SETUP_FLAGS)
+}
+
 /// `args` (the flags after the program and `check`) without `check`'s own
 /// flags and their values.
 fn without_check_flags(args: &[std::ffi::OsString]) -> Vec<std::ffi::OsString> {
+    without_flags(args, &CHECK_FLAGS)
+}
+
+/// `args` without the flags `own` (name, whether it takes a value) and
+/// their values, in both spellings (`--flag V`, `--flag=V`).
+fn without_flags(args: &[std::ffi::OsString], own: &[(&str, bool)]) -> Vec<std::ffi::OsString> {
     let mut out = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let text = a.to_string_lossy();
-        if let Some(&(_, takes_value)) = CHECK_FLAGS.iter().find(|(f, _)| text == *f) {
+        if let Some(&(_, takes_value)) = own.iter().find(|(f, _)| text == *f) {
             if takes_value {
                 it.next();
             }
             continue;
         }
-        if CHECK_FLAGS
+        if own
             .iter()
             .any(|(f, takes_value)| *takes_value && text.starts_with(&format!("{f}=")))
         {
@@ -808,9 +906,15 @@ impl Cli {
 }
 
 /// Where `check` stands in `args` (program name first) as the command,
-/// not as a flag's value: the first `check` whose previous item is not a
-/// long or short flag (without `=`) that requires a value.
+/// not as a flag's value: see [`word_position`].
 fn check_position(args: &[std::ffi::OsString]) -> Option<usize> {
+    word_position(args, std::ffi::OsStr::new(CHECK_COMMAND))
+}
+
+/// Where `word` stands in `args` (program name first) as a word of its
+/// own, not as a flag's value: the first `word` whose previous item is not
+/// a long or short flag (without `=`) of the server that requires a value.
+fn word_position(args: &[std::ffi::OsString], word: &std::ffi::OsStr) -> Option<usize> {
     use clap::CommandFactory;
     let cmd = Cli::command();
     let requires_value = |flag: &str| {
@@ -829,7 +933,7 @@ fn check_position(args: &[std::ffi::OsString]) -> Option<usize> {
         })
     };
     (1..args.len()).find(|&i| {
-        args[i] == CHECK_COMMAND
+        args[i] == word
             && (i == 1 || {
                 let prev = args[i - 1].to_string_lossy();
                 !(prev.starts_with('-') && !prev.contains('=') && requires_value(&prev))

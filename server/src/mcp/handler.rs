@@ -484,6 +484,9 @@ const SERVED_METHODS: &[&str] = &[
     "tasks/get",
     "tasks/update",
     "tasks/cancel",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
 ];
 
 impl ServerHandler for Handler {
@@ -673,6 +676,38 @@ impl ServerHandler for Handler {
             None => context.cancelled().await,
         }
         Ok(())
+    }
+
+    /// `prompts/list`: the workflows of [`crate::prompts`].
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, McpError> {
+        Ok(super::prompts::list())
+    }
+
+    /// `prompts/get`: a prompt's text, its arguments checked.
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, McpError> {
+        let compact = self.state.pipeline.settings.mode == crate::tools::ToolMode::Compact;
+        super::prompts::get(request, compact).map(Into::into)
+    }
+
+    /// `completion/complete`: environment names, project files, choices.
+    async fn complete(
+        &self,
+        request: rmcp::model::CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, McpError> {
+        let surface = self.state.surface.get();
+        Ok(super::prompts::complete(
+            &request,
+            &surface.catalog.environments,
+        ))
     }
 
     async fn read_resource(

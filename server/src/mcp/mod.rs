@@ -39,6 +39,7 @@ pub mod listing;
 pub mod live;
 pub mod principal;
 pub mod progress;
+pub mod prompts;
 pub mod ready;
 pub mod results;
 pub mod roots;
@@ -91,12 +92,16 @@ pub fn server_config(
             .enable_resources()
             .enable_resources_list_changed()
             .enable_resources_subscribe()
+            .enable_prompts()
+            .enable_completions()
             .enable_tasks()
             .build()
     } else {
         ServerCapabilities::builder()
             .enable_tools()
             .enable_resources()
+            .enable_prompts()
+            .enable_completions()
             .enable_tasks()
             .build()
     };

@@ -238,4 +238,29 @@ impl ServerHandler for CondaMcp {
     ) -> Result<ReadResourceResponse, McpError> {
         self.loaded().await?.read_resource(request, context).await
     }
+
+    /// `prompts/list` needs no startup: the prompts are fixed.
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, McpError> {
+        Ok(super::prompts::list())
+    }
+
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, McpError> {
+        self.loaded().await?.get_prompt(request, context).await
+    }
+
+    async fn complete(
+        &self,
+        request: rmcp::model::CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, McpError> {
+        self.loaded().await?.complete(request, context).await
+    }
 }

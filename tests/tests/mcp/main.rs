@@ -8,6 +8,7 @@
 //! its dependencies are linked once; run one module with a filter, e.g.
 //! `cargo test -p conda-mcp-tests --test mcp surface::`.
 
+mod agent;
 mod approval;
 mod apps;
 mod apps_browser;
@@ -25,6 +26,7 @@ mod log;
 mod long_calls;
 mod oauth;
 mod packaging;
+mod prompts;
 mod reads;
 mod real_conda;
 mod results;

@@ -614,3 +614,97 @@ fn check_host_prints_exactly_that_hosts_configuration() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// `conda-mcp setup HOST` writes the entry `conda-mcp check --host HOST`
+/// prints for the same flags, variables and configuration file: one
+/// declaration parses both, and both repeat the settings the same way
+/// (the file by its path, the variable as a flag); VS Code's and Cursor's
+/// install links are the same in both.
+#[test]
+fn setup_writes_what_check_host_prints() {
+    let standin = StandinPrefix::standard();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path();
+    let file = home.join("conda-mcp.toml");
+    std::fs::write(&file, "allow-write = true\ntimeout = 120\n").expect("write");
+    let conda = standin.conda_exe.to_str().expect("utf-8");
+    let config = file.to_str().expect("utf-8");
+    let home_text = home.to_str().expect("utf-8");
+    let env = [("CONDA_MCP_ALLOW_EXEC", "true"), ("HOME", home_text)];
+    let flags = [
+        "--conda-exe",
+        conda,
+        "--config",
+        config,
+        "--protect-env",
+        "prod",
+    ];
+    for (name, _) in HOSTS {
+        let mut check = vec!["check", "--host", name];
+        check.extend(flags);
+        let printed = run(&check, &env, home);
+        assert_eq!(printed.status.code(), Some(0), "{name}: {printed:?}");
+        let notes = String::from_utf8_lossy(&printed.stderr).into_owned();
+        let printed = String::from_utf8_lossy(&printed.stdout).into_owned();
+        // VS Code and Cursor: check offers the one-click install link that
+        // `setup --link` prints, holding the same entry.
+        let scheme = match name {
+            "vs-code" => Some("vscode:mcp/install?"),
+            "cursor" => Some("cursor://anysphere.cursor-deeplink/mcp/install?"),
+            _ => None,
+        };
+        if let Some(scheme) = scheme {
+            let mut link = vec!["setup", name, "--link"];
+            link.extend(flags);
+            let o = run(&link, &env, home);
+            assert_eq!(o.status.code(), Some(0), "{name}: {o:?}");
+            let link = String::from_utf8_lossy(&o.stdout).trim().to_owned();
+            assert!(link.starts_with(scheme), "{name}: {link}");
+            assert!(
+                notes.lines().any(|l| l.ends_with(&format!(": {link}"))),
+                "{name}: {link} in\n{notes}"
+            );
+        } else {
+            assert!(!notes.contains("install link"), "{name}: {notes}");
+        }
+        let mut setup = vec!["setup", name];
+        setup.extend(flags);
+        let o = run(&setup, &env, home);
+        assert_eq!(o.status.code(), Some(0), "{name}: {o:?}");
+        let written_to = |rel: &str| std::fs::read_to_string(home.join(rel)).expect(rel);
+        let entry = |text: &str, key: &str| -> Value {
+            serde_json::from_str::<Value>(text).expect("JSON")[key]["conda"].clone()
+        };
+        match name {
+            "claude-code" => {
+                // check prints `claude mcp add conda -- COMMAND ARGS...`.
+                let words = shlex::split(printed.trim()).expect("a command line");
+                assert_eq!(words[..5], ["claude", "mcp", "add", "conda", "--"], "{printed}");
+                let written = entry(&written_to(".claude.json"), "mcpServers");
+                assert_eq!(written["command"], words[5], "{name}");
+                assert_eq!(written["args"], serde_json::json!(words[6..]), "{name}");
+            }
+            "codex" => assert_eq!(
+                written_to(".codex/config.toml").trim(),
+                printed.trim(),
+                "{name}"
+            ),
+            _ => {
+                let (rel, key) = match name {
+                    "claude-desktop" => ("config/Claude/claude_desktop_config.json", "mcpServers"),
+                    "vs-code" => ("config/Code/User/mcp.json", "servers"),
+                    "cursor" => (".cursor/mcp.json", "mcpServers"),
+                    "gemini-cli" => (".gemini/settings.json", "mcpServers"),
+                    _ => (".copilot/mcp-config.json", "mcpServers"),
+                };
+                let written = entry(&written_to(rel), key);
+                assert_eq!(written, entry(&printed, key), "{name}");
+            }
+        }
+        // Both carry the file by its path and the variable as a flag.
+        assert!(
+            printed.contains(config) && printed.contains("--allow-exec=true"),
+            "{name}: {printed}"
+        );
+    }
+}
