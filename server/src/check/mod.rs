@@ -90,8 +90,9 @@ pub async fn check(settings: &Settings, args: &[OsString]) -> Report {
     let mut r = Builder::default();
     let started = Instant::now();
     r.line(format!(
-        "conda-mcp check (conda-mcp {})",
-        env!("CARGO_PKG_VERSION")
+        "conda-mcp check (conda-mcp {}, commit {})",
+        env!("CARGO_PKG_VERSION"),
+        env!("CONDA_MCP_COMMIT")
     ));
     let outcome = steps(settings, args, &mut r).await;
     let elapsed = started.elapsed();

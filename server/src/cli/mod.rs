@@ -44,13 +44,24 @@ Logs go to stderr (RUST_LOG sets the level, default info). See README.md for hos
 /// hide hung calls.
 pub const MAX_TIMEOUT_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
 
+/// What `conda-mcp --version` prints after the program's name: the
+/// workspace version and the commit the binary was built from
+/// (`server/build.rs`: `git rev-parse --short HEAD`, `unknown` outside a
+/// git checkout), e.g. `0.1.0 (commit 1a2b3c4)`.
+pub const VERSION_LINE: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("CONDA_MCP_COMMIT"),
+    ")"
+);
+
 /// conda-mcp: an MCP server (stdio, or Streamable HTTP with `--listen`)
 /// that exposes an installed conda as typed tools, read-only unless told
 /// otherwise.
 #[derive(Debug, Clone, Parser)]
 #[command(
     name = "conda-mcp",
-    version,
+    version = VERSION_LINE,
     about = "An MCP server (stdio, or Streamable HTTP with --listen) that exposes an installed \
              conda as typed tools, read-only unless told otherwise.",
     long_about = None,
