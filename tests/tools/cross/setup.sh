@@ -57,9 +57,11 @@ REPO=$(cd "$(dirname "$0")/../../.." && pwd)
 HOST_CARGO_HOME=${CARGO_HOME:-$HOME/.cargo}
 # Bump when the package list below changes, so that `setup` completes an
 # older chroot instead of trusting its stamp.
-STAMP_VERSION=2
+STAMP_VERSION=3
 STAMP="$ROOT/etc/conda-mcp-cross.stamp"
-PACKAGES="rustc cargo rust-src gcc-mingw-w64-x86-64 ca-certificates wine wine64"
+# gcc-aarch64-linux-gnu and libc6-dev-arm64-cross link Linux arm64 binaries;
+# qemu-user runs them (user-mode emulation, with the cross libc as its -L root).
+PACKAGES="rustc cargo rust-src gcc-mingw-w64-x86-64 ca-certificates wine wine64 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
 
 log() { printf '== cross: %s\n' "$*" >&2; }
 
@@ -112,6 +114,10 @@ in_root() {
     CARGO_PROFILE_RELEASE_STRIP=false WINEDEBUG=-all WINEPREFIX=/root/.wine \
     CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc \
     CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=wine \
+    CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
+    CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc \
+    CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu" \
+    QEMU_LD_PREFIX=/usr/aarch64-linux-gnu \
     ${CROSS_ENV:-} \
     /bin/bash -c 'cd "$1" && shift && exec "$@"' bash "$REPO" "$@"
 }
