@@ -29,6 +29,8 @@
 #   setup.sh test [CARGO ARGS...]   cargo test for Windows, run under wine
 #   setup.sh test-build             build what `test` runs, run nothing (so a
 #                                   build can go ahead while other work runs)
+#   setup.sh arm64-test [CARGO ARGS...]  cargo test for Linux arm64, run
+#                                   under qemu-aarch64
 #   setup.sh bench                  the warm-spare benchmark under wine
 #   setup.sh run CMD...             run CMD in the chroot, in this checkout
 #   setup.sh where                  print the cross target directory as the
@@ -339,6 +341,30 @@ wintest_build() {
 # tests use (a release build of the server for Windows costs far more than
 # the figure is worth; the ratio is of process starts, which the profile
 # does not change).
+# Linux arm64 under qemu user-mode emulation (qemu-aarch64, the cross
+# libc as its root: cargo's runner for the target, set in in_root). Default:
+# shared's and the worker's own tests, and the replay's (tests/replay: the
+# replay conda itself, and a server session of the arm64 conda-mcp and its
+# worker against it, which finds the binaries next to itself: they are
+# built first); extra arguments go to cargo test instead.
+ARMTEST_PACKAGES="-p conda-mcp-shared -p conda-mcp-worker -p conda-mcp-replay"
+armtest() {
+  need_ready
+  local t0=$SECONDS
+  if [ $# -eq 0 ]; then
+    # shellcheck disable=SC2086
+    set -- $ARMTEST_PACKAGES
+    build aarch64-unknown-linux-gnu
+  fi
+  log "cargo test --target aarch64-unknown-linux-gnu (under qemu) $*"
+  # the replay's session runs every arm64 program through the emulator
+  # (tests/replay/src/lib.rs `runner`): no binfmt_misc entry here
+  in_root env CONDA_MCP_TEST_RUNNER="/usr/bin/qemu-aarch64 -L /usr/aarch64-linux-gnu" \
+    cargo test --locked -Zbuild-std=std,panic_abort --profile "$PROFILE" \
+    --target aarch64-unknown-linux-gnu "$@"
+  log "arm64 tests: $((SECONDS - t0)) s"
+}
+
 winbench() {
   need_ready
   build x86_64-pc-windows-gnu
@@ -354,6 +380,7 @@ case "${1:-setup}" in
   check) shift; check "$@" ;;
   test) shift; wintest "$@" ;;
   test-build) wintest_build ;;
+  arm64-test) shift; armtest "$@" ;;
   bench) need_ready; winbench ;;
   run) shift; need_ready; in_root "$@" ;;
   where) echo "$ROOT$TARGET_DIR" ;;
