@@ -217,16 +217,14 @@ fn spare() -> ExitCode {
 /// A conda under the guard: the report to the checks' `report_pipe`, then
 /// the refusal or the recorded answer (module docs).
 fn guarded(checks: &serde_json::Value, argv: &[String]) -> ExitCode {
-    // Windows: the named pipe the checks name; Unix: descriptor 3, which
-    // the worker maps to its pipe's end (worker/src/guard/mod.rs
-    // `REPORT_FD`), opened by its /dev/fd name (no unsafe code).
-    let pipe = if cfg!(unix) {
-        "/dev/fd/3"
-    } else {
-        match checks["report_pipe"].as_str() {
-            Some(p) => p,
-            None => return refuse("guard checks without a report_pipe"),
-        }
+    // The pipe the checks name (`report_pipe`: Windows' named pipe);
+    // without one, on Unix, descriptor 3, which the worker maps to its
+    // pipe's end (worker/src/guard/mod.rs `REPORT_FD`), opened by its
+    // /dev/fd name (no unsafe code).
+    let pipe = match checks["report_pipe"].as_str() {
+        Some(p) => p,
+        None if cfg!(unix) => "/dev/fd/3",
+        None => return refuse("guard checks without a report_pipe"),
     };
     let decided = std::env::current_exe()
         .ok()
