@@ -58,13 +58,12 @@ fn from_git(manifest_dir: &Path) -> Option<String> {
         watched.push(branch);
     }
     for name in watched {
-        if let Some(path) = git(
+        let path = git(
             workspace,
             &["rev-parse", "--path-format=absolute", "--git-path", &name],
-        ) {
-            if Path::new(&path).exists() {
-                println!("cargo:rerun-if-changed={path}");
-            }
+        );
+        if let Some(path) = path.filter(|p| Path::new(p).exists()) {
+            println!("cargo:rerun-if-changed={path}");
         }
     }
     git(workspace, &["rev-parse", "--short", "HEAD"])
