@@ -14,13 +14,17 @@
 #   wheel      maturin; dist: linked by zig against glibc 2.17 and tagged
 #              manylinux_2_17 (maturin's auditwheel check refuses a tag
 #              the binaries miss); dev: the host's link, tagged with what
-#              it meets. The host's wheel is installed into a fresh venv and
-#              tests/tests/mcp/installed.rs runs against it (--version,
-#              check against the stand-in conda, an MCP session).
+#              it meets (so is the chroot's arm64 wheel: its cross glibc
+#              is sid's). The host's wheel is installed into a fresh venv
+#              and tests/tests/mcp/installed.rs runs against it (--version,
+#              check against the stand-in conda, an MCP session); the
+#              arm64 one is installed by pip for its platform into a fresh
+#              folder and its binaries run under qemu (--version, check
+#              against the replay conda: qemu_check below).
 #   bundle     bundle/build.sh; the official bundle CLI (npm
 #              @anthropic-ai/mcpb, the pin of tests/tests/mcp/packaging.rs)
 #              validates its manifest; the host's unpacked server passes
-#              installed.rs too.
+#              installed.rs too, the arm64 one qemu_check.
 #   conda      tests/tools/conda_package.sh for the target's platform
 #              (linux-64, linux-aarch64, win-64, osx-arm64): rattler-build,
 #              installed with py-rattler, its layout checked; linux-64's
@@ -110,7 +114,8 @@ host_build() {
     args+=(--profile "$profile")
     bin_dir=target/$profile
   fi
-  "$tools/venv/bin/maturin" "${args[@]}"
+  # the venv's python first on PATH: maturin finds zig as its ziglang module
+  PATH="$PWD/$tools/venv/bin:$PATH" "$tools/venv/bin/maturin" "${args[@]}"
 }
 
 check_wheel_host() {
@@ -123,16 +128,63 @@ check_wheel_host() {
   installed_tests "$venv/bin"
 }
 
+# The arm64 binaries in DIR (a folder of this checkout) under qemu
+# user-mode emulation, in the chroot (its qemu-aarch64, the cross libc as
+# its root): --version of both, then `conda-mcp check` against the replay
+# conda (tests/replay, built for this machine: no arm64 Python runs here)
+# in a Unix layout, bin/python and a bin/conda launcher whose #! names it.
+# This kernel has no binfmt_misc entry for arm64, so an emulated process
+# cannot exec the arm64 worker itself: --worker-exe is a /bin/sh script
+# that execs qemu on it (as tests/replay/tests/unix_session.rs does).
+qemu_check() {
+  local dir root worker
+  dir=$(cd "$1" && pwd)
+  root=$PWD/$work/replay-conda
+  if [ ! -x "$root/bin/conda" ]; then
+    cargo build --quiet --locked -p conda-mcp-replay --bin conda-replay
+    mkdir -p "$root/bin"
+    cp target/debug/conda-replay "$root/bin/python"
+    printf '#!%s\n' "$root/bin/python" >"$root/bin/conda"
+    chmod +x "$root/bin/conda"
+  fi
+  worker=$dir.worker.sh
+  printf '#!/bin/sh\nexec /usr/bin/qemu-aarch64 -L /usr/aarch64-linux-gnu %s "$@"\n' "'$dir/conda-mcp-worker'" >"$worker"
+  chmod +x "$worker"
+  bash "$cross" run qemu-aarch64 "$dir/conda-mcp" --version
+  bash "$cross" run qemu-aarch64 "$dir/conda-mcp-worker" --version
+  bash "$cross" run env XDG_CACHE_HOME="$PWD/$work/qemu-cache" qemu-aarch64 "$dir/conda-mcp" check \
+    --conda-exe "$root/bin/conda" --worker-exe "$worker" >"$work/qemu-check.log" 2>&1 \
+    || { cat "$work/qemu-check.log"; echo "conda-mcp check under qemu failed for $dir" >&2; exit 1; }
+  echo "== release: conda-mcp check under qemu passed for $dir ($(wc -l <"$work/qemu-check.log") lines)"
+}
+
+# The arm64 wheel, installed by pip for its platform into a fresh folder
+# (pip installs another platform's wheel only with --target), then its
+# binaries under qemu (qemu_check).
+check_wheel_arm64() {
+  local whl tag platforms=() p
+  whl=$(ls "$work"/wheels/conda_mcp-"$version"-*linux*_aarch64.whl)
+  tag=$(basename "$whl" .whl)
+  tag=${tag##*-}
+  for p in ${tag//./ }; do platforms+=(--platform "$p"); done
+  rm -rf "$work/arm64-install"
+  python3 -m pip install --quiet --disable-pip-version-check --no-deps --only-binary :all: \
+    "${platforms[@]}" --target "$work/arm64-install" "$whl"
+  echo "== release: $(basename "$whl") installed"
+  qemu_check "$work/arm64-install/bin"
+}
+
 bundle() {
   local t=$1 dir=$2 b
   b=$(CONDA_MCP_BUNDLE_TARGET=$t CONDA_MCP_BUNDLE_BIN_DIR=$dir CONDA_MCP_BUNDLE_OUT_DIR=$rel bash bundle/build.sh)
   rm -rf "$work/unpacked-$t"
   python3 -m zipfile -e "$b" "$work/unpacked-$t"
   node "$tools/mcpb/node_modules/@anthropic-ai/mcpb/dist/cli/cli.js" validate "$work/unpacked-$t/manifest.json"
-  if [ "$t" = "$host" ]; then
-    chmod +x "$work/unpacked-$t"/server/*
-    installed_tests "$work/unpacked-$t/server"
-  fi
+  chmod +x "$work/unpacked-$t"/server/*
+  case "$t" in
+    "$host") installed_tests "$work/unpacked-$t/server" ;;
+    aarch64-unknown-linux-gnu) qemu_check "$work/unpacked-$t/server" ;;
+  esac
 }
 
 conda_pkg() {
@@ -168,8 +220,7 @@ for t in $targets; do
     cp "$where"/wheels/conda_mcp-"$version"-*.whl "$work/wheels/" 2>/dev/null || true
     bin_dir=$where/$t/$( [ "$profile" = dist ] && echo dist || echo debug )
     if [ "$t" = aarch64-unknown-linux-gnu ]; then
-      # the binaries run under qemu user-mode emulation
-      step bash "$cross" run qemu-aarch64 "${bin_dir#"${CONDA_MCP_CROSS_ROOT:-/var/cache/conda-mcp/cross}"}/conda-mcp" --version
+      step check_wheel_arm64
     fi
   fi
   step bundle "$t" "$bin_dir"

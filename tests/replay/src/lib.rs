@@ -145,6 +145,20 @@ pub fn runner() -> Option<String> {
         .filter(|r| !r.trim().is_empty())
 }
 
+/// A command that runs `program` as the tests' target runs it: through
+/// [`runner`]'s emulator when there is one, else directly.
+pub fn command(program: &Path) -> Command {
+    match runner() {
+        Some(r) => {
+            let mut words = r.split_whitespace();
+            let mut cmd = Command::new(words.next().unwrap_or_default());
+            cmd.args(words).arg(program);
+            cmd
+        }
+        None => Command::new(program),
+    }
+}
+
 /// Writes `script`, a `/bin/sh` script that execs `runner` with `exe` and
 /// its own arguments, and returns its path.
 ///

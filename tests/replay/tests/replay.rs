@@ -3,7 +3,7 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use conda_mcp_replay::{DUMP, GUARD, GUARD_REFUSED, INFO, PROBE, SPARE};
 use serde_json::{Value, json};
@@ -17,7 +17,9 @@ fn replay(args: &[&str], stdin: &[u8]) -> Output {
 /// Runs the replay at `exe` (the built one, or a copy beside a file it
 /// reads) with `args` and `stdin`.
 fn replay_at(exe: &Path, args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(exe)
+    // through the emulator where the target runs under one (Linux arm64
+    // under qemu: tests/tools/cross/setup.sh arm64-test)
+    let mut child = conda_mcp_replay::command(exe)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

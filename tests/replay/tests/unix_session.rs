@@ -10,10 +10,11 @@
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
-use conda_mcp_replay::{DUMP, INFO, Session, built, install_unix, runner, terminal_commands, wrap};
+use conda_mcp_replay::{
+    DUMP, INFO, Session, built, command, install_unix, runner, terminal_commands, wrap,
+};
 use serde_json::{Value, json};
 
 /// conda's shell-only commands and the stand-in dump's unrepresentable
@@ -28,19 +29,6 @@ fn exe(name: &str) -> PathBuf {
             me.display()
         )
     })
-}
-
-/// `program` as the target runs it: through the emulator when there is one.
-fn command(program: &std::path::Path) -> Command {
-    match runner() {
-        Some(r) => {
-            let mut words = r.split_whitespace();
-            let mut cmd = Command::new(words.next().expect("a runner program"));
-            cmd.args(words).arg(program);
-            cmd
-        }
-        None => Command::new(program),
-    }
 }
 
 #[test]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The cross toolchain of conda-mcp: build the two binaries for Windows
-# (x86_64-pc-windows-gnu) and macOS (aarch64-/x86_64-apple-darwin) on a
-# Linux x86-64 host, and run the Windows tests under wine. docs/testing.md
+# (x86_64-pc-windows-gnu), macOS (aarch64-/x86_64-apple-darwin) and Linux
+# arm64 (aarch64-unknown-linux-gnu) on a Linux x86-64 host, run the Windows
+# tests under wine and the Linux arm64 ones under qemu user-mode. docs/testing.md
 # says what this covers and what only a real Mac or Windows machine can test.
 #
 # Everything lives in a Debian sid chroot made by debootstrap, so the host's
@@ -336,11 +337,6 @@ wintest_build() {
     --target x86_64-pc-windows-gnu $WINTEST_PACKAGES
 }
 
-# The warm-spare benchmark under wine (tests/replay/benches/warm_spare.rs):
-# the spare conda against a fresh one, with the dev-profile binaries the
-# tests use (a release build of the server for Windows costs far more than
-# the figure is worth; the ratio is of process starts, which the profile
-# does not change).
 # Linux arm64 under qemu user-mode emulation (qemu-aarch64, the cross
 # libc as its root: cargo's runner for the target, set in in_root). Default:
 # shared's and the worker's own tests, and the replay's (tests/replay: the
@@ -365,6 +361,11 @@ armtest() {
   log "arm64 tests: $((SECONDS - t0)) s"
 }
 
+# The warm-spare benchmark under wine (tests/replay/benches/warm_spare.rs):
+# the spare conda against a fresh one, with the dev-profile binaries the
+# tests use (a release build of the server for Windows costs far more than
+# the figure is worth; the ratio is of process starts, which the profile
+# does not change).
 winbench() {
   need_ready
   build x86_64-pc-windows-gnu
