@@ -30,7 +30,7 @@
 #              installed with py-rattler, its layout checked; linux-64's
 #              installed server passes installed.rs.
 # Then the sdist (maturin), the CycloneDX SBOM of the Rust dependencies
-# (cargo-cyclonedx, installed into target/release-tools at its pin),
+# (cargo-cyclonedx at the workflow's pin, installed by cargo when missing),
 # server.json and SHA256SUMS (tests/tools/release_assets.py); server.json is
 # validated against the registry's schema (tests/fixtures/schemas) and each
 # of its bundles' SHA-256 checked against the file. Prints each file's size
@@ -85,8 +85,10 @@ tools_venv() {
     "$tools/venv/bin/pip" install --quiet --disable-pip-version-check $pins
     echo "$pins" >"$tools/pins"
   fi
-  if [ ! -x "$tools/bin/cargo-cyclonedx" ] || ! "$tools/bin/cargo-cyclonedx" cyclonedx --version | grep -q "$cyclonedx_version"; then
-    cargo install --quiet --locked --root "$tools" --version "$cyclonedx_version" cargo-cyclonedx
+  # into cargo's own bin, as .ci/run installs it (and cargo-deny): kept
+  # with the machine, not with a clone's target/
+  if [ "$(cargo cyclonedx --version 2>/dev/null)" != "cargo-cyclonedx-cyclonedx $cyclonedx_version" ]; then
+    cargo install --quiet --locked --version "$cyclonedx_version" cargo-cyclonedx
   fi
   if [ ! -f "$tools/mcpb/node_modules/@anthropic-ai/mcpb/dist/cli/cli.js" ]; then
     local pin
@@ -209,6 +211,10 @@ conda_pkg() {
 }
 
 step tools_venv
+# The chroot has no git: its builds take the commit from the environment
+# (server/build.rs), so that the cross binaries' --version names it too.
+CROSS_ENV="${CROSS_ENV:-} CONDA_MCP_COMMIT=$(git rev-parse --short HEAD)"
+export CROSS_ENV
 for t in $targets; do
   if [ "$t" = "$host" ]; then
     step host_build
@@ -232,7 +238,7 @@ step sdist
 # The SBOM: one CycloneDX document per workspace crate, written beside its
 # Cargo.toml; the server's (the shipped binaries) is the release's.
 sbom() {
-  PATH="$PWD/$tools/bin:$PATH" cargo cyclonedx --format json --spec-version 1.5 --all-features \
+  cargo cyclonedx --format json --spec-version 1.5 --all-features \
     --override-filename conda-mcp.cdx -q
   mv server/conda-mcp.cdx.json "$rel/conda-mcp-server.cdx.json"
   rm -f shared/conda-mcp.cdx.json worker/conda-mcp.cdx.json tests/conda-mcp.cdx.json tests/*/conda-mcp.cdx.json

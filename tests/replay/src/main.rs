@@ -15,7 +15,9 @@
 //!   tests/fixtures/dumps/standin.json between the helper's marker lines;
 //! * `python.exe -m conda ARGS` for the calls in [`RECORDED`]: conda's
 //!   recorded output (tests/fixtures/recorded/README.md says how it was
-//!   recorded) and exit status;
+//!   recorded) and exit status; on Unix also `python <conda> ARGS`, where
+//!   `<conda>` is the installation's launcher beside this program (a fresh
+//!   conda without the guard: `conda-mcp check`'s `conda info --json`);
 //! * `python.exe -c <the worker's spare.py>` (worker/src/spare.rs): the
 //!   spare conda's protocol: nothing is written until a job header arrives
 //!   on stdin (its length in decimal, a newline, `{"argv": [...], "cwd":
@@ -118,10 +120,27 @@ fn main() -> ExitCode {
         Some("-c") => refuse(
             "`-c` with a program other than the worker's spare.py or guard, or check's probe",
         ),
+        // Unix: `python <conda> ARGS`, a fresh conda without the guard
+        // (`conda-mcp check`'s `conda info --json`), where <conda> is the
+        // installation's launcher beside this program (install_unix).
+        Some(script) if cfg!(unix) && is_launcher(script) => conda(&args[1..]),
         _ => refuse(
-            "a command line other than `-`, `-m conda ARGS`, `-c <spare.py>`, `-c <probe>` or `-c <guard> CHECKS -m ARGS`",
+            "a command line other than `-`, `-m conda ARGS`, `<conda> ARGS` (Unix), `-c <spare.py>`, `-c <probe>` or `-c <guard> CHECKS -m ARGS`",
         ),
     }
+}
+
+/// Whether `path` is the fake installation's conda launcher: a file named
+/// `conda` in this program's own folder (conda_mcp_replay::install_unix
+/// puts `bin/conda` beside `bin/python`).
+fn is_launcher(path: &str) -> bool {
+    let path = std::path::Path::new(path);
+    let here = std::env::current_exe()
+        .ok()
+        .and_then(|me| me.parent().map(std::path::Path::to_path_buf));
+    path.file_name() == Some(std::ffi::OsStr::new("conda"))
+        && path.is_file()
+        && here.is_some_and(|h| path.parent() == Some(h.as_path()))
 }
 
 /// `python.exe -`: the dump, when stdin is the discovery helper.

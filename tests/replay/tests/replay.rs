@@ -75,6 +75,39 @@ fn recorded_calls_are_replayed_byte_for_byte() {
     assert!(text(&out.stderr).contains("EnvironmentLocationNotFound"));
 }
 
+/// `python <conda> ARGS` (a fresh conda without the guard on Unix, as
+/// `conda-mcp check` runs `conda info --json`) is answered when `<conda>`
+/// is the launcher beside the replay, and refused for a `conda` elsewhere.
+#[cfg(unix)]
+#[test]
+fn the_launcher_beside_the_replay_runs_recorded_calls() {
+    let dir = std::env::temp_dir().join(format!("conda-replay-launcher-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let elsewhere = dir.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).expect("scratch dir");
+    let me = dir.join("python");
+    std::fs::copy(env!("CARGO_BIN_EXE_conda-replay"), &me).expect("copy the replay");
+    for d in [&dir, &elsewhere] {
+        std::fs::write(d.join("conda"), format!("#!{}\n", me.display())).expect("launcher");
+    }
+    let launcher = dir.join("conda");
+    let launcher = launcher.to_str().expect("a UTF-8 path");
+    let out = replay_at(&me, &[launcher, "info", "--json"], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), INFO);
+    let out = replay_at(&me, &[launcher, "install", "numpy"], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let other = elsewhere.join("conda");
+    let out = replay_at(
+        &me,
+        &[other.to_str().expect("UTF-8"), "info", "--json"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(out.stdout.is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn checks_interpreter_probe_gets_the_recorded_versions() {
     let out = replay(&["-c", PROBE], b"");
