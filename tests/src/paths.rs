@@ -26,3 +26,19 @@ pub fn real_dump() -> PathBuf {
         None => fixtures().join("dumps").join("conda-26.json"),
     }
 }
+
+/// What `conda-mcp --version` of a binary built from this checkout prints:
+/// `conda-mcp <workspace version> (commit <git rev-parse --short HEAD>)`,
+/// `unknown` for the commit when this is not a git checkout (server/build.rs).
+pub fn expected_server_version() -> String {
+    let commit = std::process::Command::new("git")
+        .arg("-C")
+        .arg(workspace_root())
+        .args(["rev-parse", "--short", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_else(|| "unknown".to_owned());
+    format!("conda-mcp {} (commit {commit})", env!("CARGO_PKG_VERSION"))
+}

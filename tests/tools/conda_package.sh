@@ -12,7 +12,8 @@
 #   tests/tools/conda_package.sh                          # binaries of the dev build
 #   PACKAGE_PROFILE=dist tests/tools/conda_package.sh  # as published
 #   PACKAGE_TARGET=x86_64-pc-windows-gnu CONDA_MCP_BIN_DIR=DIR tests/tools/conda_package.sh
-#       # another platform's package (win-64, osx-arm64, osx-64) out of a
+#       # another platform's package (win-64, osx-arm64, osx-64,
+#       # linux-aarch64) out of a
 #       # cross build's binaries (tests/tools/cross/setup.sh): built,
 #       # installed with py-rattler into a prefix for that platform, and its
 #       # layout checked; the installed server's path is the last line printed
@@ -44,6 +45,7 @@ case "$package_target" in
   aarch64-apple-darwin) subdir=osx-arm64 ;;
   x86_64-apple-darwin) subdir=osx-64 ;;
   x86_64-unknown-linux-gnu) ;;
+  aarch64-unknown-linux-gnu) subdir=linux-aarch64 ;;
   *) echo "PACKAGE_TARGET $package_target: no conda platform for it" >&2; exit 1 ;;
 esac
 if [ -n "$package_target" ]; then
@@ -151,7 +153,7 @@ if [ -n "$package_target" ] && [ "$subdir" != linux-64 ]; then
 fi
 
 version=$("$prefix/bin/conda-mcp" --version)
-expected="conda-mcp $(sed -n '/^\[workspace.package\]/,/^\[/s/^version *= *"\(.*\)"/\1/p' Cargo.toml)"
+expected="conda-mcp $(sed -n '/^\[workspace.package\]/,/^\[/s/^version *= *"\(.*\)"/\1/p' Cargo.toml) (commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown))"
 if [ "$version" != "$expected" ]; then
   echo "the packaged conda-mcp --version printed '$version', expected '$expected'" >&2
   exit 1

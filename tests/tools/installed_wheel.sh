@@ -55,7 +55,7 @@ CONDA_MCP_INSTALLED_BIN_DIR="$work/pipx-bin" \
 
 echo "== wheel: uvx --from WHEEL conda-mcp --version"
 version=$(UV_CACHE_DIR="$work/uv-cache" "$work/tools/bin/uvx" --offline --from "$wheel" conda-mcp --version)
-expected="conda-mcp $(sed -n '/^\[workspace.package\]/,/^\[/s/^version *= *"\(.*\)"/\1/p' Cargo.toml)"
+expected="conda-mcp $(sed -n '/^\[workspace.package\]/,/^\[/s/^version *= *"\(.*\)"/\1/p' Cargo.toml) (commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown))"
 if [ "$version" != "$expected" ]; then
   echo "uvx conda-mcp --version printed '$version', expected '$expected'" >&2
   exit 1

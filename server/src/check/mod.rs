@@ -210,6 +210,7 @@ pub async fn check(settings: &Settings, request: &CheckRequest) -> Report {
     if request.json {
         let doc = serde_json::json!({
             "conda_mcp": version,
+            "commit": env!("CONDA_MCP_COMMIT"),
             "ok": failure.is_none(),
             "verdict": verdict,
             "failure": failure,
@@ -271,7 +272,10 @@ pub async fn check(settings: &Settings, request: &CheckRequest) -> Report {
             failure,
         };
     }
-    let mut text = format!("conda-mcp check (conda-mcp {version}): {verdict}\n");
+    let mut text = format!(
+        "conda-mcp check (conda-mcp {version}, commit {}): {verdict}\n",
+        env!("CONDA_MCP_COMMIT")
+    );
     if !request.origins.is_empty() {
         text.push_str("\nsettings (those that are not the defaults, and where each came from):\n");
         let width = request

@@ -54,6 +54,17 @@ codex, copilot-cli) prints the configuration to paste.";
 /// hide hung calls.
 pub const MAX_TIMEOUT_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
 
+/// What `conda-mcp --version` prints after the program's name: the
+/// workspace version and the commit the binary was built from
+/// (`server/build.rs`: `git rev-parse --short HEAD`, `unknown` outside a
+/// git checkout), e.g. `0.1.0 (commit 1a2b3c4)`.
+pub const VERSION_LINE: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("CONDA_MCP_COMMIT"),
+    ")"
+);
+
 /// The help headings of the flags, in the order `--help` shows them (the
 /// groups a person needs first come first; `-h` shows only those and the
 /// few other flags most setups use).
@@ -86,7 +97,7 @@ pub mod heading {
 #[derive(Debug, Clone, Parser)]
 #[command(
     name = "conda-mcp",
-    version,
+    version = VERSION_LINE,
     about = "An MCP server (stdio, or Streamable HTTP with --listen) that exposes an installed \
              conda as typed tools, read-only unless told otherwise.",
     long_about = None,

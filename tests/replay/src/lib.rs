@@ -82,6 +82,103 @@ pub fn install(root: &Path, replay: &Path) -> std::io::Result<Installation> {
     })
 }
 
+/// Makes the fake installation's Unix layout under `root`, for a server
+/// session where no Python of the target runs (Linux arm64 under qemu):
+///
+/// ```text
+/// <root>/bin/conda-replay   the replay
+/// <root>/bin/python         the replay (a copy), or with `runner` a
+///                           `/bin/sh` script that execs `runner` on it
+/// <root>/bin/conda          `#!<root>/bin/python`: the launcher the server
+///                           is given, never run (the worker reads the
+///                           interpreter from its `#!` line and runs
+///                           `python -c <guard> CHECKS <conda> ARGS`)
+/// ```
+///
+/// `runner` is an emulator's command line (`/usr/bin/qemu-aarch64 -L
+/// /usr/aarch64-linux-gnu`, [`runner`]): where the kernel has no
+/// binfmt_misc entry for the target, a process of it cannot exec another
+/// (the server its worker, the worker conda), so each goes through a
+/// script that starts the emulator ([`wrap`]).
+///
+/// Errors: what creating the folders, copying or writing fails with.
+#[cfg(unix)]
+pub fn install_unix(
+    root: &Path,
+    replay: &Path,
+    runner: Option<&str>,
+) -> std::io::Result<Installation> {
+    let bin = root.join("bin");
+    std::fs::create_dir_all(&bin)?;
+    let copy = bin.join("conda-replay");
+    std::fs::copy(replay, &copy)?;
+    let python = match runner {
+        Some(r) => wrap(&bin.join("python"), &copy, r)?,
+        None => {
+            let p = bin.join("python");
+            std::fs::copy(replay, &p)?;
+            p
+        }
+    };
+    let conda_exe = bin.join("conda");
+    std::fs::write(
+        &conda_exe,
+        format!(
+            "#!{}\n# conda-mcp's replay installation (tests/replay): a launcher, never run.\n",
+            python.display()
+        ),
+    )?;
+    set_executable(&conda_exe)?;
+    Ok(Installation {
+        root: root.to_path_buf(),
+        python,
+        conda_exe,
+    })
+}
+
+/// The emulator the tests' target runs under, from `CONDA_MCP_TEST_RUNNER`
+/// (an absolute program and its arguments, split at whitespace:
+/// tests/tools/cross/setup.sh `arm64-test` sets it); `None` when natively.
+pub fn runner() -> Option<String> {
+    std::env::var("CONDA_MCP_TEST_RUNNER")
+        .ok()
+        .filter(|r| !r.trim().is_empty())
+}
+
+/// A command that runs `program` as the tests' target runs it: through
+/// [`runner`]'s emulator when there is one, else directly.
+pub fn command(program: &Path) -> Command {
+    match runner() {
+        Some(r) => {
+            let mut words = r.split_whitespace();
+            let mut cmd = Command::new(words.next().unwrap_or_default());
+            cmd.args(words).arg(program);
+            cmd
+        }
+        None => Command::new(program),
+    }
+}
+
+/// Writes `script`, a `/bin/sh` script that execs `runner` with `exe` and
+/// its own arguments, and returns its path.
+///
+/// Errors: what writing the script or setting its mode fails with.
+#[cfg(unix)]
+pub fn wrap(script: &Path, exe: &Path, runner: &str) -> std::io::Result<PathBuf> {
+    std::fs::write(
+        script,
+        format!("#!/bin/sh\nexec {runner} '{}' \"$@\"\n", exe.display()),
+    )?;
+    set_executable(script)?;
+    Ok(script.to_path_buf())
+}
+
+#[cfg(unix)]
+fn set_executable(p: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755))
+}
+
 /// The built executable `name` (`conda-mcp`, `conda-replay`; `.exe` added
 /// on Windows) in the target directory `exe` (a test or benchmark binary,
 /// in `<target>/<profile>/deps/`) belongs to. `None` when it is not there.

@@ -1,4 +1,6 @@
-//! `conda-replay`: a stand-in conda for Windows that needs no Python.
+//! `conda-replay`: a stand-in conda for Windows that needs no Python (and
+//! for Linux arm64 under qemu, where no arm64 Python runs either: the
+//! fake installation's Unix layout, `conda_mcp_replay::install_unix`).
 //!
 //! No Windows Python can be installed on the project's Linux machine, and
 //! wine cannot run the Python stand-in (tests/fixtures/standin/), so the
@@ -13,7 +15,9 @@
 //!   tests/fixtures/dumps/standin.json between the helper's marker lines;
 //! * `python.exe -m conda ARGS` for the calls in [`RECORDED`]: conda's
 //!   recorded output (tests/fixtures/recorded/README.md says how it was
-//!   recorded) and exit status;
+//!   recorded) and exit status; on Unix also `python <conda> ARGS`, where
+//!   `<conda>` is the installation's launcher beside this program (a fresh
+//!   conda without the guard: `conda-mcp check`'s `conda info --json`);
 //! * `python.exe -c <the worker's spare.py>` (worker/src/spare.rs): the
 //!   spare conda's protocol: nothing is written until a job header arrives
 //!   on stdin (its length in decimal, a newline, `{"argv": [...], "cwd":
@@ -23,9 +27,10 @@
 //!   (server/src/check/interpreter_probe.py): the recorded Python and conda
 //!   versions of [`conda_mcp_replay::INFO`], as the probe prints them;
 //! * `python.exe -c <the worker's guard> CHECKS -m ARGS` (a fresh conda
-//!   under the guard, worker/src/guard/), and a spare job with `checks`:
+//!   under the guard, worker/src/guard/; on Unix `python -c <guard> CHECKS
+//!   CONDA ARGS`), and a spare job with `checks`:
 //!   the guard's side of its report channel. It writes a report to the
-//!   named pipe the checks name (`report_pipe`), as guard.py does before
+//!   named pipe the checks name (`report_pipe`; on Unix descriptor 3), as guard.py does before
 //!   conda's command acts: the report in `guard-report.json` beside this
 //!   program when the installation has one (a test's stand-in for what conda
 //!   decided), else one that refuses nothing. A report with a refusal ends
@@ -103,7 +108,10 @@ fn main() -> ExitCode {
         Some("-m") if args.get(1).map(String::as_str) == Some("conda") => conda(&args[2..]),
         Some("-c") if args.len() == 2 && args[1] == SPARE => spare(),
         Some("-c") if args.len() == 2 && args[1] == PROBE => probe(),
-        Some("-c") if args.len() >= 4 && args[1] == GUARD && args[3] == "-m" => {
+        // Windows: `-c <guard> CHECKS -m ARGS`; Unix: `-c <guard> CHECKS
+        // <conda> ARGS` (the conda script the worker read this
+        // interpreter from, worker/src/guard/mod.rs `fresh_command`).
+        Some("-c") if args.len() >= 4 && args[1] == GUARD && (cfg!(unix) || args[3] == "-m") => {
             match serde_json::from_str(&args[2]) {
                 Ok(checks) => guarded(&checks, &args[4..]),
                 Err(_) => refuse("guard checks that are not JSON"),
@@ -112,10 +120,27 @@ fn main() -> ExitCode {
         Some("-c") => refuse(
             "`-c` with a program other than the worker's spare.py or guard, or check's probe",
         ),
+        // Unix: `python <conda> ARGS`, a fresh conda without the guard
+        // (`conda-mcp check`'s `conda info --json`), where <conda> is the
+        // installation's launcher beside this program (install_unix).
+        Some(script) if cfg!(unix) && is_launcher(script) => conda(&args[1..]),
         _ => refuse(
-            "a command line other than `-`, `-m conda ARGS`, `-c <spare.py>`, `-c <probe>` or `-c <guard> CHECKS -m ARGS`",
+            "a command line other than `-`, `-m conda ARGS`, `<conda> ARGS` (Unix), `-c <spare.py>`, `-c <probe>` or `-c <guard> CHECKS -m ARGS`",
         ),
     }
+}
+
+/// Whether `path` is the fake installation's conda launcher: a file named
+/// `conda` in this program's own folder (conda_mcp_replay::install_unix
+/// puts `bin/conda` beside `bin/python`).
+fn is_launcher(path: &str) -> bool {
+    let path = std::path::Path::new(path);
+    let here = std::env::current_exe()
+        .ok()
+        .and_then(|me| me.parent().map(std::path::Path::to_path_buf));
+    path.file_name() == Some(std::ffi::OsStr::new("conda"))
+        && path.is_file()
+        && here.is_some_and(|h| path.parent() == Some(h.as_path()))
 }
 
 /// `python.exe -`: the dump, when stdin is the discovery helper.
@@ -211,8 +236,14 @@ fn spare() -> ExitCode {
 /// A conda under the guard: the report to the checks' `report_pipe`, then
 /// the refusal or the recorded answer (module docs).
 fn guarded(checks: &serde_json::Value, argv: &[String]) -> ExitCode {
-    let Some(pipe) = checks["report_pipe"].as_str() else {
-        return refuse("guard checks without a report_pipe");
+    // The pipe the checks name (`report_pipe`: Windows' named pipe);
+    // without one, on Unix, descriptor 3, which the worker maps to its
+    // pipe's end (worker/src/guard/mod.rs `REPORT_FD`), opened by its
+    // /dev/fd name (no unsafe code).
+    let pipe = match checks["report_pipe"].as_str() {
+        Some(p) => p,
+        None if cfg!(unix) => "/dev/fd/3",
+        None => return refuse("guard checks without a report_pipe"),
     };
     let decided = std::env::current_exe()
         .ok()

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use conda_mcp_replay::{DUMP, GUARD, GUARD_REFUSED, INFO, PROBE, SPARE};
 use serde_json::{Value, json};
@@ -17,7 +17,9 @@ fn replay(args: &[&str], stdin: &[u8]) -> Output {
 /// Runs the replay at `exe` (the built one, or a copy beside a file it
 /// reads) with `args` and `stdin`.
 fn replay_at(exe: &Path, args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(exe)
+    // through the emulator where the target runs under one (Linux arm64
+    // under qemu: tests/tools/cross/setup.sh arm64-test)
+    let mut child = conda_mcp_replay::command(exe)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -71,6 +73,39 @@ fn recorded_calls_are_replayed_byte_for_byte() {
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
     assert!(text(&out.stderr).contains("EnvironmentLocationNotFound"));
+}
+
+/// `python <conda> ARGS` (a fresh conda without the guard on Unix, as
+/// `conda-mcp check` runs `conda info --json`) is answered when `<conda>`
+/// is the launcher beside the replay, and refused for a `conda` elsewhere.
+#[cfg(unix)]
+#[test]
+fn the_launcher_beside_the_replay_runs_recorded_calls() {
+    let dir = std::env::temp_dir().join(format!("conda-replay-launcher-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let elsewhere = dir.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).expect("scratch dir");
+    let me = dir.join("python");
+    std::fs::copy(env!("CARGO_BIN_EXE_conda-replay"), &me).expect("copy the replay");
+    for d in [&dir, &elsewhere] {
+        std::fs::write(d.join("conda"), format!("#!{}\n", me.display())).expect("launcher");
+    }
+    let launcher = dir.join("conda");
+    let launcher = launcher.to_str().expect("a UTF-8 path");
+    let out = replay_at(&me, &[launcher, "info", "--json"], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), INFO);
+    let out = replay_at(&me, &[launcher, "install", "numpy"], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let other = elsewhere.join("conda");
+    let out = replay_at(
+        &me,
+        &[other.to_str().expect("UTF-8"), "info", "--json"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(out.stdout.is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -54,10 +54,13 @@ fn installed_binaries_report_the_workspace_version() {
             .output()
             .unwrap_or_else(|e| panic!("{}: {e}", dir.join(exe).display()));
         assert!(out.status.success(), "{exe} --version");
-        assert_eq!(
-            String::from_utf8_lossy(&out.stdout).trim(),
+        // The server also names the commit it was built from.
+        let expected = if exe == "conda-mcp" {
+            conda_mcp_tests::paths::expected_server_version()
+        } else {
             format!("{exe} {VERSION}")
-        );
+        };
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), expected);
     }
 }
 

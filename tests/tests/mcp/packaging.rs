@@ -193,6 +193,19 @@ fn versions_equal_the_workspace_version() {
             .any(|l| l.trim() == format!("version: \"{VERSION}\"")),
         "recipe/recipe.yaml: context.version must be {VERSION}"
     );
+    // The workspace's own path dependencies carry a version (for
+    // cargo-deny); it is the workspace's too.
+    let cargo = std::fs::read_to_string(workspace_root().join("Cargo.toml")).expect("Cargo.toml");
+    for krate in ["conda-mcp-shared", "conda-mcp-worker"] {
+        let line = cargo
+            .lines()
+            .find(|l| l.starts_with(&format!("{krate} =")))
+            .unwrap_or_else(|| panic!("Cargo.toml: no {krate} in [workspace.dependencies]"));
+        assert!(
+            line.contains(&format!("version = \"{VERSION}\"")),
+            "Cargo.toml: {krate}'s version must be {VERSION}: {line}"
+        );
+    }
 }
 
 #[test]

@@ -535,9 +535,10 @@ fn invalid_flags_exit_2_before_any_mcp_traffic() {
         .output()
         .expect("run conda-mcp");
     assert_eq!(out.status.code(), Some(0));
+    // The workspace version and the commit this checkout is at.
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim(),
-        format!("conda-mcp {}", env!("CARGO_PKG_VERSION"))
+        conda_mcp_tests::paths::expected_server_version()
     );
 }
 

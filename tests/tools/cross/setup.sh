@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The cross toolchain of conda-mcp: build the two binaries for Windows
-# (x86_64-pc-windows-gnu) and macOS (aarch64-/x86_64-apple-darwin) on a
-# Linux x86-64 host, and run the Windows tests under wine. docs/testing.md
+# (x86_64-pc-windows-gnu), macOS (aarch64-/x86_64-apple-darwin) and Linux
+# arm64 (aarch64-unknown-linux-gnu) on a Linux x86-64 host, run the Windows
+# tests under wine and the Linux arm64 ones under qemu user-mode. docs/testing.md
 # says what this covers and what only a real Mac or Windows machine can test.
 #
 # Everything lives in a Debian sid chroot made by debootstrap, so the host's
@@ -29,6 +30,8 @@
 #   setup.sh test [CARGO ARGS...]   cargo test for Windows, run under wine
 #   setup.sh test-build             build what `test` runs, run nothing (so a
 #                                   build can go ahead while other work runs)
+#   setup.sh arm64-test [CARGO ARGS...]  cargo test for Linux arm64, run
+#                                   under qemu-aarch64
 #   setup.sh bench                  the warm-spare benchmark under wine
 #   setup.sh run CMD...             run CMD in the chroot, in this checkout
 #   setup.sh where                  print the cross target directory as the
@@ -57,9 +60,11 @@ REPO=$(cd "$(dirname "$0")/../../.." && pwd)
 HOST_CARGO_HOME=${CARGO_HOME:-$HOME/.cargo}
 # Bump when the package list below changes, so that `setup` completes an
 # older chroot instead of trusting its stamp.
-STAMP_VERSION=2
+STAMP_VERSION=3
 STAMP="$ROOT/etc/conda-mcp-cross.stamp"
-PACKAGES="rustc cargo rust-src gcc-mingw-w64-x86-64 ca-certificates wine wine64"
+# gcc-aarch64-linux-gnu and libc6-dev-arm64-cross link Linux arm64 binaries;
+# qemu-user runs them (user-mode emulation, with the cross libc as its -L root).
+PACKAGES="rustc cargo rust-src gcc-mingw-w64-x86-64 ca-certificates wine wine64 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
 
 log() { printf '== cross: %s\n' "$*" >&2; }
 
@@ -112,6 +117,10 @@ in_root() {
     CARGO_PROFILE_RELEASE_STRIP=false WINEDEBUG=-all WINEPREFIX=/root/.wine \
     CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc \
     CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=wine \
+    CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
+    CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc \
+    CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu" \
+    QEMU_LD_PREFIX=/usr/aarch64-linux-gnu \
     ${CROSS_ENV:-} \
     /bin/bash -c 'cd "$1" && shift && exec "$@"' bash "$REPO" "$@"
 }
@@ -328,6 +337,30 @@ wintest_build() {
     --target x86_64-pc-windows-gnu $WINTEST_PACKAGES
 }
 
+# Linux arm64 under qemu user-mode emulation (qemu-aarch64, the cross
+# libc as its root: cargo's runner for the target, set in in_root). Default:
+# shared's and the worker's own tests, and the replay's (tests/replay: the
+# replay conda itself, and a server session of the arm64 conda-mcp and its
+# worker against it, which finds the binaries next to itself: they are
+# built first); extra arguments go to cargo test instead.
+ARMTEST_PACKAGES="-p conda-mcp-shared -p conda-mcp-worker -p conda-mcp-replay"
+armtest() {
+  need_ready
+  local t0=$SECONDS
+  if [ $# -eq 0 ]; then
+    # shellcheck disable=SC2086
+    set -- $ARMTEST_PACKAGES
+    build aarch64-unknown-linux-gnu
+  fi
+  log "cargo test --target aarch64-unknown-linux-gnu (under qemu) $*"
+  # the replay's session runs every arm64 program through the emulator
+  # (tests/replay/src/lib.rs `runner`): no binfmt_misc entry here
+  in_root env CONDA_MCP_TEST_RUNNER="/usr/bin/qemu-aarch64 -L /usr/aarch64-linux-gnu" \
+    cargo test --locked -Zbuild-std=std,panic_abort --profile "$PROFILE" \
+    --target aarch64-unknown-linux-gnu "$@"
+  log "arm64 tests: $((SECONDS - t0)) s"
+}
+
 # The warm-spare benchmark under wine (tests/replay/benches/warm_spare.rs):
 # the spare conda against a fresh one, with the dev-profile binaries the
 # tests use (a release build of the server for Windows costs far more than
@@ -348,6 +381,7 @@ case "${1:-setup}" in
   check) shift; check "$@" ;;
   test) shift; wintest "$@" ;;
   test-build) wintest_build ;;
+  arm64-test) shift; armtest "$@" ;;
   bench) need_ready; winbench ;;
   run) shift; need_ready; in_root "$@" ;;
   where) echo "$ROOT$TARGET_DIR" ;;

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Median time of one tools/call through a conda-mcp server over stdio.
+
+    call_timing.py [--calls N] [--tool NAME] -- SERVER_COMMAND...
+
+Starts SERVER_COMMAND (e.g. `conda-mcp --conda-exe ...`, or the same under
+an emulator), initializes an MCP session by hand (one JSON-RPC message a
+line), makes N calls of TOOL (default conda_info with json: true) one after
+another, and prints the median, minimum and maximum in milliseconds, plus
+the time from start to the initialize answer. Standard library only.
+docs/testing.md "Linux arm64" uses it to put the arm64 server under qemu
+beside the x86-64 one against the same replay conda.
+"""
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--calls", type=int, default=20)
+    ap.add_argument("--tool", default="conda_info")
+    ap.add_argument("command", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    cmd = a.command[1:] if a.command[:1] == ["--"] else a.command
+    if not cmd:
+        ap.error("no server command after --")
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    n = 0
+
+    def request(method, params):
+        nonlocal n
+        n += 1
+        p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": n, "method": method, "params": params}) + "\n").encode())
+        p.stdin.flush()
+        while True:
+            line = p.stdout.readline()
+            if not line:
+                sys.exit(f"the server closed its stdout during {method}")
+            msg = json.loads(line)
+            if msg.get("id") == n:
+                if "error" in msg:
+                    sys.exit(f"{method}: {msg['error']}")
+                return msg["result"]
+
+    request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                           "clientInfo": {"name": "call_timing", "version": "1"}})
+    ready = time.perf_counter() - t0
+    p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+    p.stdin.flush()
+    times = []
+    for _ in range(a.calls):
+        t = time.perf_counter()
+        r = request("tools/call", {"name": a.tool, "arguments": {"json": True}})
+        times.append((time.perf_counter() - t) * 1000)
+        if r.get("isError") or r.get("structuredContent", {}).get("exit_code") != 0:
+            sys.exit(f"{a.tool} failed: {json.dumps(r)[:500]}")
+    p.stdin.close()
+    p.wait(timeout=120)
+    print(f"initialize answered after {ready * 1000:.0f} ms; {a.calls} x {a.tool}: "
+          f"median {statistics.median(times):.1f} ms, min {min(times):.1f}, max {max(times):.1f}")
+
+
+if __name__ == "__main__":
+    main()
