@@ -306,7 +306,7 @@ impl Pipeline {
             }
             None => &self.settings.caller,
         };
-        let places = reads::Places {
+        let places = reads::ReadPlaces {
             caller,
             roots,
             allowed: &self.settings.restrictions.read_paths,

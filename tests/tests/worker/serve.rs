@@ -511,7 +511,7 @@ async fn requests_are_clamped_to_the_workers_limits() {
     let log = w.log();
     assert!(
         log.contains("request clamped: timeout")
-            && log.contains("requested_ms=30000 clamped_ms=1000"),
+            && log.contains("requested_ms=300000 clamped_ms=1000"),
         "{log}"
     );
     assert!(log.contains("request clamped: output_limit_bytes"), "{log}");

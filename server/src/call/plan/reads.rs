@@ -207,7 +207,7 @@ fn files_read<'a>(
 
 /// `--allow-read-path` and the client's roots, with the caller.
 #[derive(Debug, Clone, Copy)]
-pub struct Places<'a> {
+pub struct ReadPlaces<'a> {
     /// The caller.
     pub caller: &'a Caller,
     /// The client's roots (local paths).
@@ -252,7 +252,7 @@ pub fn check(
     catalog: &Catalog,
     argv: &[String],
     cwd: &Path,
-    places: Places<'_>,
+    places: ReadPlaces<'_>,
     what: &str,
 ) -> Result<(), ReadRefused> {
     let resolved = crate::argparse::resolve(catalog, argv);
@@ -269,7 +269,7 @@ pub fn check(
 }
 
 /// The rule one value breaks, if any (see the module docs).
-pub fn check_value(value: &str, cwd: &Path, places: Places<'_>) -> Result<(), ReadRule> {
+pub fn check_value(value: &str, cwd: &Path, places: ReadPlaces<'_>) -> Result<(), ReadRule> {
     if value.contains('$') {
         return Err(ReadRule::Variable);
     }
@@ -358,7 +358,7 @@ fn place(dir: &Path) -> PathBuf {
     resolve(&normalize(dir))
 }
 
-fn check_resolved(path: &Path, places: Places<'_>) -> Result<(), ReadRule> {
+fn check_resolved(path: &Path, places: ReadPlaces<'_>) -> Result<(), ReadRule> {
     let allowed: Vec<PathBuf> = places.allowed.iter().map(|d| place(d)).collect();
     // An --allow-read-path inside a forbidden place opens that directory.
     let named_inside = |forbidden: &Path| {
@@ -462,7 +462,7 @@ mod tests {
             home: Some(home.clone()),
             uid: None,
         };
-        let places = Places {
+        let places = ReadPlaces {
             caller: &caller,
             roots: &[],
             allowed: &[],
@@ -498,7 +498,7 @@ mod tests {
         };
         let roots = [root.clone()];
         let allowed = [extra.clone()];
-        let places = Places {
+        let places = ReadPlaces {
             caller: &caller,
             roots: &roots,
             allowed: &allowed,
@@ -560,7 +560,7 @@ mod tests {
             uid: None,
         };
         let wide = [PathBuf::from("/")];
-        let places = Places {
+        let places = ReadPlaces {
             caller: &caller,
             roots: &wide,
             allowed: &wide,
@@ -571,7 +571,7 @@ mod tests {
             Err(ReadRule::System)
         );
         let inside = [PathBuf::from("/etc")];
-        let places = Places {
+        let places = ReadPlaces {
             allowed: &inside,
             ..places
         };
@@ -593,7 +593,7 @@ mod tests {
             home: None,
             uid: Some(65534),
         };
-        let places = Places {
+        let places = ReadPlaces {
             caller: &someone,
             roots: &[],
             allowed: &everything,
@@ -608,7 +608,7 @@ mod tests {
             home: Some(root.dir.clone()),
             uid: Some(0),
         };
-        let places = Places {
+        let places = ReadPlaces {
             caller: &owner,
             ..places
         };
