@@ -38,7 +38,8 @@ schema} of the tools named after conda, i.e. the MCP server's),
 "conda_tool_bytes" (their bytes; bytes are of compact UTF-8 JSON),
 "conda_descriptions" ({name: description} of those tools), "tool_schemas" ({name: schema} of the
 plan's tools), "results" ({step: the text of that tool result as the host
-sent it back})}`. With `MODEL_SERVER_VERBOSE` set, each request is also
+sent it back}), "found" (which of the strings looked for, `Script`'s
+`look_for`, are in the request)}`. With `MODEL_SERVER_VERBOSE` set, each request is also
 logged on stderr.
 
 Usage: python3 model_server.py --record FILE [--port 0] [--env-name NAME]
@@ -244,8 +245,9 @@ def responses_view(body):
 
 
 class Script:
-    def __init__(self, env_name, recorder):
+    def __init__(self, env_name, recorder, look_for=()):
         self.env_name = env_name
+        self.look_for = list(look_for)
         self.recorder = recorder
         self.counter = 0
         self.lock = threading.Lock()
@@ -277,6 +279,8 @@ class Script:
             "conda_descriptions": {n: descriptions.get(n) for n in names if "conda" in n},
             "tool_schemas": {},
             "results": {},
+            # which of the strings looked for are in the request
+            "found": [s for s in self.look_for if s in text],
         }
         done = []
         for step in PLAN:

@@ -19,7 +19,13 @@ HOME, settings and records,
 "timeout": seconds, "strip_always_load": optional, true to start the server
 behind strip_always_load.py (its tools without `anthropic/alwaysLoad`),
 "keep": optional, true to leave WORK/report.json and every request body in
-WORK/bodies/ for a person to read}.
+WORK/bodies/ for a person to read, "home_from_setup": optional, true to
+use "home", a HOME in which `conda-mcp setup HOST` already wrote the server
+into the host's own configuration file: the host's MCP configuration is
+then not written (Claude Code reads `~/.claude.json`, without
+`--mcp-config`), only its model settings, merged into what setup wrote,
+"look_for": optional, strings each request is searched for (the records'
+"found")}.
 
 Each host gets the configuration docs/using.md gives for it:
 
@@ -74,9 +80,9 @@ def loopback_up():
         s.close()
 
 
-def start_model(record, env_name, bodies=None):
+def start_model(record, env_name, bodies=None, look_for=()):
     recorder = model_server.Recorder(record, bodies)
-    script = model_server.Script(env_name, recorder)
+    script = model_server.Script(env_name, recorder, look_for)
     server = model_server.ThreadingHTTPServer(("127.0.0.1", 0), model_server.make_handler(script, recorder))
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -118,11 +124,16 @@ def toml_str(s):
 
 
 def claude(cfg, port, home, workdir):
-    command, args, env = server_entry(cfg)
-    mcp = {"mcpServers": {"conda": {"type": "stdio", "command": command, "args": args, "env": env}}}
-    config = os.path.join(cfg["work"], "mcp.json")
-    with open(config, "w") as f:
-        json.dump(mcp, f)
+    if cfg.get("home_from_setup"):
+        # the server as setup wrote it, user scope (~/.claude.json)
+        mcp_flags = []
+    else:
+        command, args, env = server_entry(cfg)
+        mcp = {"mcpServers": {"conda": {"type": "stdio", "command": command, "args": args, "env": env}}}
+        config = os.path.join(cfg["work"], "mcp.json")
+        with open(config, "w") as f:
+            json.dump(mcp, f)
+        mcp_flags = ["--mcp-config", config, "--strict-mcp-config"]
     e = base_env(cfg, home)
     e.update({
         "ANTHROPIC_BASE_URL": "http://127.0.0.1:%d" % port,
@@ -133,22 +144,28 @@ def claude(cfg, port, home, workdir):
         "DISABLE_ERROR_REPORTING": "1",
     })
     argv = [os.path.join(cfg["npm"], "node_modules", ".bin", "claude"), "-p", cfg["prompt"],
-            "--mcp-config", config, "--strict-mcp-config", "--output-format", "json",
+            *mcp_flags, "--output-format", "json",
             "--allowedTools", "mcp__conda"]
     return argv, e
 
 
 def gemini(cfg, port, home, workdir):
-    command, args, env = server_entry(cfg)
-    settings = {
-        "mcpServers": {"conda": {"command": command, "args": args, "env": env, "trust": True}},
+    path = os.path.join(home, ".gemini", "settings.json")
+    if cfg.get("home_from_setup"):
+        # setup's file (plain JSON when setup made it): its mcpServers kept;
+        # none when the home has only an extension
+        settings = json.loads(read(path) or "{}")
+    else:
+        command, args, env = server_entry(cfg)
+        settings = {"mcpServers": {"conda": {"command": command, "args": args, "env": env, "trust": True}}}
+    settings.update({
         "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
         "telemetry": {"enabled": False},
         "privacy": {"usageStatisticsEnabled": False},
         "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
-    }
+    })
     os.makedirs(os.path.join(home, ".gemini"), exist_ok=True)
-    with open(os.path.join(home, ".gemini", "settings.json"), "w") as f:
+    with open(path, "w") as f:
         json.dump(settings, f)
     e = base_env(cfg, home)
     e.update({
@@ -161,12 +178,14 @@ def gemini(cfg, port, home, workdir):
 
 
 def codex(cfg, port, home, workdir):
-    command, args, env = server_entry(cfg)
     read_only = not cfg["writes"]
-    lines = [
+    codex_home = os.path.join(home, ".codex")
+    top = [
         'model = "gpt-5"',
         'model_provider = "scripted"',
         "check_for_update_on_startup = false",
+    ]
+    lines = [
         "",
         "[model_providers.scripted]",
         'name = "scripted"',
@@ -176,19 +195,31 @@ def codex(cfg, port, home, workdir):
         "",
         "[analytics]",
         "enabled = false",
-        "",
-        "[mcp_servers.conda]",
-        "command = %s" % toml_str(command),
-        "args = [%s]" % ", ".join(toml_str(a) for a in args),
-        "env = { %s }" % ", ".join("%s = %s" % (k, toml_str(v)) for k, v in env.items()),
-        "required = true",
     ]
-    if not read_only:
-        lines.append('default_tools_approval_mode = "approve"')
-    codex_home = os.path.join(home, ".codex")
+    path = os.path.join(codex_home, "config.toml")
+    if cfg.get("home_from_setup"):
+        # setup's file: its top-level keys stay at the top level (before
+        # the first table), its tables ([mcp_servers.conda]) after ours
+        with open(path) as f:
+            existing = f.read().splitlines()
+        first = next((i for i, line in enumerate(existing) if line.lstrip().startswith("[")), len(existing))
+        top += existing[:first]
+        lines += [""] + existing[first:]
+    else:
+        command, args, env = server_entry(cfg)
+        lines += [
+            "",
+            "[mcp_servers.conda]",
+            "command = %s" % toml_str(command),
+            "args = [%s]" % ", ".join(toml_str(a) for a in args),
+            "env = { %s }" % ", ".join("%s = %s" % (k, toml_str(v)) for k, v in env.items()),
+            "required = true",
+        ]
+        if not read_only:
+            lines.append('default_tools_approval_mode = "approve"')
     os.makedirs(codex_home, exist_ok=True)
-    with open(os.path.join(codex_home, "config.toml"), "w") as f:
-        f.write("\n".join(lines) + "\n")
+    with open(path, "w") as f:
+        f.write("\n".join(top + lines) + "\n")
     e = base_env(cfg, home)
     e.update({"CODEX_HOME": codex_home, "SCRIPTED_API_KEY": "scripted-not-a-key"})
     argv = [os.path.join(cfg["npm"], "node_modules", ".bin", "codex"), "exec", "--skip-git-repo-check",
@@ -212,14 +243,14 @@ def main():
         cfg = json.load(f)
     loopback_up()
     work = cfg["work"]
-    home = os.path.join(work, "home")
+    home = cfg["home"] if cfg.get("home_from_setup") else os.path.join(work, "home")
     workdir = os.path.join(work, "project")
     for d in (home, workdir, os.path.join(work, "tmp")):
         os.makedirs(d, exist_ok=True)
     record = os.path.join(work, "requests.jsonl")
     open(record, "w").close()
     bodies = os.path.join(work, "bodies") if cfg.get("keep") else None
-    server, port = start_model(record, cfg["env_name"], bodies)
+    server, port = start_model(record, cfg["env_name"], bodies, cfg.get("look_for") or [])
     argv, env = HOSTS[cfg["host"]](cfg, port, home, workdir)
     started = time.time()
     timed_out = False

@@ -48,6 +48,15 @@ impl Host {
         }
     }
 
+    /// The host's name for `conda-mcp setup HOST`.
+    pub fn setup_name(self) -> &'static str {
+        match self {
+            Host::ClaudeCode => "claude-code",
+            Host::GeminiCli => "gemini-cli",
+            Host::Codex => "codex",
+        }
+    }
+
     /// What the host puts before an MCP tool's name when it lists the tool
     /// to the model (the server is configured as `conda`). Codex groups the
     /// server's tools in a namespace `mcp__conda`; the model server joins
@@ -194,6 +203,18 @@ impl Report {
         self.records
             .iter()
             .filter(|r| r["kind"] == json!("plan"))
+            .collect()
+    }
+
+    /// Which of [`Run::look_for`] the first request of the conversation
+    /// carried (anywhere: system prompt, messages, tools).
+    pub fn first_found(&self) -> Vec<String> {
+        self.first()["found"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(String::from)
             .collect()
     }
 
@@ -352,6 +373,18 @@ pub struct Run<'a> {
     /// removes `anthropic/alwaysLoad` from its tools (the server as it was
     /// before it marked its core tools).
     pub strip_always_load: bool,
+    /// A HOME in which `conda-mcp setup HOST` wrote the server into the
+    /// host's own configuration file: the host runs with it, its MCP
+    /// configuration not written by `run_host.py` (only its model
+    /// settings, merged in). `None`: a fresh HOME with the configuration
+    /// docs/using.md gives.
+    pub home_from_setup: Option<&'a Path>,
+    /// The user's words; `None`: "Create a conda environment named ENV
+    /// with python."
+    pub prompt: Option<&'a str>,
+    /// Strings each request to the model is searched for
+    /// ([`Report::first_found`]).
+    pub look_for: &'a [&'a str],
 }
 
 /// Runs `host` headless with conda-mcp (the built server and worker) as
@@ -365,6 +398,9 @@ pub fn run(hosts: &Hosts, host: Host, run: Run<'_>) -> Report {
         env_name,
         timeout_s,
         strip_always_load,
+        home_from_setup,
+        prompt,
+        look_for,
     } = run;
     let work = tempfile::Builder::new()
         .prefix(&format!("conda-mcp-host-{}-", host.name()))
@@ -381,10 +417,16 @@ pub fn run(hosts: &Hosts, host: Host, run: Run<'_>) -> Report {
         "writes": writes,
         "work": work.path(),
         "env_name": env_name,
-        "prompt": format!("Create a conda environment named {env_name} with python."),
+        "prompt": prompt.map_or_else(
+            || format!("Create a conda environment named {env_name} with python."),
+            String::from,
+        ),
         "timeout": timeout_s,
         "strip_always_load": strip_always_load,
         "keep": keep,
+        "home_from_setup": home_from_setup.is_some(),
+        "home": home_from_setup,
+        "look_for": look_for,
     });
     let config_path = work.path().join("run.json");
     std::fs::write(&config_path, config.to_string()).expect("write run.json");

@@ -7,16 +7,19 @@
 //! Every tool name the skill mentions is a tool the server lists on the
 //! recorded conda 26 parser, and every `--flag` one of `conda-mcp`'s (its
 //! `--help`, `setup --help`). In the `hosts` tier the pinned Claude Code and
-//! Gemini CLI validate and install the plugin and the extension, and
+//! Gemini CLI validate and install the plugin and the extension;
 //! Claude Code, Gemini CLI and Codex list the server `setup` wrote into a
-//! fresh home.
+//! fresh home, and, started headless with that home and nothing else
+//! (`hosts::Run::home_from_setup`), get conda's read-only answers through
+//! it; a prompt invoked as Claude Code's slash command and the Gemini
+//! extension's context file reach the (scripted) model.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use conda_mcp_tests::bins;
-use conda_mcp_tests::hosts::{self, host_command};
+use conda_mcp_tests::hosts::{self, Host, host_command};
 use conda_mcp_tests::mcp::{Era, Server};
 use conda_mcp_tests::paths::{self, workspace_root};
 use conda_mcp_tests::standin::StandinPrefix;
@@ -370,4 +373,175 @@ fn setup_keeps_other_content_removes_and_leaves_a_broken_file_alone() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains(".gemini/settings.json: line "), "{err}");
     assert_eq!(std::fs::read_to_string(&settings).expect("read"), broken);
+}
+
+/// The environment the scripted model's plan names (its create is refused
+/// read-only).
+const PLAN_ENV: &str = "setup-env";
+/// The longest one host run may take.
+const RUN_TIMEOUT_S: u64 = 150;
+
+/// Whether a tool result, as the host handed it to the model, reports a
+/// process that exited 0.
+fn exited_zero(result: &str) -> bool {
+    result.contains("\"exit_code\":0") || result.contains("\"exit_code\": 0")
+}
+
+/// `host` runs headless with nothing but what `conda-mcp setup HOST
+/// --conda-exe STANDIN` wrote into a fresh home (read-only, the default),
+/// `prompt` (or the plan's own), the scripted model playing its plan;
+/// `prepare` may add to the home after setup. `None` when the tier skips.
+fn run_after_setup(
+    host: Host,
+    test: &str,
+    prompt: Option<&str>,
+    look_for: &[&str],
+    prepare: impl FnOnce(&hosts::Hosts, &Path),
+) -> Option<hosts::Report> {
+    let h = hosts::installed(test)?;
+    let standin = StandinPrefix::create(&paths::real_dump())
+        .expect("a stand-in conda with conda 26's parser");
+    let home = tempfile::tempdir().expect("home");
+    let o = setup(home.path(), host.setup_name(), &[], &standin.conda_exe);
+    assert!(
+        o.status.success(),
+        "{test}: setup: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    prepare(&h, home.path());
+    let settings = tempfile::tempdir().expect("settings");
+    let config = settings.path().join("unused.toml");
+    let report = hosts::run(
+        &h,
+        host,
+        hosts::Run {
+            conda: &standin.conda_exe,
+            config: &config,
+            writes: false,
+            env_name: PLAN_ENV,
+            timeout_s: RUN_TIMEOUT_S,
+            strip_always_load: false,
+            home_from_setup: Some(home.path()),
+            prompt,
+            look_for,
+        },
+    );
+    eprintln!(
+        "{test}: {:.1} s; steps {:?}; {} conda tools named first",
+        report.seconds,
+        report.steps(),
+        report.first_tool_names(host).len()
+    );
+    assert!(
+        !report.timed_out,
+        "{test}: the host ran out of time\n{report}"
+    );
+    assert_eq!(
+        report.exit_code,
+        Some(0),
+        "{test}: the host failed\n{report}"
+    );
+    Some(report)
+}
+
+/// After `conda-mcp setup HOST`, the host, started with no other MCP
+/// configuration, lists the conda tools and its read-only calls answer
+/// with conda's exit code 0.
+fn setup_then_read_only(host: Host, test: &str) {
+    let Some(report) = run_after_setup(host, test, None, &[], |_, _| ()) else {
+        return;
+    };
+    let named = report.first_tool_names(host);
+    assert!(
+        named.iter().any(|n| n == "conda_info") && named.iter().any(|n| n == "conda_search"),
+        "{test}: the first request names no conda tools: {named:?}\n{report}"
+    );
+    assert_eq!(
+        report.steps().last().map(String::as_str),
+        Some("answer"),
+        "{test}: the plan did not reach its answer\n{report}"
+    );
+    let info = report.result("info").unwrap_or_default();
+    assert!(exited_zero(&info), "{test}: conda_info: {info}\n{report}");
+    let search = report.result("search").unwrap_or_default();
+    assert!(exited_zero(&search), "{test}: conda_search: {search}");
+}
+
+#[test]
+fn claude_code_after_setup_runs_a_read_only_call() {
+    setup_then_read_only(
+        Host::ClaudeCode,
+        "claude_code_after_setup_runs_a_read_only_call",
+    );
+}
+
+#[test]
+fn gemini_cli_after_setup_runs_a_read_only_call() {
+    setup_then_read_only(
+        Host::GeminiCli,
+        "gemini_cli_after_setup_runs_a_read_only_call",
+    );
+}
+
+#[test]
+fn codex_after_setup_runs_a_read_only_call() {
+    setup_then_read_only(Host::Codex, "codex_after_setup_runs_a_read_only_call");
+}
+
+/// The first line of the `free_disk_space` prompt's text
+/// (server/src/prompts/mod.rs).
+const FREE_DISK_SPACE_TEXT: &str = "Free disk space used by conda.";
+
+/// Claude Code after `conda-mcp setup claude-code`: the server's prompt
+/// invoked as the slash command `/mcp__conda__free_disk_space` reaches the
+/// model as the prompt's text.
+#[test]
+fn claude_code_sends_a_prompt_invoked_as_a_slash_command_to_the_model() {
+    let test = "claude_code_sends_a_prompt_invoked_as_a_slash_command_to_the_model";
+    let Some(report) = run_after_setup(
+        Host::ClaudeCode,
+        test,
+        Some("/mcp__conda__free_disk_space"),
+        &[FREE_DISK_SPACE_TEXT],
+        |_, _| (),
+    ) else {
+        return;
+    };
+    assert_eq!(
+        report.first_found(),
+        [FREE_DISK_SPACE_TEXT],
+        "{test}: the first request lacks the prompt's text\n{report}"
+    );
+}
+
+/// Gemini CLI with the extension of `agent/` installed: its context file,
+/// the skill, reaches the model in the first request.
+#[test]
+fn gemini_cli_sends_the_extension_context_file_to_the_model() {
+    let test = "gemini_cli_sends_the_extension_context_file_to_the_model";
+    let heading = "# Working with conda through conda-mcp";
+    assert!(skill().lines().any(|l| l == heading), "SKILL.md: {heading}");
+    let Some(report) = run_after_setup(Host::GeminiCli, test, None, &[heading], |h, home| {
+        // The extension from the folder (the folder trusted, as Gemini
+        // asks), as the_pinned_hosts_validate_and_install_... does.
+        let agent = agent().display().to_string();
+        let gemini_dir = home.join(".gemini");
+        std::fs::create_dir_all(&gemini_dir).expect("mkdir");
+        std::fs::write(
+            gemini_dir.join("trustedFolders.json"),
+            serde_json::json!({ agent.clone(): "TRUST_FOLDER" }).to_string(),
+        )
+        .expect("trust");
+        let mut c = host_command(h, "gemini", home, &[]);
+        c.args(["extensions", "install", &agent, "--consent"])
+            .current_dir(workspace_root());
+        ok(c, "gemini extensions install");
+    }) else {
+        return;
+    };
+    assert_eq!(
+        report.first_found(),
+        [heading],
+        "{test}: the first request lacks the skill\n{report}"
+    );
 }

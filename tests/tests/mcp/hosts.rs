@@ -111,6 +111,9 @@ async fn plan_with(host: Host, policy: Policy, strip_always_load: bool, test: &s
                 env_name: ENV,
                 timeout_s: RUN_TIMEOUT_S,
                 strip_always_load,
+                home_from_setup: None,
+                prompt: None,
+                look_for: &[],
             },
         )
     })
