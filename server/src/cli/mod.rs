@@ -758,9 +758,7 @@ where
     let file = match first.get_one::<PathBuf>("config") {
         Some(path) => Some(config_file::ConfigFile::read(path, &file_keys)?),
         None => match config_file::default_path() {
-            Some(path) if path.is_file() => {
-                Some(config_file::ConfigFile::read(&path, &file_keys)?)
-            }
+            Some(path) if path.is_file() => Some(config_file::ConfigFile::read(&path, &file_keys)?),
             _ => None,
         },
     };

@@ -50,8 +50,8 @@ pub mod tasks;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 
 pub use call_note::{CallNote, Noted};
-pub use state::State;
 pub use ready::{CondaMcp, Readiness};
+pub use state::State;
 
 /// Most characters of the server's `instructions` and of every tool
 /// description: Claude Code cuts both at 2,048 characters without saying

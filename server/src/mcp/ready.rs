@@ -20,8 +20,8 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use super::handler::Handler;
-use super::state::State;
 use super::live::LiveTools;
+use super::state::State;
 
 /// Where startup is: `None` while it runs, then the server or why startup
 /// failed.

@@ -14,8 +14,8 @@ use rmcp::RoleServer;
 use rmcp::service::Peer;
 use tokio::sync::oneshot;
 
-use super::state::State;
 use super::progress::Tracker;
+use super::state::State;
 use crate::call::events::{Event, Finishing, Sink, Summary};
 use crate::call::{NotRun, Outcome};
 

@@ -256,7 +256,10 @@ async fn prompts_name_what_is_wrong_and_follow_the_tool_mode() {
         assert!(tools.contains("conda_call"), "{tools:?}");
         for (name, given) in [
             ("setup_environment", args(&[("file", "environment.yml")])),
-            ("diagnose_import", args(&[("module", "numpy"), ("environment", "ml")])),
+            (
+                "diagnose_import",
+                args(&[("module", "numpy"), ("environment", "ml")]),
+            ),
             ("update_environment", args(&[("environment", "ml")])),
             ("explain_conflict", args(&[("packages", "numpy>=2")])),
             ("free_disk_space", args(&[])),

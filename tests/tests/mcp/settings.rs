@@ -679,7 +679,11 @@ fn setup_writes_what_check_host_prints() {
             "claude-code" => {
                 // check prints `claude mcp add conda -- COMMAND ARGS...`.
                 let words = shlex::split(printed.trim()).expect("a command line");
-                assert_eq!(words[..5], ["claude", "mcp", "add", "conda", "--"], "{printed}");
+                assert_eq!(
+                    words[..5],
+                    ["claude", "mcp", "add", "conda", "--"],
+                    "{printed}"
+                );
                 let written = entry(&written_to(".claude.json"), "mcpServers");
                 assert_eq!(written["command"], words[5], "{name}");
                 assert_eq!(written["args"], serde_json::json!(words[6..]), "{name}");
