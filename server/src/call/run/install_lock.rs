@@ -24,10 +24,19 @@
 //!   servers of different users on one installation do not.
 //! * **Order.** Within one server the writers first queue in an in-process
 //!   FIFO (a [`Lane`]: each waiting writer is told how many writers are
-//!   ahead of it, as a [`JobUpdate::Queued`]), then take the file lock,
-//!   polling it every [`POLL`] while another process holds it, so the wait
-//!   can end on the call's cancel or its time limit
-//!   ([`InstallLock::acquire`]).
+//!   ahead of it, as a [`JobUpdate::Queued`]). The head of that FIFO then
+//!   takes a ticket of the installation's queue
+//!   ([`super::ticket_queue`], the folder `install-<key>.queue/` beside
+//!   the lock file) and waits for the tickets ahead of it, and last takes
+//!   the file lock (free at once among servers of this version; it still
+//!   excludes an older server, polled every [`POLL`]). Every wait can end
+//!   on the call's cancel or its time limit ([`InstallLock::acquire`]).
+//! * **Fairness.** Across servers the writers are served in the order
+//!   they took a ticket, and a server has at most one ticket at a time
+//!   (its FIFO's head), so two busy servers take turns call by call: a
+//!   server that releases the lock and asks again queues behind the
+//!   waiter of the other. The waiter is woken by the kernel when the
+//!   ticket ahead is released, not by polling.
 //! * **Release.** Dropping the [`WriterGuard`] closes the file, which
 //!   releases the lock; a server killed while holding it releases it too
 //!   (the kernel drops the locks of a closed file description). The guard
@@ -36,7 +45,9 @@
 //!   through std's `File::try_lock`, held by the open file as `flock` is;
 //!   the folder is `conda-mcp-locks-<user>` in the user's temporary folder
 //!   (`%TEMP%`, already private to the user), since Windows has no
-//!   `XDG_RUNTIME_DIR` and no uid.
+//!   `XDG_RUNTIME_DIR` and no uid. Windows has no ticket queue: a waiter
+//!   polls the file lock every [`POLL`], which is not fair between
+//!   servers (docs/writes.md says so).
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -129,7 +140,10 @@ pub struct InstallLock {
 /// the file lock. Dropping it releases both.
 #[derive(Debug)]
 pub struct WriterGuard {
+    // Dropped in this order: the lock file, the queue's ticket, the turn.
     _file: Locked,
+    #[cfg(unix)]
+    _ticket: super::ticket_queue::Ticket,
     _turn: Ticket,
 }
 
@@ -148,12 +162,19 @@ impl InstallLock {
         &self.path
     }
 
+    /// The folder of the installation's ticket queue:
+    /// `install-<key>.queue` beside the lock file.
+    pub fn queue_dir(&self) -> PathBuf {
+        self.path.with_extension("queue")
+    }
+
     /// Takes the lock, waiting for this server's earlier writers and then
     /// for other processes. `on_update` is told the number of this server's
     /// writers ahead ([`JobUpdate::Queued`], the holder included) whenever it
-    /// changes, and once [`JobUpdate::WaitingForWriter`] when the file lock
-    /// is found held by another process (for progress messages). Waiting
-    /// ends at `deadline` or on `cancel`.
+    /// changes, and once [`JobUpdate::WaitingForWriter`] when another
+    /// server is ahead (a live ticket ahead in the installation's queue, or
+    /// the file lock held by a server without the queue), for progress
+    /// messages. Waiting ends at `deadline` or on `cancel`.
     ///
     /// Errors: [`LockError::TimedOut`], [`LockError::Cancelled`],
     /// [`LockError::Io`] (the folder or file cannot be created or locked).
@@ -182,10 +203,35 @@ impl InstallLock {
             }
         }
         let mut told = false;
+        #[cfg(unix)]
+        let ticket = {
+            use super::ticket_queue::{WaitError, take};
+            let queue = self.queue_dir();
+            let io = |source| LockError::Io {
+                path: queue.clone(),
+                source,
+            };
+            let ticket = take(&queue).map_err(io)?;
+            let waited = ticket
+                .wait_turn(deadline, cancel, || {
+                    told = true;
+                    tracing::info!(lock = %self.path.display(), "waiting for another conda-mcp on this installation");
+                    on_update(JobUpdate::WaitingForWriter);
+                })
+                .await;
+            match waited {
+                Ok(()) => ticket,
+                Err(WaitError::Cancelled) => return Err(LockError::Cancelled),
+                Err(WaitError::TimedOut) => return Err(LockError::TimedOut),
+                Err(WaitError::Io(e)) => return Err(io(e)),
+            }
+        };
         loop {
             if let Some(file) = self.try_file()? {
                 return Ok(WriterGuard {
                     _file: file,
+                    #[cfg(unix)]
+                    _ticket: ticket,
                     _turn: turn,
                 });
             }
@@ -389,7 +435,6 @@ mod tests {
 
     #[cfg(unix)]
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    #[ignore = "fails with the polling lock: the ticket queue of #50 item 3 is not built yet"]
     async fn a_second_server_is_served_within_one_call_of_asking() {
         use std::sync::atomic::{AtomicUsize, Ordering};
         let d = tempfile::tempdir().expect("tempdir");
@@ -429,7 +474,6 @@ mod tests {
 
     #[cfg(unix)]
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    #[ignore = "fails with the polling lock: the ticket queue of #50 item 3 is not built yet"]
     async fn waiters_of_three_servers_are_served_in_the_order_they_asked() {
         let d = tempfile::tempdir().expect("tempdir");
         let root = Path::new("/some/conda");
@@ -490,7 +534,6 @@ mod tests {
 
     #[cfg(unix)]
     #[tokio::test]
-    #[ignore = "fails with the polling lock: the ticket queue of #50 item 3 is not built yet"]
     async fn a_ticket_whose_owner_is_gone_is_skipped_and_removed() {
         let d = tempfile::tempdir().expect("tempdir");
         let a = InstallLock::new(d.path(), Path::new("/some/conda"));
