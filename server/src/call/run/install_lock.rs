@@ -24,10 +24,19 @@
 //!   servers of different users on one installation do not.
 //! * **Order.** Within one server the writers first queue in an in-process
 //!   FIFO (a [`Lane`]: each waiting writer is told how many writers are
-//!   ahead of it, as a [`JobUpdate::Queued`]), then take the file lock,
-//!   polling it every [`POLL`] while another process holds it, so the wait
-//!   can end on the call's cancel or its time limit
-//!   ([`InstallLock::acquire`]).
+//!   ahead of it, as a [`JobUpdate::Queued`]). The head of that FIFO then
+//!   takes a ticket of the installation's queue
+//!   ([`super::ticket_queue`], the folder `install-<key>.queue/` beside
+//!   the lock file) and waits for the tickets ahead of it, and last takes
+//!   the file lock (free at once among servers of this version; it still
+//!   excludes an older server, polled every [`POLL`]). Every wait can end
+//!   on the call's cancel or its time limit ([`InstallLock::acquire`]).
+//! * **Fairness.** Across servers the writers are served in the order
+//!   they took a ticket, and a server has at most one ticket at a time
+//!   (its FIFO's head), so two busy servers take turns call by call: a
+//!   server that releases the lock and asks again queues behind the
+//!   waiter of the other. The waiter is woken by the kernel when the
+//!   ticket ahead is released, not by polling.
 //! * **Release.** Dropping the [`WriterGuard`] closes the file, which
 //!   releases the lock; a server killed while holding it releases it too
 //!   (the kernel drops the locks of a closed file description). The guard
@@ -36,7 +45,9 @@
 //!   through std's `File::try_lock`, held by the open file as `flock` is;
 //!   the folder is `conda-mcp-locks-<user>` in the user's temporary folder
 //!   (`%TEMP%`, already private to the user), since Windows has no
-//!   `XDG_RUNTIME_DIR` and no uid.
+//!   `XDG_RUNTIME_DIR` and no uid. Windows has no ticket queue: a waiter
+//!   polls the file lock every [`POLL`], which is not fair between
+//!   servers (docs/writes.md says so).
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -129,7 +140,10 @@ pub struct InstallLock {
 /// the file lock. Dropping it releases both.
 #[derive(Debug)]
 pub struct WriterGuard {
+    // Dropped in this order: the lock file, the queue's ticket, the turn.
     _file: Locked,
+    #[cfg(unix)]
+    _ticket: super::ticket_queue::Ticket,
     _turn: Ticket,
 }
 
@@ -148,12 +162,19 @@ impl InstallLock {
         &self.path
     }
 
+    /// The folder of the installation's ticket queue:
+    /// `install-<key>.queue` beside the lock file.
+    pub fn queue_dir(&self) -> PathBuf {
+        self.path.with_extension("queue")
+    }
+
     /// Takes the lock, waiting for this server's earlier writers and then
     /// for other processes. `on_update` is told the number of this server's
     /// writers ahead ([`JobUpdate::Queued`], the holder included) whenever it
-    /// changes, and once [`JobUpdate::WaitingForWriter`] when the file lock
-    /// is found held by another process (for progress messages). Waiting
-    /// ends at `deadline` or on `cancel`.
+    /// changes, and once [`JobUpdate::WaitingForWriter`] when another
+    /// server is ahead (a live ticket ahead in the installation's queue, or
+    /// the file lock held by a server without the queue), for progress
+    /// messages. Waiting ends at `deadline` or on `cancel`.
     ///
     /// Errors: [`LockError::TimedOut`], [`LockError::Cancelled`],
     /// [`LockError::Io`] (the folder or file cannot be created or locked).
@@ -182,10 +203,35 @@ impl InstallLock {
             }
         }
         let mut told = false;
+        #[cfg(unix)]
+        let ticket = {
+            use super::ticket_queue::{WaitError, take};
+            let queue = self.queue_dir();
+            let io = |source| LockError::Io {
+                path: queue.clone(),
+                source,
+            };
+            let ticket = take(&queue).map_err(io)?;
+            let waited = ticket
+                .wait_turn(deadline, cancel, || {
+                    told = true;
+                    tracing::info!(lock = %self.path.display(), "waiting for another conda-mcp on this installation");
+                    on_update(JobUpdate::WaitingForWriter);
+                })
+                .await;
+            match waited {
+                Ok(()) => ticket,
+                Err(WaitError::Cancelled) => return Err(LockError::Cancelled),
+                Err(WaitError::TimedOut) => return Err(LockError::TimedOut),
+                Err(WaitError::Io(e)) => return Err(io(e)),
+            }
+        };
         loop {
             if let Some(file) = self.try_file()? {
                 return Ok(WriterGuard {
                     _file: file,
+                    #[cfg(unix)]
+                    _ticket: ticket,
                     _turn: turn,
                 });
             }
@@ -334,5 +380,275 @@ mod tests {
         );
         drop(held);
         second.await.expect("joined").expect("taken once released");
+    }
+
+    /// The queue folder beside the lock file (the tests build it without
+    /// the module's helpers so they also compile against the polling code).
+    fn queue_folder(lock: &InstallLock) -> PathBuf {
+        lock.path().with_extension("queue")
+    }
+
+    /// Waits for the first [`JobUpdate::WaitingForWriter`] on `rx`.
+    async fn until_waiting(rx: &mut tokio::sync::mpsc::UnboundedReceiver<JobUpdate>) {
+        let wait = async {
+            while let Some(u) = rx.recv().await {
+                if u == JobUpdate::WaitingForWriter {
+                    return;
+                }
+            }
+            panic!("the waiter ended without waiting");
+        };
+        tokio::time::timeout(Duration::from_secs(5), wait)
+            .await
+            .expect("told that it waits within 5 s");
+    }
+
+    /// Starts `lock.acquire` on its own task: its updates go to the returned
+    /// receiver; once it holds the lock it pushes `name` onto `order`, holds
+    /// for `hold` and releases.
+    fn ask(
+        lock: &Arc<InstallLock>,
+        name: &'static str,
+        order: &Arc<std::sync::Mutex<Vec<&'static str>>>,
+        cancel: &CancellationToken,
+        hold: Duration,
+    ) -> (
+        tokio::task::JoinHandle<Result<(), LockError>>,
+        tokio::sync::mpsc::UnboundedReceiver<JobUpdate>,
+    ) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let (lock, order, cancel) = (lock.clone(), order.clone(), cancel.clone());
+        let task = tokio::spawn(async move {
+            let far = Instant::now() + Duration::from_secs(30);
+            let guard = lock
+                .acquire(far, &cancel, move |u| {
+                    let _ = tx.send(u);
+                })
+                .await?;
+            order.lock().expect("order").push(name);
+            tokio::time::sleep(hold).await;
+            drop(guard);
+            Ok(())
+        });
+        (task, rx)
+    }
+
+    #[cfg(unix)]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_second_server_is_served_within_one_call_of_asking() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let d = tempfile::tempdir().expect("tempdir");
+        let root = Path::new("/some/conda");
+        let a = Arc::new(InstallLock::new(d.path(), root));
+        let b = InstallLock::new(d.path(), root);
+        let never = CancellationToken::new();
+        let far = Instant::now() + Duration::from_secs(60);
+        let done = Arc::new(AtomicUsize::new(0));
+        let backlog = {
+            let (a, never, done) = (a.clone(), never.clone(), done.clone());
+            tokio::spawn(async move {
+                for _ in 0..40 {
+                    let g = a.acquire(far, &never, |_| {}).await.expect("A's call");
+                    tokio::time::sleep(Duration::from_millis(30)).await;
+                    drop(g);
+                    done.fetch_add(1, Ordering::SeqCst);
+                }
+            })
+        };
+        while done.load(Ordering::SeqCst) < 3 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let asked = done.load(Ordering::SeqCst);
+        let started = std::time::Instant::now();
+        let g = b.acquire(far, &never, |_| {}).await.expect("B's call");
+        let served = done.load(Ordering::SeqCst);
+        let waited = started.elapsed();
+        drop(g);
+        backlog.await.expect("A's backlog");
+        assert!(
+            served - asked <= 2,
+            "B asked after {asked} of A's calls and was served after {served} \
+             (waited {waited:?}): A's backlog went first"
+        );
+    }
+
+    #[cfg(unix)]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn waiters_of_three_servers_are_served_in_the_order_they_asked() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let root = Path::new("/some/conda");
+        let a = InstallLock::new(d.path(), root);
+        let b = Arc::new(InstallLock::new(d.path(), root));
+        let c = Arc::new(InstallLock::new(d.path(), root));
+        let never = CancellationToken::new();
+        let far = Instant::now() + Duration::from_secs(30);
+        let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let held = a.acquire(far, &never, |_| {}).await.expect("A");
+        let hold = Duration::from_millis(20);
+        let (tb, mut rb) = ask(&b, "B", &order, &never, hold);
+        until_waiting(&mut rb).await;
+        let (tc, mut rc) = ask(&c, "C", &order, &never, hold);
+        until_waiting(&mut rc).await;
+        drop(held);
+        tb.await.expect("B joined").expect("B served");
+        tc.await.expect("C joined").expect("C served");
+        assert_eq!(*order.lock().expect("order"), ["B", "C"]);
+        let left: Vec<_> = std::fs::read_dir(queue_folder(&a))
+            .expect("queue folder")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(left, ["next"], "every ticket is removed when released");
+    }
+
+    #[cfg(unix)]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_cancelled_waiter_is_skipped() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let root = Path::new("/some/conda");
+        let a = InstallLock::new(d.path(), root);
+        let b = Arc::new(InstallLock::new(d.path(), root));
+        let c = Arc::new(InstallLock::new(d.path(), root));
+        let never = CancellationToken::new();
+        let far = Instant::now() + Duration::from_secs(30);
+        let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let held = a.acquire(far, &never, |_| {}).await.expect("A");
+        let hold = Duration::from_millis(20);
+        let cancel_b = CancellationToken::new();
+        let (tb, mut rb) = ask(&b, "B", &order, &cancel_b, hold);
+        until_waiting(&mut rb).await;
+        let (tc, mut rc) = ask(&c, "C", &order, &never, hold);
+        until_waiting(&mut rc).await;
+        cancel_b.cancel();
+        let e = tb.await.expect("B joined").expect_err("B cancelled");
+        assert!(matches!(e, LockError::Cancelled), "{e}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(order.lock().expect("order").is_empty(), "A still holds");
+        drop(held);
+        tokio::time::timeout(Duration::from_secs(5), tc)
+            .await
+            .expect("C served within 5 s of A's release")
+            .expect("C joined")
+            .expect("C served");
+        assert_eq!(*order.lock().expect("order"), ["C"]);
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_ticket_whose_owner_is_gone_is_skipped_and_removed() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let a = InstallLock::new(d.path(), Path::new("/some/conda"));
+        let q = queue_folder(&a);
+        std::fs::create_dir_all(&q).expect("queue folder");
+        let stale = q.join(format!("{:020}", 0));
+        std::fs::write(&stale, b"").expect("stale ticket");
+        std::fs::write(q.join("next"), b"1\n").expect("next");
+        let never = CancellationToken::new();
+        let soon = Instant::now() + Duration::from_secs(2);
+        let mut waited = false;
+        let g = a
+            .acquire(soon, &never, |u| waited |= u == JobUpdate::WaitingForWriter)
+            .await
+            .expect("a ticket nobody holds does not block");
+        assert!(!waited, "not told to wait for a ticket nobody holds");
+        assert!(!stale.exists(), "the stale ticket is removed");
+        drop(g);
+    }
+
+    /// Figures for docs/benchmarks.md "Writer lock fairness": server A has
+    /// a backlog of 200 calls of 10 ms, server B then makes 20 calls one
+    /// after the other (each asked when the previous one is released);
+    /// prints B's median and longest wait. Two backlogs: 200 writers queued
+    /// at once in A's lane, and 200 calls made one after the other (the next
+    /// asked as the previous one is released). B gives up after 60 s.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "a measurement: run with --ignored --nocapture"]
+    async fn fairness_figures() {
+        for queued in [true, false] {
+            fairness_run(queued).await;
+        }
+    }
+
+    #[allow(clippy::print_stdout)] // a measurement reports on stdout
+    async fn fairness_run(queued: bool) {
+        let d = tempfile::tempdir().expect("tempdir");
+        let root = Path::new("/some/conda");
+        let a = Arc::new(InstallLock::new(d.path(), root));
+        let b = InstallLock::new(d.path(), root);
+        let never = CancellationToken::new();
+        let far = Instant::now() + Duration::from_secs(600);
+        let hold = Duration::from_millis(10);
+        let mut backlog = Vec::new();
+        if queued {
+            for _ in 0..200 {
+                let (a, never) = (a.clone(), never.clone());
+                backlog.push(tokio::spawn(async move {
+                    let g = a.acquire(far, &never, |_| {}).await.expect("A's call");
+                    tokio::time::sleep(hold).await;
+                    drop(g);
+                }));
+            }
+            // Let every writer join A's lane (a few may already be done).
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        } else {
+            let (a, never) = (a.clone(), never.clone());
+            backlog.push(tokio::spawn(async move {
+                for _ in 0..200 {
+                    let g = a.acquire(far, &never, |_| {}).await.expect("A's call");
+                    tokio::time::sleep(hold).await;
+                    drop(g);
+                }
+            }));
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        let started = std::time::Instant::now();
+        let cap = Instant::now() + Duration::from_secs(60);
+        let mut waits = Vec::new();
+        for _ in 0..20 {
+            let t = std::time::Instant::now();
+            match b.acquire(cap, &never, |_| {}).await {
+                Ok(g) => {
+                    waits.push(t.elapsed());
+                    tokio::time::sleep(hold).await;
+                    drop(g);
+                }
+                Err(LockError::TimedOut) => {
+                    println!(
+                        "B: {} of 20 calls served; call {} waited more than 60 s",
+                        waits.len(),
+                        waits.len() + 1
+                    );
+                    break;
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+        let b_done = started.elapsed();
+        for t in backlog {
+            t.await.expect("A's calls");
+        }
+        let a_done = started.elapsed();
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        let mut sorted = waits.clone();
+        sorted.sort();
+        let what = if queued {
+            "A: 200 writers queued"
+        } else {
+            "A: 200 calls one after the other"
+        };
+        if let (Some(median), Some(longest)) = (sorted.get(sorted.len() / 2), sorted.last()) {
+            println!(
+                "{what}. B's wait over {} calls: median {:.1} ms, longest {:.1} ms; \
+                 B done after {:.0} ms, A's 200 after {:.0} ms",
+                sorted.len(),
+                ms(*median),
+                ms(*longest),
+                ms(b_done),
+                ms(a_done)
+            );
+        }
+        println!(
+            "B's waits (ms): {:?}",
+            waits.iter().map(|w| ms(*w).round()).collect::<Vec<_>>()
+        );
     }
 }

@@ -7,6 +7,8 @@
 
 pub mod install_lock;
 pub mod postcondition;
+#[cfg(unix)]
+pub mod ticket_queue;
 pub mod verdict;
 
 use std::sync::Arc;
