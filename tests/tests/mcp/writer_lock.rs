@@ -66,12 +66,32 @@ async fn two_servers_on_one_installation_never_write_at_once() {
         }
         assert_eq!(overlaps(&writers), "", "round {round}: two writers at once");
     }
-    let locks: Vec<_> = std::fs::read_dir(runtime.join("conda-mcp"))
-        .expect("the lock folder")
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    assert_eq!(locks.len(), 1, "one lock file per installation: {locks:?}");
+    let names = |dir: &Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .expect("a lock folder")
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let locks = names(&runtime.join("conda-mcp"));
+    // One lock file per installation and its ticket queue beside it, in
+    // which only the counter is left once every writer is done.
+    assert_eq!(locks.len(), 2, "one lock file per installation: {locks:?}");
+    let queue = locks
+        .iter()
+        .find(|n| n.ends_with(".queue"))
+        .expect("the ticket queue");
+    assert!(
+        locks.contains(&queue.replace(".queue", ".lock")),
+        "{locks:?}"
+    );
+    assert_eq!(
+        names(&runtime.join("conda-mcp").join(queue)),
+        ["next"],
+        "every ticket released"
+    );
     a.close().await;
     b.close().await;
 }
