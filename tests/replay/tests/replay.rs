@@ -19,13 +19,27 @@ fn replay(args: &[&str], stdin: &[u8]) -> Output {
 fn replay_at(exe: &Path, args: &[&str], stdin: &[u8]) -> Output {
     // through the emulator where the target runs under one (Linux arm64
     // under qemu: tests/tools/cross/setup.sh arm64-test)
-    let mut child = conda_mcp_replay::command(exe)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the replay");
+    let spawn = || {
+        conda_mcp_replay::command(exe)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+    };
+    // A copy just written (the launcher test) can be "busy" for a moment:
+    // another test's fork may still hold the writer's descriptor until it
+    // execs (ETXTBSY on Linux). Try again briefly; any other error fails.
+    let mut tries = 0;
+    let mut child = loop {
+        match spawn() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 50 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => break other.expect("start the replay"),
+        }
+    };
     let mut pipe = child.stdin.take().expect("stdin");
     // A refused request may exit before reading: a broken pipe is fine.
     let _ = pipe.write_all(stdin);
