@@ -143,7 +143,7 @@ pub struct WriterGuard {
     // Dropped in this order: the lock file, the queue's ticket, the turn.
     _file: Locked,
     #[cfg(unix)]
-    _ticket: super::ticket_queue::Ticket,
+    _ticket: super::ticket_queue::QueueTicket,
     _turn: Ticket,
 }
 

@@ -21,7 +21,7 @@
 //!   ticket nobody holds (its owner crashed) is removed on the way. With no
 //!   live lower ticket the waiter is at the front: it holds the
 //!   installation. No polling: the kernel wakes the waiter.
-//! * **Releasing.** Dropping a [`Ticket`] removes its file, then closes it,
+//! * **Releasing.** Dropping a [`QueueTicket`] removes its file, then closes it,
 //!   which releases its lock and wakes the one waiter behind it. A waiter
 //!   that gives up (cancel, time limit) releases its ticket the same way,
 //!   and the waiter behind it looks past it.
@@ -56,14 +56,14 @@ pub enum WaitError {
 /// One place in the queue: its file, locked for as long as the value
 /// lives. Dropping it removes the file and releases the lock.
 #[derive(Debug)]
-pub struct Ticket {
+pub struct QueueTicket {
     number: u64,
     path: PathBuf,
     dir: PathBuf,
     file: Option<Flock<File>>,
 }
 
-impl Drop for Ticket {
+impl Drop for QueueTicket {
     fn drop(&mut self) {
         // Removed first, so that nobody opens it after the lock is gone.
         let _ = std::fs::remove_file(&self.path);
@@ -109,7 +109,7 @@ fn flock(file: File, arg: FlockArg) -> Result<Flock<File>, (File, Errno)> {
 ///
 /// Errors: the folder, the counter or the ticket file cannot be created,
 /// read, written or locked.
-pub fn take(dir: &Path) -> std::io::Result<Ticket> {
+pub fn take(dir: &Path) -> std::io::Result<QueueTicket> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
@@ -140,7 +140,7 @@ pub fn take(dir: &Path) -> std::io::Result<Ticket> {
         }
     };
     drop(next);
-    Ok(Ticket {
+    Ok(QueueTicket {
         number,
         path,
         dir: dir.to_path_buf(),
@@ -148,7 +148,7 @@ pub fn take(dir: &Path) -> std::io::Result<Ticket> {
     })
 }
 
-impl Ticket {
+impl QueueTicket {
     /// The highest lower ticket whose owner still holds it, opened (for
     /// waiting on its lock); lower tickets nobody holds are removed.
     fn live_predecessor(&self) -> std::io::Result<Option<File>> {
