@@ -14,7 +14,7 @@ pub enum WorkerError {
     Missing(&'static str),
     /// (Windows) What needs Unix users: `serve`, `--user`.
     #[cfg(windows)]
-    #[error("{0} {}", crate::NOT_ON_WINDOWS)]
+    #[error("{0} {not}", not = crate::NOT_ON_WINDOWS)]
     NotOnWindows(&'static str),
     /// (Linux) The worker could not become its jobs' child subreaper.
     #[error("PR_SET_CHILD_SUBREAPER: {0}")]

@@ -382,12 +382,14 @@ mod tests {
         second.await.expect("joined").expect("taken once released");
     }
 
+    #[cfg(unix)]
     /// The queue folder beside the lock file (the tests build it without
     /// the module's helpers so they also compile against the polling code).
     fn queue_folder(lock: &InstallLock) -> PathBuf {
         lock.path().with_extension("queue")
     }
 
+    #[cfg(unix)]
     /// Waits for the first [`JobUpdate::WaitingForWriter`] on `rx`.
     async fn until_waiting(rx: &mut tokio::sync::mpsc::UnboundedReceiver<JobUpdate>) {
         let wait = async {
@@ -403,6 +405,7 @@ mod tests {
             .expect("told that it waits within 5 s");
     }
 
+    #[cfg(unix)]
     /// Starts `lock.acquire` on its own task: its updates go to the returned
     /// receiver; once it holds the lock it pushes `name` onto `order`, holds
     /// for `hold` and releases.
