@@ -212,7 +212,14 @@ fn check_names_each_hosts_windows_place() {
             .env("CONDA_PYTHON_EXE", &inst.python),
     );
     assert!(report.contains("imports conda 26.7.1"), "{report}");
-    let section = &report[report.find("host configuration").expect("the section")..];
+    // The section: its header, then the indented host entries, up to the
+    // next line that is not indented (install links, what was checked).
+    let from = &report[report.find("host configuration").expect("the section")..];
+    let section = from
+        .match_indices('\n')
+        .map(|(i, _)| i + 1)
+        .find(|&i| from[i..].chars().next().is_some_and(|c| !c.is_whitespace()))
+        .map_or(from, |end| &from[..end]);
     let titles: Vec<&str> = section
         .lines()
         .filter(|l| l.starts_with("  ") && !l.starts_with("    "))
