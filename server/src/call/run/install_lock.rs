@@ -571,7 +571,6 @@ mod tests {
         }
     }
 
-    #[allow(clippy::print_stdout)] // a measurement reports on stdout
     async fn fairness_run(queued: bool) {
         let d = tempfile::tempdir().expect("tempdir");
         let root = Path::new("/some/conda");
@@ -615,7 +614,7 @@ mod tests {
                     drop(g);
                 }
                 Err(LockError::TimedOut) => {
-                    println!(
+                    eprintln!(
                         "B: {} of 20 calls served; call {} waited more than 60 s",
                         waits.len(),
                         waits.len() + 1
@@ -639,7 +638,7 @@ mod tests {
             "A: 200 calls one after the other"
         };
         if let (Some(median), Some(longest)) = (sorted.get(sorted.len() / 2), sorted.last()) {
-            println!(
+            eprintln!(
                 "{what}. B's wait over {} calls: median {:.1} ms, longest {:.1} ms; \
                  B done after {:.0} ms, A's 200 after {:.0} ms",
                 sorted.len(),
@@ -649,7 +648,7 @@ mod tests {
                 ms(a_done)
             );
         }
-        println!(
+        eprintln!(
             "B's waits (ms): {:?}",
             waits.iter().map(|w| ms(*w).round()).collect::<Vec<_>>()
         );
