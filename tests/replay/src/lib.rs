@@ -191,6 +191,54 @@ pub fn built(exe: &Path, name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// Builds the workspace's binaries (`cargo build --workspace --bins`, a
+/// no-op when they are fresh) into the target directory and profile of
+/// `exe`, a test binary in `<target>/<profile>/deps/`. Cargo builds another
+/// package's binaries for a package's tests only by accident (a clean
+/// checkout has no `conda-mcp` beside this crate's tests), so a native
+/// session test calls this before [`built`]; the same rule as the
+/// black-box tests' `tests/src/bins.rs`. `--workspace` keeps the features
+/// `cargo test --workspace` resolved, so nothing is built twice.
+///
+/// Errors: cargo could not be started, or the build failed (its errors
+/// are on this process's stderr).
+pub fn build_workspace_bins(exe: &Path) -> std::io::Result<()> {
+    let deps = exe.parent().unwrap_or(exe);
+    let profile_dir = if deps.file_name().is_some_and(|n| n == "deps") {
+        deps.parent().unwrap_or(deps)
+    } else {
+        deps
+    };
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.args(["build", "--quiet", "--workspace", "--bins"]);
+    match profile_dir.file_name().and_then(|n| n.to_str()) {
+        Some("debug") | None => {}
+        Some("release") => {
+            cmd.arg("--release");
+        }
+        Some(other) => {
+            cmd.args(["--profile", other]);
+        }
+    }
+    if let Some(target) = profile_dir.parent() {
+        cmd.arg("--target-dir").arg(target);
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let status = cmd
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .status()?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(std::io::Error::other(format!(
+            "`cargo build --workspace --bins` failed ({status})"
+        )))
+    }
+}
+
 /// The terminal commands of a dump (parsers without subcommands), each as
 /// its path after `conda` (`["env", "create"]`).
 pub fn terminal_commands(dump: &Value) -> Vec<Vec<String>> {

@@ -13,7 +13,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use conda_mcp_replay::{
-    DUMP, INFO, Session, built, command, install_unix, runner, terminal_commands, wrap,
+    DUMP, INFO, Session, build_workspace_bins, built, command, install_unix, runner,
+    terminal_commands, wrap,
 };
 use serde_json::{Value, json};
 
@@ -21,8 +22,15 @@ use serde_json::{Value, json};
 /// one: never tools (as in wine_session.rs).
 const NOT_TOOLS: &[&str] = &["activate", "deactivate", "legacy"];
 
+/// The built `name`. Natively the workspace's binaries are built first
+/// (once per test process); under an emulator setup.sh `arm64-test` has
+/// built them for the target.
 fn exe(name: &str) -> PathBuf {
+    static BUILT: std::sync::Once = std::sync::Once::new();
     let me = std::env::current_exe().expect("this test's path");
+    if runner().is_none() {
+        BUILT.call_once(|| build_workspace_bins(&me).expect("build the workspace's binaries"));
+    }
     built(&me, name).unwrap_or_else(|| {
         panic!(
             "{name} is not built next to {}: `cargo build -p conda-mcp-server -p conda-mcp-replay --bins` first",
