@@ -205,12 +205,14 @@ fn uvx_for(exe: &Path) -> Option<String> {
         .map(|p| p.display().to_string())
 }
 
-/// A host `conda-mcp check --host NAME` prints the configuration of
-/// (clap's value names: `claude-desktop`, `claude-code`, `vs-code`,
-/// `cursor`, `gemini-cli`, `codex`, `copilot-cli`).
+/// A host conda-mcp knows: the one `conda-mcp check --host NAME` prints
+/// the configuration of and `conda-mcp setup NAME` writes into (clap's
+/// value names: `claude-desktop`, `claude-code`, `vs-code`, `cursor`,
+/// `gemini-cli`, `codex`, `copilot-cli`, `goose`). Where each keeps its
+/// configuration is `setup`'s (`setup/hosts.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum HostName {
+pub enum Host {
     /// Claude Desktop (stdio only).
     ClaudeDesktop,
     /// Claude Code (stdio, or HTTP with `--listen`).
@@ -225,32 +227,48 @@ pub enum HostName {
     Codex,
     /// GitHub Copilot CLI (stdio only).
     CopilotCli,
+    /// Block's Goose (stdio only).
+    Goose,
 }
 
-impl HostName {
+impl Host {
+    /// Every host, in `--help`'s order.
+    pub const ALL: [Host; 8] = [
+        Host::ClaudeDesktop,
+        Host::ClaudeCode,
+        Host::VsCode,
+        Host::Cursor,
+        Host::GeminiCli,
+        Host::Codex,
+        Host::CopilotCli,
+        Host::Goose,
+    ];
+
     /// The host's name for a person (`VS Code`).
     pub fn title(self) -> &'static str {
         match self {
-            HostName::ClaudeDesktop => "Claude Desktop",
-            HostName::ClaudeCode => "Claude Code",
-            HostName::VsCode => "VS Code",
-            HostName::Cursor => "Cursor",
-            HostName::GeminiCli => "Gemini CLI",
-            HostName::Codex => "Codex CLI",
-            HostName::CopilotCli => "GitHub Copilot CLI",
+            Host::ClaudeDesktop => "Claude Desktop",
+            Host::ClaudeCode => "Claude Code",
+            Host::VsCode => "VS Code",
+            Host::Cursor => "Cursor",
+            Host::GeminiCli => "Gemini CLI",
+            Host::Codex => "Codex CLI",
+            Host::CopilotCli => "GitHub Copilot CLI",
+            Host::Goose => "Goose",
         }
     }
 
     /// The name `--host` takes.
     pub fn name(self) -> &'static str {
         match self {
-            HostName::ClaudeDesktop => "claude-desktop",
-            HostName::ClaudeCode => "claude-code",
-            HostName::VsCode => "vs-code",
-            HostName::Cursor => "cursor",
-            HostName::GeminiCli => "gemini-cli",
-            HostName::Codex => "codex",
-            HostName::CopilotCli => "copilot-cli",
+            Host::ClaudeDesktop => "claude-desktop",
+            Host::ClaudeCode => "claude-code",
+            Host::VsCode => "vs-code",
+            Host::Cursor => "cursor",
+            Host::GeminiCli => "gemini-cli",
+            Host::Codex => "codex",
+            Host::CopilotCli => "copilot-cli",
+            Host::Goose => "goose",
         }
     }
 }
@@ -259,7 +277,7 @@ impl HostName {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snippet {
     /// The host.
-    pub host: HostName,
+    pub host: Host,
     /// The host, where the text goes on the platform and why it differs
     /// from the others.
     pub title: String,
@@ -299,8 +317,7 @@ pub fn codex_table(l: &Launch, writes: bool) -> String {
     t
 }
 
-/// The configuration for each host: Claude Desktop, Claude Code, VS Code,
-/// Cursor, Gemini CLI, Codex CLI, Copilot CLI, in that order; `writes`: the
+/// The configuration for each host, in [`Host::ALL`]'s order; `writes`: the
 /// flags allow changes (`--allow-write` or `--approve-writes`, for Codex);
 /// `platform`: whose places the titles name and whose shell Claude Code's
 /// line is quoted for.
@@ -328,7 +345,7 @@ pub fn snippets(l: &Launch, writes: bool, platform: Platform) -> Vec<Snippet> {
     let home = |rel: &str| platform.in_home(rel);
     vec![
         Snippet {
-            host: HostName::ClaudeDesktop,
+            host: Host::ClaudeDesktop,
             title: format!(
                 "Claude Desktop ({}{}):",
                 platform.claude_desktop_config(),
@@ -341,7 +358,7 @@ pub fn snippets(l: &Launch, writes: bool, platform: Platform) -> Vec<Snippet> {
             text: pretty(json!({ "mcpServers": { SERVER_NAME: desktop } })),
         },
         Snippet {
-            host: HostName::ClaudeCode,
+            host: Host::ClaudeCode,
             title: format!(
                 "Claude Code (run in {}{}):",
                 platform.shell(),
@@ -354,7 +371,7 @@ pub fn snippets(l: &Launch, writes: bool, platform: Platform) -> Vec<Snippet> {
             text: claude_code,
         },
         Snippet {
-            host: HostName::VsCode,
+            host: Host::VsCode,
             title: format!(
                 "VS Code ({}, or the user's {}):",
                 platform.in_project(".vscode/mcp.json"),
@@ -363,7 +380,7 @@ pub fn snippets(l: &Launch, writes: bool, platform: Platform) -> Vec<Snippet> {
             text: pretty(json!({ "servers": { SERVER_NAME: vscode } })),
         },
         Snippet {
-            host: HostName::Cursor,
+            host: Host::Cursor,
             title: format!(
                 "Cursor ({} or {}):",
                 home(".cursor/mcp.json"),
@@ -372,7 +389,7 @@ pub fn snippets(l: &Launch, writes: bool, platform: Platform) -> Vec<Snippet> {
             text: pretty(json!({ "mcpServers": { SERVER_NAME: plain } })),
         },
         Snippet {
-            host: HostName::GeminiCli,
+            host: Host::GeminiCli,
             title: format!(
                 "Gemini CLI ({} or {}; \"trust\": true, or headless gemini -p lists none of its tools; with folder trust on, also trust the project folder in {}: {{{}: \"TRUST_FOLDER\"}}):",
                 home(".gemini/settings.json"),
@@ -384,7 +401,7 @@ pub fn snippets(l: &Launch, writes: bool, platform: Platform) -> Vec<Snippet> {
                 "command": l.command, "args": l.args, "trust": true } } })),
         },
         Snippet {
-            host: HostName::Codex,
+            host: Host::Codex,
             title: format!(
                 "Codex CLI ({}; required: the first turn waits for the tools{}):",
                 home(".codex/config.toml"),
@@ -397,12 +414,37 @@ pub fn snippets(l: &Launch, writes: bool, platform: Platform) -> Vec<Snippet> {
             text: codex_table(l, writes).trim_end().to_owned(),
         },
         Snippet {
-            host: HostName::CopilotCli,
+            host: Host::CopilotCli,
             title: format!("GitHub Copilot CLI ({}):", home(".copilot/mcp-config.json")),
             text: pretty(json!({ "mcpServers": { SERVER_NAME: {
                 "type": "local", "command": l.command, "args": l.args, "tools": ["*"] } } })),
         },
+        Snippet {
+            host: Host::Goose,
+            title: format!(
+                "Goose ({}, under extensions):",
+                match platform {
+                    Platform::Windows => "%APPDATA%\\Block\\goose\\config\\config.yaml".to_owned(),
+                    _ => home(".config/goose/config.yaml"),
+                }
+            ),
+            text: goose_yaml(l),
+        },
     ]
+}
+
+/// Goose's extension entry (the keys `goose configure` writes: a stdio
+/// extension with a 300 s call timeout) as a YAML block. Strings and the
+/// argument list are written as JSON, which YAML 1.2 reads as double-quoted
+/// scalars and a flow sequence, so no path or argument needs YAML's own
+/// quoting rules.
+fn goose_yaml(l: &Launch) -> String {
+    let command = serde_json::to_string(&l.command).unwrap_or_default();
+    let args = serde_json::to_string(&l.args).unwrap_or_default();
+    format!(
+        "extensions:\n  {SERVER_NAME}:\n    name: {SERVER_NAME}\n    type: stdio\n    cmd: {}\n    args: {}\n    enabled: true\n    envs: {{}}\n    timeout: 300",
+        command, args,
+    )
 }
 
 /// The MCP URL of a `--listen` server at `listen`, `https` with TLS; an
@@ -469,12 +511,12 @@ pub fn http_snippets(url: &str, authenticated: bool, platform: Platform) -> Vec<
     };
     vec![
         Snippet {
-            host: HostName::ClaudeCode,
+            host: Host::ClaudeCode,
             title: format!("Claude Code (run in {}{claude_note}):", platform.shell()),
             text: claude_code,
         },
         Snippet {
-            host: HostName::VsCode,
+            host: Host::VsCode,
             title: format!(
                 "VS Code ({}, or the user's {}{vscode_note}):",
                 platform.in_project(".vscode/mcp.json"),
@@ -483,7 +525,7 @@ pub fn http_snippets(url: &str, authenticated: bool, platform: Platform) -> Vec<
             text: pretty(vscode),
         },
         Snippet {
-            host: HostName::Cursor,
+            host: Host::Cursor,
             title: format!(
                 "Cursor ({} or {}{cursor_note}):",
                 platform.in_home(".cursor/mcp.json"),
@@ -602,7 +644,11 @@ mod tests {
             args: vec!["--conda-exe".into(), "/opt/conda/bin/conda".into()],
         };
         let s = snippets(&l, false, Platform::Linux);
-        assert_eq!(s.len(), 7);
+        assert_eq!(
+            s.iter().map(|s| s.host).collect::<Vec<_>>(),
+            Host::ALL,
+            "one snippet per host, in Host::ALL's order"
+        );
         let desktop: serde_json::Value = serde_json::from_str(&s[0].text).expect("json");
         let server = &desktop["mcpServers"]["conda"];
         assert_eq!(server["command"], "/opt/my tools/conda-mcp");

@@ -10,21 +10,21 @@
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use super::host_config::{HostName, SERVER_NAME, Snippet};
+use super::host_config::{Host, SERVER_NAME, Snippet};
 
 /// The install link of a host's configuration `snippet` (stdio or HTTP),
 /// or `None` for a host without install links (all but VS Code and
 /// Cursor).
 pub fn for_snippet(snippet: &Snippet) -> Option<String> {
     let key = match snippet.host {
-        HostName::VsCode => "servers",
-        HostName::Cursor => "mcpServers",
+        Host::VsCode => "servers",
+        Host::Cursor => "mcpServers",
         _ => return None,
     };
     let doc: Value = serde_json::from_str(&snippet.text).ok()?;
     let entry = doc.get(key)?.get(SERVER_NAME)?;
     Some(match snippet.host {
-        HostName::VsCode => vscode(entry),
+        Host::VsCode => vscode(entry),
         _ => cursor(entry),
     })
 }

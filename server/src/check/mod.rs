@@ -34,7 +34,7 @@
 //!    [`conda_mcp_shared::log_writer`]) and the lines this check dropped;
 //! 8. **warnings**, then a ready-to-paste host configuration per host
 //!    (Claude Desktop, Claude Code, VS Code, Cursor, Gemini CLI, Codex CLI,
-//!    Copilot CLI) with absolute paths ([`host_config`]), each titled with
+//!    Copilot CLI, Goose: [`Host::ALL`]) with absolute paths ([`host_config`]), each titled with
 //!    where that host keeps it on this platform ([`places`]); with
 //!    `--listen`, the HTTP ones (URL and bearer header) for Claude Code,
 //!    VS Code and Cursor.
@@ -64,7 +64,7 @@ use crate::tools::effects;
 use crate::worker_client::config::{WorkerExeSource, locate_worker_exe};
 use crate::worker_client::{Executor, Job, Program, WorkerConfig};
 
-pub use host_config::HostName;
+pub use host_config::Host;
 
 /// The finished report.
 #[derive(Debug, Clone)]
@@ -85,7 +85,7 @@ pub struct Report {
 #[derive(Debug, Clone, Default)]
 pub struct CheckRequest {
     /// `--host NAME`: only that host's configuration.
-    pub host: Option<host_config::HostName>,
+    pub host: Option<host_config::Host>,
     /// `--format json`.
     pub json: bool,
     /// `--verbose`: the internals too (the cache key, conda's

@@ -533,7 +533,7 @@ pub enum CheckFormat {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CheckArgs {
     /// `--host NAME`: print only that host's configuration.
-    pub host: Option<crate::check::host_config::HostName>,
+    pub host: Option<crate::check::host_config::Host>,
     /// `--format`.
     pub format: CheckFormat,
     /// `--verbose`: the cache key and the conda configuration files too.
@@ -657,7 +657,7 @@ pub fn command(mode: Mode) -> clap::Command {
                 Arg::new("host")
                     .long("host")
                     .value_name("NAME")
-                    .value_parser(clap::value_parser!(crate::check::host_config::HostName))
+                    .value_parser(clap::value_parser!(crate::check::host_config::Host))
                     .help("Print only this host's configuration, ready to paste (with --listen, its HTTP form)"),
             )
             .arg(

@@ -22,30 +22,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::check::host_config::{self, HostName, Launch, SERVER_NAME};
+use crate::check::host_config::{self, Host, Launch, SERVER_NAME};
 use crate::check::places::Platform;
-
-/// A host `conda-mcp setup HOST` knows (clap's value names are the
-/// kebab-case names: `claude-desktop`, ..., `goose`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Host {
-    /// Claude Desktop.
-    ClaudeDesktop,
-    /// Claude Code.
-    ClaudeCode,
-    /// VS Code (GitHub Copilot's agent mode).
-    VsCode,
-    /// Cursor.
-    Cursor,
-    /// Gemini CLI.
-    GeminiCli,
-    /// OpenAI's Codex CLI.
-    Codex,
-    /// GitHub Copilot CLI.
-    CopilotCli,
-    /// Block's Goose.
-    Goose,
-}
 
 /// Where the entry goes: the user's own configuration, or the project's
 /// (a file in the current folder, meant to be committed).
@@ -131,48 +109,9 @@ impl Places {
     }
 }
 
+/// What `setup` knows of each host (the enum is check's, one list of
+/// hosts for both commands).
 impl Host {
-    /// Every host, in `--help`'s order.
-    pub const ALL: [Host; 8] = [
-        Host::ClaudeDesktop,
-        Host::ClaudeCode,
-        Host::VsCode,
-        Host::Cursor,
-        Host::GeminiCli,
-        Host::Codex,
-        Host::CopilotCli,
-        Host::Goose,
-    ];
-
-    /// The name `setup` takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            Host::ClaudeDesktop => "claude-desktop",
-            Host::ClaudeCode => "claude-code",
-            Host::VsCode => "vs-code",
-            Host::Cursor => "cursor",
-            Host::GeminiCli => "gemini-cli",
-            Host::Codex => "codex",
-            Host::CopilotCli => "copilot-cli",
-            Host::Goose => "goose",
-        }
-    }
-
-    /// The same host as `conda-mcp check --host` names it (Goose has no
-    /// snippet there).
-    pub fn check_name(self) -> Option<HostName> {
-        Some(match self {
-            Host::ClaudeDesktop => HostName::ClaudeDesktop,
-            Host::ClaudeCode => HostName::ClaudeCode,
-            Host::VsCode => HostName::VsCode,
-            Host::Cursor => HostName::Cursor,
-            Host::GeminiCli => HostName::GeminiCli,
-            Host::Codex => HostName::Codex,
-            Host::CopilotCli => HostName::CopilotCli,
-            Host::Goose => return None,
-        })
-    }
-
     /// Whether the host reads a project's own file as well as the user's.
     pub fn has_project_scope(self) -> bool {
         matches!(
@@ -239,7 +178,7 @@ impl Host {
     pub fn entry(self, l: &Launch, writes: bool, platform: Platform) -> Value {
         let snippets = host_config::snippets(l, writes, platform);
         // The entry of check's snippet for `host` (a JSON one).
-        let json_of = |host: HostName, key: &str| -> Value {
+        let json_of = |host: Host, key: &str| -> Value {
             snippets
                 .iter()
                 .find(|s| s.host == host)
@@ -248,16 +187,16 @@ impl Host {
                 .unwrap_or(Value::Null)
         };
         match self {
-            Host::ClaudeDesktop => json_of(HostName::ClaudeDesktop, "mcpServers"),
+            Host::ClaudeDesktop => json_of(Host::ClaudeDesktop, "mcpServers"),
             Host::ClaudeCode => {
                 // check prints `claude mcp add`'s line; what it writes is
                 // Claude Desktop's (lean results) with the stdio type.
-                let desktop = json_of(HostName::ClaudeDesktop, "mcpServers");
+                let desktop = json_of(Host::ClaudeDesktop, "mcpServers");
                 json!({ "type": "stdio", "command": desktop["command"], "args": desktop["args"] })
             }
-            Host::VsCode => json_of(HostName::VsCode, "servers"),
-            Host::Cursor => json_of(HostName::Cursor, "mcpServers"),
-            Host::GeminiCli => json_of(HostName::GeminiCli, "mcpServers"),
+            Host::VsCode => json_of(Host::VsCode, "servers"),
+            Host::Cursor => json_of(Host::Cursor, "mcpServers"),
+            Host::GeminiCli => json_of(Host::GeminiCli, "mcpServers"),
             Host::Codex => {
                 let table: toml_edit::DocumentMut = host_config::codex_table(l, writes)
                     .parse()
@@ -278,7 +217,7 @@ impl Host {
                 }
                 v
             }
-            Host::CopilotCli => json_of(HostName::CopilotCli, "mcpServers"),
+            Host::CopilotCli => json_of(Host::CopilotCli, "mcpServers"),
             Host::Goose => json!({
                 "name": SERVER_NAME,
                 "type": "stdio",
@@ -388,5 +327,43 @@ mod tests {
         assert_eq!(e(Host::Codex)["default_tools_approval_mode"], "approve");
         assert_eq!(e(Host::Cursor)["command"], "/bin/conda-mcp");
         assert_eq!(e(Host::Goose)["cmd"], "/bin/conda-mcp");
+    }
+
+    /// check's Goose snippet, read as YAML, is the entry setup writes.
+    #[test]
+    fn goose_snippet_is_the_entry_setup_writes() {
+        use yaml_rust2::{Yaml, YamlLoader};
+        fn to_json(y: &Yaml) -> Value {
+            match y {
+                Yaml::String(s) => json!(s),
+                Yaml::Integer(i) => json!(i),
+                Yaml::Boolean(b) => json!(b),
+                Yaml::Array(a) => Value::Array(a.iter().map(to_json).collect()),
+                Yaml::Hash(h) => Value::Object(
+                    h.iter()
+                        .map(|(k, v)| (k.as_str().unwrap_or_default().to_owned(), to_json(v)))
+                        .collect(),
+                ),
+                other => panic!("unexpected YAML node {other:?}"),
+            }
+        }
+        // A path with a space, a quote and a backslash, and a non-ASCII
+        // argument: JSON's quoting must read back the same in YAML.
+        let l = Launch {
+            command: "/opt/my \"tools\"/conda-mcp".into(),
+            args: vec!["--conda-exe".into(), "C:\\miniforgé\\conda.exe".into()],
+        };
+        let s = host_config::snippets(&l, true, Platform::Linux)
+            .into_iter()
+            .find(|s| s.host == Host::Goose)
+            .expect("a Goose snippet");
+        assert!(
+            s.title.contains("~/.config/goose/config.yaml"),
+            "{}",
+            s.title
+        );
+        let docs = YamlLoader::load_from_str(&s.text).expect("the snippet is YAML");
+        let entry = to_json(&docs[0]["extensions"][SERVER_NAME]);
+        assert_eq!(entry, Host::Goose.entry(&l, true, Platform::Linux));
     }
 }

@@ -40,8 +40,9 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::check::host_config::Host;
 use crate::check::host_config::{Launch, SERVER_NAME};
-use hosts::{Format, Host, Places, Scope};
+use hosts::{Format, Places, Scope};
 
 /// The command's name: `conda-mcp setup ...`.
 pub const SETUP_COMMAND: &str = "setup";
@@ -245,7 +246,7 @@ pub fn main(cli: &SetupCli, settings: &crate::settings::Settings, repeat: &[OsSt
             crate::check::places::Platform::current(),
         )
         .iter()
-        .find(|s| Some(s.host) == cli.host.check_name())
+        .find(|s| s.host == cli.host)
         .and_then(crate::check::links::for_snippet);
         return match link {
             Some(link) => {

@@ -7,7 +7,8 @@
 
 use std::path::PathBuf;
 
-use super::hosts::{Host, Places, Scope};
+use super::hosts::{Places, Scope};
+use crate::check::host_config::Host;
 
 /// The skill's text.
 pub const SKILL_MD: &str = include_str!("../../../agent/skills/conda/SKILL.md");

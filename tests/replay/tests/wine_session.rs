@@ -239,6 +239,7 @@ fn check_names_each_hosts_windows_place() {
             "GitHub Copilot CLI",
             r"%USERPROFILE%\.copilot\mcp-config.json",
         ),
+        ("Goose", r"%APPDATA%\Block\goose\config\config.yaml"),
     ];
     assert_eq!(titles.len(), places.len(), "{section}");
     for (title, (host, place)) in titles.iter().zip(places) {

@@ -353,6 +353,7 @@ async fn check_prints_one_configuration_per_host_as_recommended() {
         "Gemini CLI",
         "Codex CLI",
         "GitHub Copilot CLI",
+        "Goose",
     ];
     assert_eq!(titles.len(), hosts.len(), "{section}");
     for (title, host) in titles.iter().zip(hosts) {
@@ -385,6 +386,26 @@ async fn check_prints_one_configuration_per_host_as_recommended() {
     let copilot = &copilot["mcpServers"]["conda"];
     assert_eq!(copilot["type"], "local");
     assert_eq!(copilot["tools"], serde_json::json!(["*"]));
+    // Goose: a stdio extension in YAML (the command and arguments in
+    // JSON's quoting, which YAML reads the same).
+    let goose = body("Goose");
+    assert!(goose.starts_with("extensions:\n  conda:\n"), "{goose}");
+    let cmd_line = goose
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("cmd: "))
+        .expect("a cmd line");
+    assert_eq!(
+        serde_json::from_str::<Value>(cmd_line).expect("a JSON string"),
+        desktop["command"]
+    );
+    let args_line = goose
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("args: "))
+        .expect("an args line");
+    assert_eq!(
+        serde_json::from_str::<Value>(args_line).expect("a JSON array"),
+        serde_json::json!(["--conda-exe", conda])
+    );
     // Codex CLI: a TOML table that waits for the server; read-only flags
     // leave Codex's own approval alone (it blocks what may write).
     let codex = toml_to_json(&body("Codex CLI"));

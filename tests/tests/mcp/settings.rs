@@ -525,7 +525,7 @@ fn host_body(report: &str, title: &str) -> String {
         .join("\n")
 }
 
-const HOSTS: [(&str, &str); 7] = [
+const HOSTS: [(&str, &str); 8] = [
     ("claude-desktop", "Claude Desktop"),
     ("claude-code", "Claude Code"),
     ("vs-code", "VS Code"),
@@ -533,6 +533,7 @@ const HOSTS: [(&str, &str); 7] = [
     ("gemini-cli", "Gemini CLI"),
     ("codex", "Codex CLI"),
     ("copilot-cli", "GitHub Copilot CLI"),
+    ("goose", "Goose"),
 ];
 
 #[test]
@@ -687,6 +688,19 @@ fn setup_writes_what_check_host_prints() {
                 let written = entry(&written_to(".claude.json"), "mcpServers");
                 assert_eq!(written["command"], words[5], "{name}");
                 assert_eq!(written["args"], serde_json::json!(words[6..]), "{name}");
+            }
+            "goose" => {
+                // check prints the extension as YAML; setup writes the
+                // same entry into Goose's config.yaml.
+                let yaml = |text: &str| -> yaml_rust2::Yaml {
+                    yaml_rust2::YamlLoader::load_from_str(text).expect("YAML")[0]["extensions"]
+                        ["conda"]
+                        .clone()
+                };
+                let written = yaml(&written_to(".config/goose/config.yaml"));
+                let printed = yaml(&printed);
+                assert!(printed["cmd"].as_str().is_some(), "{printed:?}");
+                assert_eq!(written, printed, "{name}");
             }
             "codex" => assert_eq!(
                 written_to(".codex/config.toml").trim(),
