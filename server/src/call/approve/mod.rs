@@ -78,6 +78,9 @@ pub enum Consent {
         /// The digest of the question shown (an echoed `requestState`, or
         /// the one bound to the card's id).
         shown: String,
+        /// The card's id, approved: spent when the change starts
+        /// ([`ids::Claim::start`]); `None` for the stateless retry.
+        claim: Option<ids::Claim>,
     },
 }
 
