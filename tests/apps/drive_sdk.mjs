@@ -185,6 +185,7 @@ try {
       approval.id, approval.decide_tool);
     report.replay = { code: replay.structuredContent?.error?.code ?? null };
   }
+  report.took = await page.evaluate(() => window.host.took);
   report.console_errors = consoleErrors;
 } finally {
   await browser.close();
