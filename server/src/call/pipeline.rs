@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::call::approve::flow::{self, Ended};
-use crate::call::approve::ids::{Claim, Decision, Ledger, Pending, Stage};
+use crate::call::approve::ids::{Claim, IdDecision, Ledger, Pending, Stage};
 use crate::call::approve::on_conda::OnConda;
 use crate::call::approve::{Answer, Consent, Question, Reply};
 use crate::call::audit::{AuditLog, Recorder};
@@ -381,7 +381,7 @@ impl Pipeline {
             .decide(&id, principal, approve, Instant::now())
             .map_err(|refusal| refused(tool, refusal))?;
         Ok(match decision {
-            Decision::Approve(pending, claim) => Decided::Run {
+            IdDecision::Approve(pending, claim) => Decided::Run {
                 consent: Consent::Answered {
                     answer: Answer::Approve,
                     shown: pending.digest.clone(),
@@ -390,7 +390,7 @@ impl Pipeline {
                 pending,
                 claim: Some(claim),
             },
-            Decision::Decline(pending) => Decided::Run {
+            IdDecision::Decline(pending) => Decided::Run {
                 consent: Consent::Answered {
                     answer: Answer::Decline,
                     shown: pending.digest.clone(),
@@ -399,7 +399,7 @@ impl Pipeline {
                 pending,
                 claim: None,
             },
-            Decision::InProgress(stage) => Decided::InProgress(stage),
+            IdDecision::InProgress(stage) => Decided::InProgress(stage),
         })
     }
 

@@ -159,7 +159,7 @@ impl Handler {
             ended.finish(kept(&result), std::time::Instant::now());
         });
         tracing::info!(tool = %pending.tool, "approval accepted; the change runs apart from the request");
-        super::apps::stage_result(claim.id(), &crate::call::approve::ids::Stage::Deciding).into()
+        super::apps::stage_result(claim.id(), &crate::call::approve::Stage::Deciding).into()
     }
 
     /// The card's follow-up ([`super::apps::STATUS_TOOL`]): where the

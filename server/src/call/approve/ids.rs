@@ -104,7 +104,7 @@ pub enum Stage {
 
 /// What a decision about an id does ([`Ledger::decide`]).
 #[derive(Debug)]
-pub enum Decision {
+pub enum IdDecision {
     /// Approved: run the bound change (re-plan, apply) with this claim.
     Approve(Pending, Claim),
     /// Declined: the id is gone; nothing runs.
@@ -210,7 +210,7 @@ impl Ledger {
     }
 
     /// The person's decision about `id`, for `principal`, at `now`
-    /// ([`Decision`]): approving an open id makes it [`Stage::Deciding`]
+    /// ([`IdDecision`]): approving an open id makes it [`Stage::Deciding`]
     /// (not spent yet: [`Claim::start`] spends it); declining drops it.
     ///
     /// Errors: [`IdRefusal::Expired`] for an open id past its deadline (it
@@ -222,12 +222,12 @@ impl Ledger {
         principal: &Principal,
         approve: bool,
         now: Instant,
-    ) -> Result<Decision, IdRefusal> {
+    ) -> Result<IdDecision, IdRefusal> {
         let mut map = self.lock();
         let entry = Self::owned(&mut map, id, principal)?;
         match &entry.stage {
             Stage::Done(_) => Err(IdRefusal::Unknown),
-            s @ (Stage::Deciding | Stage::Applying) => Ok(Decision::InProgress(s.clone())),
+            s @ (Stage::Deciding | Stage::Applying) => Ok(IdDecision::InProgress(s.clone())),
             Stage::Open { .. } if entry.deadline <= now => {
                 map.remove(id);
                 Err(IdRefusal::Expired)
@@ -238,11 +238,11 @@ impl Ledger {
                     ledger: self.clone(),
                     id: id.to_owned(),
                 };
-                Ok(Decision::Approve(entry.pending.clone(), claim))
+                Ok(IdDecision::Approve(entry.pending.clone(), claim))
             }
             Stage::Open { .. } => map
                 .remove(id)
-                .map(|e| Decision::Decline(e.pending))
+                .map(|e| IdDecision::Decline(e.pending))
                 .ok_or(IdRefusal::Unknown),
         }
     }
@@ -338,7 +338,7 @@ mod tests {
 
     fn approve(ledger: &Ledger, id: &str, now: Instant) -> Result<Claim, String> {
         match ledger.decide(id, &alice(), true, now) {
-            Ok(Decision::Approve(_, claim)) => Ok(claim),
+            Ok(IdDecision::Approve(_, claim)) => Ok(claim),
             other => Err(format!("{other:?}")),
         }
     }
@@ -355,13 +355,13 @@ mod tests {
         // A second Approve while deciding joins it: nothing more runs.
         assert!(matches!(
             ledger.decide(&id, &alice(), true, now),
-            Ok(Decision::InProgress(Stage::Deciding))
+            Ok(IdDecision::InProgress(Stage::Deciding))
         ));
         assert!(claim.start(), "the change starts");
         assert!(!claim.start(), "never twice");
         assert!(matches!(
             ledger.decide(&id, &alice(), false, now),
-            Ok(Decision::InProgress(Stage::Applying))
+            Ok(IdDecision::InProgress(Stage::Applying))
         ));
         claim.finish(json!({"isError": false}), now);
         assert_eq!(
@@ -408,7 +408,7 @@ mod tests {
         let p = pending("alice", json!({"name": "demo"}));
         let id = ledger.issue(p.clone(), TTL, now);
         match ledger.decide(&id, &alice(), false, now) {
-            Ok(Decision::Decline(got)) => assert_eq!(got, p),
+            Ok(IdDecision::Decline(got)) => assert_eq!(got, p),
             other => panic!("{other:?}"),
         }
         assert_eq!(

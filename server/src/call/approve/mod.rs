@@ -18,6 +18,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+pub use ids::Stage;
 pub use question::{APPROVE_FIELD, Answer, Approval, Question, read_answer};
 
 use crate::call::shape::outcome::Unasked;

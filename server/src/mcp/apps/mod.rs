@@ -44,7 +44,7 @@ use crate::tools::spec::ToolSpec;
 
 pub use crate::tools::approval_card::{DECIDE_TOOL, RESOURCE_URI, STATUS_TOOL};
 
-use crate::call::approve::ids::Stage;
+use crate::call::approve::Stage;
 
 /// The extension's identifier in the client's `capabilities.extensions`.
 pub const EXTENSION_ID: &str = "io.modelcontextprotocol/ui";

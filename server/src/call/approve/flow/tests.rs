@@ -334,7 +334,7 @@ async fn a_later_decline_runs_nothing_at_all() {
 /// runner to reopen; one that applies spends it first.
 #[tokio::test]
 async fn a_card_id_is_spent_only_by_the_apply() {
-    use crate::call::approve::ids::{Decision, Ledger, Pending, Stage};
+    use crate::call::approve::ids::{IdDecision, Ledger, Pending, Stage};
     use crate::principal::Principal;
     use std::time::Instant;
 
@@ -351,7 +351,7 @@ async fn a_card_id_is_spent_only_by_the_apply() {
         let now = Instant::now();
         let id = ledger.issue(pending, Duration::from_secs(60), now);
         match ledger.decide(&id, &who, true, now) {
-            Ok(Decision::Approve(_, claim)) => (id, claim),
+            Ok(IdDecision::Approve(_, claim)) => (id, claim),
             other => panic!("{other:?}"),
         }
     };
