@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The `apps` test tier's browser (tests/tests/mcp/apps_browser.rs): Debian's
 # chromium when /usr/bin/chromium is missing, and puppeteer-core at the pin of
-# tests/apps/package.json into target/apps-npm/ (never into the repository).
+# tests/apps/package.json into target/apps-npm/ (never into the repository),
+# with the official MCP Apps host SDK (@modelcontextprotocol/ext-apps) and
+# esbuild, which drive_sdk.mjs bundles it with for the browser.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [ ! -x /usr/bin/chromium ]; then
@@ -13,3 +15,4 @@ mkdir -p "$dir"
 cp tests/apps/package.json "$dir/package.json"
 npm install --no-audit --no-fund --prefix "$dir" >/dev/null
 test -f "$dir/node_modules/puppeteer-core/package.json"
+test -f "$dir/node_modules/@modelcontextprotocol/ext-apps/package.json"

@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::call::approve::flow::{self, Ended};
-use crate::call::approve::ids::{Ledger, Pending};
+use crate::call::approve::ids::{Claim, IdDecision, Ledger, Pending, Stage};
 use crate::call::approve::on_conda::OnConda;
 use crate::call::approve::{Answer, Consent, Question, Reply};
 use crate::call::audit::{AuditLog, Recorder};
@@ -66,14 +66,25 @@ pub struct Call<'a> {
     pub roots: Option<&'a dyn reads::ClientRoots>,
 }
 
-/// A decision of the approval card, redeemed: the call it was bound to
-/// and the person's answer.
+/// A decision of the approval card, looked up ([`Pipeline::decided`]).
+// One value per card decision, moved once: the size difference costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
-pub struct Decided {
-    /// The call shown (its tool, arguments and what it runs).
-    pub pending: Pending,
-    /// The answer, for that call's run.
-    pub consent: Consent,
+pub enum Decided {
+    /// Run the call the id was bound to with the person's answer (approve:
+    /// re-plan under the installation's lock, apply only the plan shown,
+    /// spending the id as the change starts; decline: nothing runs).
+    Run {
+        /// The call shown (its tool, arguments and what it runs).
+        pending: Pending,
+        /// The answer, for that call's run.
+        consent: Consent,
+        /// The approved id, for the runner to record the decision's end
+        /// ([`Claim::finish`]); `None` for a decline.
+        claim: Option<Claim>,
+    },
+    /// A decision about the id is in progress already: nothing more runs.
+    InProgress(Stage),
 }
 
 impl Pipeline {
@@ -347,10 +358,9 @@ impl Pipeline {
         }
     }
 
-    /// The card's decision, the arguments of the card's tool `tool`:
-    /// redeems its id for `principal` and returns the call it was bound to
-    /// with the person's answer (approve: re-plan under the installation's
-    /// lock, apply only the plan shown; decline: nothing runs).
+    /// The card's decision, the arguments of the card's tool `tool`, for
+    /// `principal` ([`Decided`]; the id's stages are
+    /// [`crate::call::approve::ids`]'s).
     ///
     /// Errors: the outcome of arguments that are not a decision, or of an
     /// id that cannot be redeemed (`approval_invalid`); nothing runs.
@@ -366,26 +376,65 @@ impl Pipeline {
                 errors,
             }
         })?;
-        let pending = self
+        let decision = self
             .approvals
-            .redeem(&id, principal, Instant::now())
-            .map_err(|refusal| {
-                tracing::info!(tool = %tool, "an approval decision with an id that cannot be redeemed; nothing changed");
-                Outcome::NotRun {
-                    what: tool.to_owned(),
-                    reason: NotRun::ApprovalRefused(refusal),
-                }
-            })?;
-        let answer = if approve {
-            Answer::Approve
-        } else {
-            Answer::Decline
-        };
-        let consent = Consent::Answered {
-            answer,
-            shown: pending.digest.clone(),
-        };
-        Ok(Decided { pending, consent })
+            .decide(&id, principal, approve, Instant::now())
+            .map_err(|refusal| refused(tool, refusal))?;
+        Ok(match decision {
+            IdDecision::Approve(pending, claim) => Decided::Run {
+                consent: Consent::Answered {
+                    answer: Answer::Approve,
+                    shown: pending.digest.clone(),
+                    claim: Some(claim.clone()),
+                },
+                pending,
+                claim: Some(claim),
+            },
+            IdDecision::Decline(pending) => Decided::Run {
+                consent: Consent::Answered {
+                    answer: Answer::Decline,
+                    shown: pending.digest.clone(),
+                    claim: None,
+                },
+                pending,
+                claim: None,
+            },
+            IdDecision::InProgress(stage) => Decided::InProgress(stage),
+        })
+    }
+
+    /// Where the card's decision is, the arguments of the card's status
+    /// tool `tool` (`{id}`), for `principal`.
+    ///
+    /// Errors: the outcome of arguments that are not `{id}`, or of an id
+    /// that is unknown, another principal's, expired, or whose result is
+    /// no longer kept (`approval_invalid`).
+    pub fn approval_stage(
+        &self,
+        tool: &str,
+        args: &Value,
+        principal: &Principal,
+    ) -> Result<(String, Stage), Outcome> {
+        let id = crate::tools::approval_card::read_status(args).map_err(|errors| {
+            Outcome::InvalidArguments {
+                tool: tool.to_owned(),
+                errors,
+            }
+        })?;
+        let stage = self
+            .approvals
+            .status(&id, principal, Instant::now())
+            .map_err(|refusal| refused(tool, refusal))?;
+        Ok((id, stage))
+    }
+}
+
+/// The outcome of a card's id that cannot be used; nothing changed.
+fn refused(tool: &str, refusal: crate::call::approve::ids::IdRefusal) -> Outcome {
+    tracing::info!(tool = %tool, "an approval id that cannot be used; nothing changed");
+    Outcome::NotRun {
+        what: tool.to_owned(),
+        reason: NotRun::ApprovalRefused(refusal),
     }
 }
 

@@ -844,11 +844,11 @@ fn host_step(
     }
     if s.policy.approve_writes {
         r.warnings.push(
-            "--approve-writes needs a host that asks the person (MCP elicitation): Claude Desktop \
-             and Gemini CLI cannot ask (every change ends approval_unavailable), Codex CLI \
-             declines every question, and Claude Code's -p mode answers them itself unless an \
-             Elicitation hook does (both end declined); use --allow-write there \
-             (docs/approval.md \"Hosts\")"
+            "--approve-writes needs a host that asks the person (MCP elicitation, or the \
+             approval card of an MCP Apps host such as Claude Desktop): Gemini CLI cannot ask \
+             (every change ends approval_unavailable), Codex CLI declines every question, and \
+             Claude Code's -p mode answers them itself unless an Elicitation hook does (both end \
+             declined); use --allow-write there (docs/approval.md \"Hosts\")"
                 .into(),
         );
     }
@@ -912,6 +912,19 @@ async fn http_section(
         r.item(
             &format!("principal {name}:"),
             crate::policy::scopes::effective(policy, scopes),
+        );
+    }
+    if policy.approve_writes {
+        // The service is stateless (no Mcp-Session-Id): a request of the
+        // `initialize` era does not carry what the host declared, and the
+        // server has no channel to ask on (docs/approval.md "Over HTTP").
+        r.item(
+            "approval",
+            "over HTTP only hosts of the 2026-07-28 lifecycle can approve (their requests carry \
+             their capabilities: the form as an input-required result, a task, or the approval \
+             card); hosts that start with initialize (Claude Code, Gemini CLI, Codex CLI, VS Code, \
+             Cursor, goose, the MCP SDKs' default clients) get approval_unavailable: give them \
+             the server over stdio (docs/approval.md \"Over HTTP\")",
         );
     }
     match &h.oauth {

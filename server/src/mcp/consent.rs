@@ -102,6 +102,7 @@ pub fn consent(
         (Some(answer), Some(shown)) => Consent::Answered {
             answer: read(answer),
             shown: shown.clone(),
+            claim: None,
         },
         _ => Consent::Defer,
     };

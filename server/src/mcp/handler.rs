@@ -83,11 +83,16 @@ impl Handler {
                 .is_some_and(super::apps::declares_ui)
     }
 
-    /// The card's decision ([`super::apps::DECIDE_TOOL`]): redeems the id
-    /// for this request's principal, then runs the bound call again with
-    /// the person's answer (approve: re-plan under the installation's
-    /// lock, apply only the plan shown; decline: nothing runs). An id that
-    /// cannot be redeemed ends with `approval_invalid`; nothing runs.
+    /// The card's decision ([`super::apps::DECIDE_TOOL`]) for this
+    /// request's principal. Decline runs the bound call with the answer
+    /// (nothing runs: `declined`). Approve answers at once with the
+    /// decision's stage and runs the bound call apart from this request
+    /// (re-plan under the installation's lock, apply only the plan shown,
+    /// the id spent as the change starts), so a host that gives up on the
+    /// request (its request limit, a cancel) cuts nothing; the card
+    /// follows it with [`super::apps::STATUS_TOOL`]. A second Approve
+    /// while one runs answers where it is. An id that cannot be used ends
+    /// with `approval_invalid`; nothing runs.
     async fn decide(
         &self,
         request: CallToolRequestParams,
@@ -96,19 +101,29 @@ impl Handler {
         let tool = super::apps::DECIDE_TOOL;
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
         let principal = Principal::of(context);
-        let Decided { pending, consent } = match self.pipeline().decided(tool, &args, &principal) {
-            Ok(d) => d,
+        let (pending, consent, claim) = match self.pipeline().decided(tool, &args, &principal) {
+            Ok(Decided::Run {
+                pending,
+                consent,
+                claim,
+            }) => (pending, consent, claim),
+            Ok(Decided::InProgress(stage)) => {
+                let id = args["id"].as_str().unwrap_or_default();
+                return super::apps::stage_result(id, &stage).into();
+            }
             Err(outcome) => return self.tool_result(outcome).into(),
         };
         let surface = self.state.surface.get();
         // With --live-tools the tool may be gone since the card was shown.
         let Some(route) = surface.tools.route(&pending.tool) else {
-            return self
-                .tool_result(Outcome::NotRun {
-                    what: pending.what,
-                    reason: NotRun::PlanChanged { duration_ms: 0 },
-                })
-                .into();
+            let result = self.tool_result(Outcome::NotRun {
+                what: pending.what,
+                reason: NotRun::PlanChanged { duration_ms: 0 },
+            });
+            if let Some(claim) = claim {
+                claim.finish(kept(&result), std::time::Instant::now());
+            }
+            return result.into();
         };
         let mut bound = request;
         bound.name = pending.tool.clone().into();
@@ -119,8 +134,50 @@ impl Handler {
         bound.input_responses = None;
         bound.request_state = None;
         let mut call = self.spawn(route, surface, bound, context, Some(consent));
-        let delivery = call.decide(context).await;
-        self.finish(call, delivery, context).await
+        let Some(claim) = claim else {
+            // A decline: nothing runs, the answer is at hand.
+            let delivery = call.decide(context).await;
+            return self.finish(call, delivery, context).await;
+        };
+        let Spawned {
+            name,
+            call: RunningCall { running, .. },
+            ..
+        } = call;
+        let this = self.clone();
+        let ended = claim.clone();
+        tokio::spawn(async move {
+            let outcome = match joined(running.await, name.clone()) {
+                Reply::Done(outcome) => outcome,
+                // The card's decision carries its answer: never a question.
+                Reply::Ask(_) => Outcome::NotRun {
+                    what: name,
+                    reason: NotRun::Internal("an internal error occurred"),
+                },
+            };
+            let result = this.tool_result(outcome);
+            ended.finish(kept(&result), std::time::Instant::now());
+        });
+        tracing::info!(tool = %pending.tool, "approval accepted; the change runs apart from the request");
+        super::apps::stage_result(claim.id(), &crate::call::approve::Stage::Deciding).into()
+    }
+
+    /// The card's follow-up ([`super::apps::STATUS_TOOL`]): where the
+    /// decision about its id is, or the approved call's result.
+    fn approval_status(
+        &self,
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let tool = super::apps::STATUS_TOOL;
+        let args = Value::Object(request.arguments.clone().unwrap_or_default());
+        match self
+            .pipeline()
+            .approval_stage(tool, &args, &Principal::of(context))
+        {
+            Ok((id, stage)) => super::apps::stage_result(&id, &stage).into(),
+            Err(outcome) => self.tool_result(outcome).into(),
+        }
     }
 
     /// The route of tool `name` on `surface`. Errors: an unknown tool,
@@ -440,6 +497,11 @@ impl Spawned {
     }
 }
 
+/// A tool result as the approval ledger keeps it (JSON).
+fn kept(result: &CallToolResult) -> Value {
+    serde_json::to_value(result).unwrap_or(Value::Null)
+}
+
 /// The reply of a call task, or the internal error its panic becomes.
 fn joined(r: Result<Reply, tokio::task::JoinError>, what: String) -> Reply {
     r.unwrap_or_else(|e| {
@@ -550,6 +612,9 @@ impl ServerHandler for Handler {
     ) -> Result<CallToolResponse, McpError> {
         if request.name == super::apps::DECIDE_TOOL && self.serves_cards(&context) {
             return Ok(self.decide(request, &context).await);
+        }
+        if request.name == super::apps::STATUS_TOOL && self.serves_cards(&context) {
+            return Ok(self.approval_status(&request, &context));
         }
         let surface = self.state.surface.get();
         let route = self.route(&surface, &request.name)?;

@@ -100,6 +100,7 @@ fn not_run_error(reason: &NotRun) -> ToolError {
                     "id": card.id,
                     "expires_in_seconds": card.expires_in_seconds,
                     "decide_tool": crate::tools::approval_card::DECIDE_TOOL,
+                    "status_tool": crate::tools::approval_card::STATUS_TOOL,
                     "plan": card.plan,
                 }),
             );
@@ -186,7 +187,21 @@ impl Results {
                 error.message = mask(&error.message).into_owned();
                 // An approval that was not given still ran the dry run
                 // (and waited for the person): the result says how long.
-                self.nothing_ran_for(&what, &text, error, restart_required, reason.duration_ms())
+                let mut r = self.nothing_ran_for(
+                    &what,
+                    &text,
+                    error,
+                    restart_required,
+                    reason.duration_ms(),
+                );
+                // The card's result is not an error result: Claude does not
+                // mount a view for a result with isError, ChatGPT unmounts it
+                // (docs/approval.md "Hosts and error results"). Its text and
+                // error code still say that nothing changed yet.
+                if matches!(reason, NotRun::AwaitingApproval(_)) {
+                    r.is_error = Some(false);
+                }
+                r
             }
             Outcome::DryRunNotHonoured { what, forced } => {
                 let text = format!(

@@ -21,7 +21,7 @@ pub const MAX_TOOL_NAME_LEN: usize = 48;
 
 /// Names the server uses for its own tools (`conda_execute`,
 /// `conda_cli_command`, `--tool-mode compact`'s three, and the approval
-/// card's `conda_approval_decide`); a generated
+/// card's `conda_approval_decide` and `conda_approval_status`); a generated
 /// tool never takes them, so conda's own `conda commands` is not
 /// `conda_commands` in either mode.
 pub const RESERVED_TOOL_NAMES: &[&str] = &[
@@ -31,6 +31,7 @@ pub const RESERVED_TOOL_NAMES: &[&str] = &[
     "conda_describe",
     "conda_call",
     "conda_approval_decide",
+    "conda_approval_status",
 ];
 
 /// Hex digits of the first suffix tried; a suffix that still collides grows.

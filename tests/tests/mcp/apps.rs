@@ -19,6 +19,7 @@ use conda_mcp_tests::standin::StandinPrefix;
 use super::approval::{env_prefix, runs, transaction_standin};
 
 const DECIDE: &str = "conda_approval_decide";
+const STATUS: &str = "conda_approval_status";
 const VIEW: &str = "ui://conda-mcp/approval";
 
 /// Client capabilities of an MCP Apps host without elicitation.
@@ -49,6 +50,28 @@ fn code(r: &Value) -> &str {
     r["result"]["structuredContent"]["error"]["code"]
         .as_str()
         .unwrap_or("")
+}
+
+/// The stage an answer of the decide or status tool reports
+/// (`structuredContent.approval.state`), or "" for a final result.
+fn state(r: &Value) -> &str {
+    r["result"]["structuredContent"]["approval"]["state"]
+        .as_str()
+        .unwrap_or("")
+}
+
+/// Follows an accepted decision with the status tool until it reports no
+/// decision in progress; that answer (the applied call's result, or the
+/// id's `pending` stage).
+async fn followed(c: &mut RawClient, id: &str) -> Value {
+    for n in 0.. {
+        let r = call(c, &format!("s{n}"), STATUS, json!({"id": id})).await;
+        if !matches!(state(&r), "deciding" | "applying") {
+            return r;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    unreachable!()
 }
 
 fn create_args(name: &str) -> Value {
@@ -190,6 +213,10 @@ async fn the_card_shows_conda_plan_and_applies_exactly_it_once() {
     let env = env_prefix(&standin, "demo");
     let r = call(&mut c, "c1", "conda_create", create_args("demo")).await;
     let (id, plan) = card(&r);
+    assert_eq!(
+        r["result"]["isError"], false,
+        "hosts hide a view of an error result: {r}"
+    );
     let text = r["result"]["content"][0]["text"].as_str().expect("text");
     assert!(
         text.contains("a person must approve or decline this change in the approval card")
@@ -240,6 +267,14 @@ async fn the_card_shows_conda_plan_and_applies_exactly_it_once() {
         json!({"id": id, "decision": "approve"}),
     )
     .await;
+    // Accepted at once, not an error; the card follows it.
+    assert_eq!(r["result"]["isError"], false, "{r}");
+    assert!(matches!(state(&r), "deciding" | "applying"), "{r}");
+    assert_eq!(
+        r["result"]["structuredContent"]["approval"]["status_tool"],
+        STATUS
+    );
+    let r = followed(&mut c, &id).await;
     assert_eq!(r["result"]["isError"], false, "{r}");
     assert_eq!(r["result"]["structuredContent"]["exit_code"], 0, "{r}");
     let applied: Value = serde_json::from_slice(
@@ -265,6 +300,9 @@ async fn the_card_shows_conda_plan_and_applies_exactly_it_once() {
     .await;
     assert_eq!(code(&r), "approval_invalid", "never twice: {r}");
     assert_eq!(creates(&standin), (5, 1));
+    // The applied result stays readable for the card.
+    let r = call(&mut c, "s-again", STATUS, json!({"id": id})).await;
+    assert_eq!(r["result"]["structuredContent"]["exit_code"], 0, "{r}");
 
     // Arguments the schema refuses are named by path, not echoed.
     let r = call(
@@ -376,6 +414,9 @@ fn another_principal_cannot_decide_a_card() {
         server.stderr_text()
     );
     assert!(!env.exists());
+    let status = json!({"id": id});
+    let r = call(bob, ui_capabilities(), STATUS, status.clone());
+    assert_eq!(code(&r), "approval_invalid", "bob cannot follow it: {r}");
     let r = call(alice, ui_capabilities(), DECIDE, decide);
     assert_eq!(
         r["result"]["isError"],
@@ -383,9 +424,84 @@ fn another_principal_cannot_decide_a_card() {
         "{r}\n{}",
         server.stderr_text()
     );
+    let r = loop {
+        let r = call(alice, ui_capabilities(), STATUS, status.clone());
+        if !matches!(state(&r), "deciding" | "applying") {
+            break r;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(r["result"]["structuredContent"]["exit_code"], 0, "{r}");
     assert!(
         env.join("conda-meta")
             .join("standin-transaction.json")
             .exists()
     );
+}
+
+/// Over HTTP, a host of the `initialize` era that declares the MCP Apps
+/// extension gets the documented refusal (docs/approval.md "Over HTTP"):
+/// the service keeps nothing between requests, so its later requests carry
+/// no capabilities: no `_meta.ui`, no card tools, and a change ends
+/// `approval_unavailable` naming why (nothing applied).
+#[test]
+fn an_initialize_era_http_host_gets_the_documented_refusal() {
+    use conda_mcp_tests::http::post_mcp;
+    let standin = transaction_standin();
+    let dir = tempdir();
+    let file = dir.path().join("tokens");
+    let token = "cmcp_apps_alice_0123456789";
+    std::fs::write(&file, file_line("alice", token, None)).expect("token file");
+    let server = HttpServer::start_in(
+        dir,
+        &standin.conda_exe,
+        &[
+            "--auth-tokens",
+            file.to_str().expect("utf-8"),
+            "--approve-writes",
+        ],
+    );
+    let bearer = format!("Bearer {token}");
+    let post = |method: &str, params: Value| -> Value {
+        let headers = [
+            ("Authorization", bearer.as_str()),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ];
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let r = post_mcp(server.addr, &headers, &body).expect("request");
+        serde_json::from_str(&r.body).unwrap_or_else(|_| panic!("{r:?}"))
+    };
+    let init = {
+        let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": ui_capabilities(),
+            "clientInfo": {"name": "an initialize-era apps host", "version": "1"}
+        }});
+        let r = post_mcp(server.addr, &[("Authorization", bearer.as_str())], &body)
+            .expect("initialize");
+        assert!(
+            r.header("Mcp-Session-Id").is_none(),
+            "no session is served: {r:?}"
+        );
+        serde_json::from_str::<Value>(&r.body).unwrap_or_else(|_| panic!("{r:?}"))
+    };
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
+    let listed = post("tools/list", json!({}));
+    let tools = listed["result"]["tools"].as_array().expect("tools");
+    assert!(
+        tools
+            .iter()
+            .all(|t| t["name"] != DECIDE && t["name"] != STATUS)
+    );
+    assert!(tools.iter().all(|t| t["_meta"].get("ui").is_none()));
+    let r = post(
+        "tools/call",
+        json!({"name": "conda_create", "arguments": create_args("demo")}),
+    );
+    assert_eq!(code(&r), "approval_unavailable", "{r}");
+    let message = r["result"]["structuredContent"]["error"]["message"]
+        .as_str()
+        .unwrap_or("");
+    assert!(message.contains("2026-07-28 lifecycle"), "{message}");
+    assert!(!env_prefix(&standin, "demo").exists());
 }

@@ -703,6 +703,12 @@ fn check_never_nests_parentheses_whatever_the_flags() {
             report.contains("(1 process through the worker)"),
             "{flags:?}:\n{report}"
         );
+        // Which hosts can approve over HTTP (docs/approval.md "Over HTTP").
+        assert_eq!(
+            report.contains("over HTTP only hosts of the 2026-07-28 lifecycle can approve"),
+            flags.contains(&"--listen"),
+            "{flags:?}:\n{report}"
+        );
     }
 }
 

@@ -6,7 +6,8 @@
 //!     lock ─▶ preview ─▶ ask (bounded by the time limit) ─▶ approve ─▶ re-plan ─▶ same digest? ─▶ apply
 //!                                                         └▶ decline, cancel, no answer: declined
 //! Answered (the stateless retry, the card's decision):
-//!     approve ─▶ lock ─▶ re-plan ─▶ same digest as shown? ─▶ apply      decline, cancel: declined
+//!     approve ─▶ lock ─▶ re-plan ─▶ same digest as shown? ─▶ (spend the card's id) ─▶ apply
+//!     decline, cancel: declined
 //! Defer (stateless, first request):  preview ─▶ the question goes back to the client
 //! Card (MCP Apps without elicitation): preview ─▶ the card goes back (its decision is a later Answered)
 //! Unavailable:                       preview ─▶ approval_unavailable, with the plan it would have shown
@@ -23,6 +24,15 @@
 //! (`declined`). Answers that applied nothing report the milliseconds the
 //! call spent (the dry runs, the wait) as `duration_ms`.
 //!
+//! The card's id is spent when the change starts, not when the decision
+//! arrives ([`super::ids`]): a decision that ends at the lock, the re-plan
+//! or `plan_changed` changed nothing and leaves the id open (its last
+//! answer says why), and only the step that applies makes it
+//! [`super::ids::Stage::Applying`]. The card's decision runs apart from
+//! the request that brought it (`crate::mcp`'s decide tool answers at once
+//! and the card follows the id's stage), so a host's own request limit
+//! cuts neither the re-plan nor the apply.
+//!
 //! What the steps do with conda is behind [`Steps`] (the runner's, in
 //! [`super::on_conda`]), so the decisions here are tested without conda.
 
@@ -31,6 +41,7 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
+use super::ids::{Claim, IdRefusal};
 use super::{AskError, Asker, Consent, Question, question::Answer};
 use crate::call::events::Answered;
 use crate::call::shape::outcome::Unasked;
@@ -106,7 +117,7 @@ pub async fn approve<S: Steps>(steps: S, consent: Consent) -> Ended {
 
 /// [`approve`]'s decisions, by the way the answer arrives.
 async fn decide<S: Steps>(steps: S, consent: Consent) -> Ended {
-    let (held, shown) = match consent {
+    let (held, shown, claim) = match consent {
         // The dry run still runs, so the answer shows what would have
         // changed; nothing is applied.
         Consent::Unavailable(why) => {
@@ -143,18 +154,19 @@ async fn decide<S: Steps>(steps: S, consent: Consent) -> Ended {
             };
         }
         Consent::Ask(asker) => match asked(&steps, asker.as_ref()).await {
-            Ok((held, shown)) => (Some(held), shown),
+            Ok((held, shown)) => (Some(held), shown, None),
             Err(end) => return Ended::Done(end),
         },
         Consent::Answered {
             answer: Answer::Approve,
             shown,
+            claim,
         } => {
             steps.answered(Answered::Answer(Answer::Approve));
-            (None, shown)
+            (None, shown, claim)
         }
     };
-    Ended::Done(apply(steps, held, shown).await)
+    Ended::Done(apply(steps, held, shown, claim).await)
 }
 
 /// Asks while the call waits: from the preview to the apply, the
@@ -187,8 +199,14 @@ async fn asked<S: Steps>(steps: &S, asker: &dyn Asker) -> Result<(S::Held, Strin
 }
 
 /// Re-plans under the lock (taken now unless `held`) and applies only the
-/// plan whose digest is `shown`.
-async fn apply<S: Steps>(steps: S, held: Option<S::Held>, shown: String) -> Outcome {
+/// plan whose digest is `shown`; the card's `claim` is spent just before
+/// the apply (an id no longer deciding applies nothing: `approval_invalid`).
+async fn apply<S: Steps>(
+    steps: S,
+    held: Option<S::Held>,
+    shown: String,
+    claim: Option<Claim>,
+) -> Outcome {
     let held = match held {
         Some(held) => held,
         None => match steps.hold().await {
@@ -203,6 +221,12 @@ async fn apply<S: Steps>(steps: S, held: Option<S::Held>, shown: String) -> Outc
     if again.digest != shown {
         tracing::info!(what = %steps.what(), "approved plan changed before the apply; not applied");
         return not_run(&steps, NotRun::PlanChanged { duration_ms: 0 });
+    }
+    if let Some(claim) = claim
+        && !claim.start()
+    {
+        tracing::error!(what = %steps.what(), "an approved card's id was no longer deciding; not applied");
+        return not_run(&steps, NotRun::ApprovalRefused(IdRefusal::Unknown));
     }
     tracing::info!(what = %steps.what(), "change approved by the person; applying");
     steps.apply(held).await

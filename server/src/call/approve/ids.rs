@@ -1,35 +1,52 @@
 //! The single-use approval ids of the approval card (`--approve-writes`
 //! through an MCP Apps view, docs/approval.md "The approval card").
-//! Protocol-free: `mcp::apps` issues an id with each card and redeems it
-//! when the view's app-only tool brings the person's decision.
+//! Protocol-free: `mcp::apps` issues an id with each card and looks it up
+//! when the view's app-only tools bring the person's decision or ask how
+//! it went.
 //!
 //! An id is 122 random bits (a UUID v4) naming one [`Pending`] change: the
 //! principal it was shown to, the tool, the call's arguments (as the
 //! server received them, after the host-added ones were dropped) and the
 //! digest of the question shown ([`super::question::Question::digest`],
-//! which binds the tool, the arguments and the plan's text). It is valid
-//! once, for that principal only, until its deadline (`--timeout` after it
-//! was issued). Redeeming it does not apply anything by itself: the
-//! change is planned again from the bound tool and arguments, and applied
-//! only when the fresh plan's digest equals the bound one (else
-//! `plan_changed`), so whoever holds an id can approve exactly the plan
-//! that was shown, and nothing else.
+//! which binds the tool, the arguments and the plan's text). Redeeming it
+//! does not apply anything by itself: the change is planned again from the
+//! bound tool and arguments, and applied only when the fresh plan's digest
+//! equals the bound one (else `plan_changed`), so whoever holds an id can
+//! approve exactly the plan that was shown, and nothing else.
+//!
+//! Each id goes through [`Stage`]s:
+//!
+//! ```text
+//! Open ──approve──▶ Deciding ──the change starts──▶ Applying ──ends──▶ Done(result)
+//!   │                  └──ends before the change started──▶ Open (last: result)
+//!   └──decline──▶ gone (nothing ran)
+//! ```
+//!
+//! The id is **spent when the change starts** ([`Claim::start`], called by
+//! the approval's state machine just before the apply), not when the
+//! decision arrives: a decision that ended before anything changed (the
+//! installation's lock not free in time, a cancel, a re-plan that failed)
+//! leaves the id open, so the person can decide again, and a second Approve
+//! while one is deciding joins it instead of running twice. An `Open` id is
+//! valid until its deadline (`--timeout` after it was issued); a decision
+//! in progress does not expire; a `Done` one is kept, for the card to read
+//! its result ([`Ledger::status`]), until `--timeout` after it ended.
 //!
 //! A wrong principal does not consume the id (another session cannot
 //! spend the person's approval), and is told the same as for an id that
-//! does not exist. At most [`CAPACITY`] ids are pending at a time; issuing
-//! past it drops the one closest to its deadline, and expired ids are
-//! dropped on every issue.
+//! does not exist. At most [`CAPACITY`] ids are kept at a time; issuing
+//! past it drops the open or done one closest to its deadline (never a
+//! decision in progress), and expired ids are dropped on every issue.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::principal::Principal;
 
-/// Most ids pending at once.
+/// Most ids kept at once.
 pub const CAPACITY: usize = 256;
 
 /// One change waiting for the person's decision in the card.
@@ -66,10 +83,98 @@ pub enum IdRefusal {
     Expired,
 }
 
-/// The pending ids of one server.
-#[derive(Debug, Default)]
+/// Where an id is in its life (module docs). The results are kept as the
+/// client is to read them (a tool result as JSON, built by the MCP side).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stage {
+    /// Waiting for the person's decision; `last` is the result of a
+    /// decision that ended before the change started (nothing changed).
+    Open {
+        /// That decision's result, if there was one.
+        last: Option<Value>,
+    },
+    /// Approved: waiting for the installation's lock, or re-planning.
+    /// Nothing has changed yet.
+    Deciding,
+    /// The change started: the id is spent, the change may be applied.
+    Applying,
+    /// The change ran to its end; its result.
+    Done(Value),
+}
+
+/// What a decision about an id does ([`Ledger::decide`]).
+#[derive(Debug)]
+pub enum IdDecision {
+    /// Approved: run the bound change (re-plan, apply) with this claim.
+    Approve(Pending, Claim),
+    /// Declined: the id is gone; nothing runs.
+    Decline(Pending),
+    /// A decision about this id is in progress already ([`Stage::Deciding`]
+    /// or [`Stage::Applying`]): nothing more runs; here is where it is.
+    InProgress(Stage),
+}
+
+#[derive(Debug)]
+struct Entry {
+    pending: Pending,
+    stage: Stage,
+    /// An open id's deadline; a done one's end of keeping.
+    deadline: Instant,
+    /// How long the id stays valid, and a result is kept.
+    ttl: Duration,
+}
+
+type Map = HashMap<String, Entry>;
+
+/// The ids of one server (cheap to clone: one shared map).
+#[derive(Debug, Default, Clone)]
 pub struct Ledger {
-    pending: Mutex<HashMap<String, (Pending, Instant)>>,
+    ids: Arc<Mutex<Map>>,
+}
+
+/// An approved id whose decision is in progress: the approval's state
+/// machine calls [`Claim::start`] just before the change starts, and the
+/// decision's runner [`Claim::finish`] when it ended.
+#[derive(Debug, Clone)]
+pub struct Claim {
+    ledger: Ledger,
+    id: String,
+}
+
+impl Claim {
+    /// The change starts: the id is spent ([`Stage::Applying`]). `false`
+    /// when the id is no longer deciding (never, unless a bug): then
+    /// nothing may be applied.
+    pub fn start(&self) -> bool {
+        let mut map = self.ledger.lock();
+        match map.get_mut(&self.id) {
+            Some(e) if e.stage == Stage::Deciding => {
+                e.stage = Stage::Applying;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The decision ended with `result` (the call's tool result as JSON)
+    /// at `now`: [`Stage::Done`] when the change started, else the id is
+    /// open again (valid for `--timeout` from now) with `result` as its
+    /// last answer.
+    pub fn finish(&self, result: Value, now: Instant) {
+        let mut map = self.ledger.lock();
+        if let Some(e) = map.get_mut(&self.id) {
+            e.stage = match e.stage {
+                Stage::Applying => Stage::Done(result),
+                _ => Stage::Open { last: Some(result) },
+            };
+            e.deadline = now + e.ttl;
+        }
+    }
+
+    /// The id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
 }
 
 impl Ledger {
@@ -78,66 +183,128 @@ impl Ledger {
         Self::default()
     }
 
-    /// Issues a new id for `pending`, valid until `now + ttl`.
+    /// Issues a new id for `pending`, open until `now + ttl`.
     pub fn issue(&self, pending: Pending, ttl: Duration, now: Instant) -> String {
         let id = uuid::Uuid::new_v4().to_string();
         let mut map = self.lock();
-        map.retain(|_, (_, deadline)| *deadline > now);
+        map.retain(|_, e| e.in_progress() || e.deadline > now);
         while map.len() >= CAPACITY {
             let Some(first) = map
                 .iter()
-                .min_by_key(|(_, (_, d))| *d)
+                .filter(|(_, e)| !e.in_progress())
+                .min_by_key(|(_, e)| e.deadline)
                 .map(|(k, _)| k.clone())
             else {
                 break;
             };
             map.remove(&first);
         }
-        map.insert(id.clone(), (pending, now + ttl));
+        let entry = Entry {
+            pending,
+            stage: Stage::Open { last: None },
+            deadline: now + ttl,
+            ttl,
+        };
+        map.insert(id.clone(), entry);
         id
     }
 
-    /// Redeems `id` for `principal` at `now`: its [`Pending`] change, and
-    /// the id is gone.
+    /// The person's decision about `id`, for `principal`, at `now`
+    /// ([`IdDecision`]): approving an open id makes it [`Stage::Deciding`]
+    /// (not spent yet: [`Claim::start`] spends it); declining drops it.
     ///
-    /// Errors: [`IdRefusal::Expired`] (the id is dropped);
-    /// [`IdRefusal::Unknown`] for an id never issued, used already, or
-    /// issued to another principal (which keeps it).
-    pub fn redeem(
+    /// Errors: [`IdRefusal::Expired`] for an open id past its deadline (it
+    /// is dropped); [`IdRefusal::Unknown`] for an id never issued, spent
+    /// ([`Stage::Done`]), or issued to another principal (which keeps it).
+    pub fn decide(
+        &self,
+        id: &str,
+        principal: &Principal,
+        approve: bool,
+        now: Instant,
+    ) -> Result<IdDecision, IdRefusal> {
+        let mut map = self.lock();
+        let entry = Self::owned(&mut map, id, principal)?;
+        match &entry.stage {
+            Stage::Done(_) => Err(IdRefusal::Unknown),
+            s @ (Stage::Deciding | Stage::Applying) => Ok(IdDecision::InProgress(s.clone())),
+            Stage::Open { .. } if entry.deadline <= now => {
+                map.remove(id);
+                Err(IdRefusal::Expired)
+            }
+            Stage::Open { .. } if approve => {
+                entry.stage = Stage::Deciding;
+                let claim = Claim {
+                    ledger: self.clone(),
+                    id: id.to_owned(),
+                };
+                Ok(IdDecision::Approve(entry.pending.clone(), claim))
+            }
+            Stage::Open { .. } => map
+                .remove(id)
+                .map(|e| IdDecision::Decline(e.pending))
+                .ok_or(IdRefusal::Unknown),
+        }
+    }
+
+    /// Where `id` is, for `principal`, at `now` (an open id past its
+    /// deadline is dropped).
+    ///
+    /// Errors: as [`Ledger::decide`], and [`IdRefusal::Unknown`] for a done
+    /// id past its keeping.
+    pub fn status(
         &self,
         id: &str,
         principal: &Principal,
         now: Instant,
-    ) -> Result<Pending, IdRefusal> {
+    ) -> Result<Stage, IdRefusal> {
         let mut map = self.lock();
-        let Some((pending, deadline)) = map.get(id) else {
-            return Err(IdRefusal::Unknown);
-        };
-        if pending.principal != *principal {
-            return Err(IdRefusal::Unknown);
-        }
-        if *deadline <= now {
+        let entry = Self::owned(&mut map, id, principal)?;
+        if !entry.in_progress() && entry.deadline <= now {
+            let open = matches!(entry.stage, Stage::Open { .. });
             map.remove(id);
-            return Err(IdRefusal::Expired);
+            return Err(if open {
+                IdRefusal::Expired
+            } else {
+                IdRefusal::Unknown
+            });
         }
-        map.remove(id).map(|(p, _)| p).ok_or(IdRefusal::Unknown)
+        Ok(entry.stage.clone())
     }
 
-    /// How many ids are pending (expired ones included until the next
-    /// issue).
+    /// How many ids are kept (expired ones included until the next issue).
     pub fn len(&self) -> usize {
         self.lock().len()
     }
 
-    /// Whether no id is pending.
+    /// Whether no id is kept.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Pending, Instant)>> {
+    /// The entry of `id` when it was issued to `principal`.
+    fn owned<'m>(
+        map: &'m mut Map,
+        id: &str,
+        principal: &Principal,
+    ) -> Result<&'m mut Entry, IdRefusal> {
+        match map.get_mut(id) {
+            Some(e) if e.pending.principal == *principal => Ok(e),
+            _ => Err(IdRefusal::Unknown),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Map> {
         // A panic while holding it left the map consistent (every change
-        // is one call): keep using it.
-        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+        // is one assignment): keep using it.
+        self.ids.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Entry {
+    /// A decision is running: the entry is neither dropped nor expired.
+    fn in_progress(&self) -> bool {
+        matches!(self.stage, Stage::Deciding | Stage::Applying)
     }
 }
 
@@ -165,18 +332,88 @@ mod tests {
 
     const TTL: Duration = Duration::from_secs(60);
 
+    fn alice() -> Principal {
+        Principal::named("alice")
+    }
+
+    fn approve(ledger: &Ledger, id: &str, now: Instant) -> Result<Claim, String> {
+        match ledger.decide(id, &alice(), true, now) {
+            Ok(IdDecision::Approve(_, claim)) => Ok(claim),
+            other => Err(format!("{other:?}")),
+        }
+    }
+
     #[test]
-    fn an_id_is_redeemed_once_by_its_principal() {
+    fn an_id_is_spent_when_the_change_starts_and_only_once() {
         let ledger = Ledger::new();
         let now = Instant::now();
         let p = pending("alice", json!({"name": "demo"}));
         let id = ledger.issue(p.clone(), TTL, now);
         assert_eq!(id.len(), 36, "a UUID: {id}");
-        assert_eq!(ledger.redeem(&id, &Principal::named("alice"), now), Ok(p));
+        let claim = approve(&ledger, &id, now).expect("approved");
+        assert_eq!(ledger.status(&id, &alice(), now), Ok(Stage::Deciding));
+        // A second Approve while deciding joins it: nothing more runs.
+        assert!(matches!(
+            ledger.decide(&id, &alice(), true, now),
+            Ok(IdDecision::InProgress(Stage::Deciding))
+        ));
+        assert!(claim.start(), "the change starts");
+        assert!(!claim.start(), "never twice");
+        assert!(matches!(
+            ledger.decide(&id, &alice(), false, now),
+            Ok(IdDecision::InProgress(Stage::Applying))
+        ));
+        claim.finish(json!({"isError": false}), now);
         assert_eq!(
-            ledger.redeem(&id, &Principal::named("alice"), now),
+            ledger.status(&id, &alice(), now),
+            Ok(Stage::Done(json!({"isError": false})))
+        );
+        assert_eq!(
+            ledger.decide(&id, &alice(), true, now).map(|_| ()),
             Err(IdRefusal::Unknown),
-            "never twice"
+            "spent"
+        );
+        // The result is kept for --timeout after the end, then dropped.
+        assert_eq!(
+            ledger.status(&id, &alice(), now + TTL).map(|_| ()),
+            Err(IdRefusal::Unknown)
+        );
+    }
+
+    #[test]
+    fn a_decision_that_ended_before_the_change_leaves_the_id_open() {
+        let ledger = Ledger::new();
+        let now = Instant::now();
+        let id = ledger.issue(pending("alice", json!({})), TTL, now);
+        let claim = approve(&ledger, &id, now).expect("approved");
+        // The lock was not free in time: nothing started.
+        let later = now + TTL + Duration::from_secs(5);
+        claim.finish(json!({"code": "queue_timeout"}), later);
+        assert_eq!(
+            ledger.status(&id, &alice(), later),
+            Ok(Stage::Open {
+                last: Some(json!({"code": "queue_timeout"}))
+            })
+        );
+        // Valid again, for --timeout from the end; a decision in progress
+        // never expired.
+        let again = approve(&ledger, &id, later + TTL - Duration::from_millis(1));
+        assert!(again.is_ok(), "{again:?}");
+    }
+
+    #[test]
+    fn a_decline_drops_the_id() {
+        let ledger = Ledger::new();
+        let now = Instant::now();
+        let p = pending("alice", json!({"name": "demo"}));
+        let id = ledger.issue(p.clone(), TTL, now);
+        match ledger.decide(&id, &alice(), false, now) {
+            Ok(IdDecision::Decline(got)) => assert_eq!(got, p),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            ledger.decide(&id, &alice(), true, now).map(|_| ()),
+            Err(IdRefusal::Unknown)
         );
         assert!(ledger.is_empty());
     }
@@ -186,40 +423,40 @@ mod tests {
         let ledger = Ledger::new();
         let now = Instant::now();
         let id = ledger.issue(pending("alice", json!({"name": "demo"})), TTL, now);
-        assert_eq!(
-            ledger.redeem(&id, &Principal::named("mallory"), now),
-            Err(IdRefusal::Unknown)
-        );
-        assert_eq!(
-            ledger.redeem(&id, &Principal::local(), now),
-            Err(IdRefusal::Unknown)
-        );
-        assert!(ledger.redeem(&id, &Principal::named("alice"), now).is_ok());
+        for who in [Principal::named("mallory"), Principal::local()] {
+            assert_eq!(
+                ledger.decide(&id, &who, true, now).map(|_| ()),
+                Err(IdRefusal::Unknown)
+            );
+            assert_eq!(
+                ledger.decide(&id, &who, false, now).map(|_| ()),
+                Err(IdRefusal::Unknown)
+            );
+            assert_eq!(ledger.status(&id, &who, now), Err(IdRefusal::Unknown));
+        }
+        assert!(approve(&ledger, &id, now).is_ok());
     }
 
     #[test]
-    fn an_id_expires_at_its_deadline() {
+    fn an_open_id_expires_at_its_deadline() {
         let ledger = Ledger::new();
         let now = Instant::now();
         let id = ledger.issue(pending("alice", json!({})), TTL, now);
         let later = now + TTL;
         assert_eq!(
-            ledger.redeem(&id, &Principal::named("alice"), later),
+            ledger.decide(&id, &alice(), true, later).map(|_| ()),
             Err(IdRefusal::Expired)
         );
         // Dropped: now unknown.
         assert_eq!(
-            ledger.redeem(&id, &Principal::named("alice"), now),
+            ledger.decide(&id, &alice(), true, now).map(|_| ()),
             Err(IdRefusal::Unknown)
         );
         // Just before the deadline it is still valid.
         let id = ledger.issue(pending("alice", json!({})), TTL, now);
-        let just_before = now + TTL - Duration::from_millis(1);
-        assert!(
-            ledger
-                .redeem(&id, &Principal::named("alice"), just_before)
-                .is_ok()
-        );
+        assert!(approve(&ledger, &id, now + TTL - Duration::from_millis(1)).is_ok());
+        let id = ledger.issue(pending("alice", json!({})), TTL, now);
+        assert_eq!(ledger.status(&id, &alice(), later), Err(IdRefusal::Expired));
     }
 
     #[test]
@@ -228,7 +465,7 @@ mod tests {
         let now = Instant::now();
         ledger.issue(pending("alice", json!({})), TTL, now);
         assert_eq!(
-            ledger.redeem("not-an-id", &Principal::named("alice"), now),
+            ledger.decide("not-an-id", &alice(), true, now).map(|_| ()),
             Err(IdRefusal::Unknown)
         );
         assert_eq!(ledger.len(), 1);
@@ -254,20 +491,30 @@ mod tests {
     }
 
     #[test]
-    fn issuing_drops_expired_ids_and_keeps_within_capacity() {
+    fn issuing_drops_expired_ids_and_keeps_within_capacity_but_not_running_ones() {
         let ledger = Ledger::new();
         let now = Instant::now();
         let old = ledger.issue(pending("alice", json!({})), Duration::from_secs(1), now);
+        let running = ledger.issue(pending("alice", json!({})), Duration::from_secs(1), now);
+        let _claim = approve(&ledger, &running, now).expect("approved");
         let later = now + Duration::from_secs(2);
         ledger.issue(pending("alice", json!({})), TTL, later);
-        assert_eq!(ledger.len(), 1, "the expired id was dropped");
         assert_eq!(
-            ledger.redeem(&old, &Principal::named("alice"), later),
+            ledger.len(),
+            2,
+            "the expired id was dropped, not the running one"
+        );
+        assert_eq!(
+            ledger.decide(&old, &alice(), true, later).map(|_| ()),
             Err(IdRefusal::Unknown)
         );
         for _ in 0..CAPACITY + 10 {
             ledger.issue(pending("alice", json!({})), TTL, later);
         }
         assert_eq!(ledger.len(), CAPACITY);
+        assert_eq!(
+            ledger.status(&running, &alice(), later),
+            Ok(Stage::Deciding)
+        );
     }
 }

@@ -18,6 +18,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+pub use ids::Stage;
 pub use question::{APPROVE_FIELD, Answer, Approval, Question, read_answer};
 
 use crate::call::shape::outcome::Unasked;
@@ -78,6 +79,9 @@ pub enum Consent {
         /// The digest of the question shown (an echoed `requestState`, or
         /// the one bound to the card's id).
         shown: String,
+        /// The card's id, approved: spent when the change starts
+        /// ([`ids::Claim::start`]); `None` for the stateless retry.
+        claim: Option<ids::Claim>,
     },
 }
 

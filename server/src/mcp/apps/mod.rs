@@ -15,24 +15,36 @@
 //!   structured content's `error.details.approval` carries the plan and a
 //!   single-use id (`crate::call::approve::ids`), bound to the principal,
 //!   the tool, the arguments and the plan's digest, valid for `--timeout`.
-//! * The card calls [`DECIDE_TOOL`] with `{id, decision}`; the handler
-//!   redeems the id and runs the bound call again with that answer
-//!   (`super::consent`: re-plan under the installation's lock, apply only
-//!   an unchanged plan, else `plan_changed`).
+//! * The card calls [`DECIDE_TOOL`] with `{id, decision}`. Decline ends
+//!   `declined` at once. Approve answers at once with the decision's
+//!   stage ([`stage_result`]: `deciding`) and the handler runs the bound
+//!   call again with that answer apart from the request (re-plan under the
+//!   installation's lock, apply only an unchanged plan, else
+//!   `plan_changed`), so a host's request limit (60 s in the MCP
+//!   TypeScript SDK that the ext-apps host SDK relays through) cuts
+//!   neither; the id is spent only as the change starts
+//!   (`crate::call::approve::ids`).
+//! * The card follows the decision with [`STATUS_TOOL`] (`{id}`): the
+//!   stage, or once the change ran, the approved call's own result.
 //!
-//! The host is trusted to keep [`DECIDE_TOOL`] from the model (the spec's
+//! The host is trusted to keep [`DECIDE_TOOL`] (and [`STATUS_TOOL`]) from the model (the spec's
 //! "Visibility": hosts MUST NOT list it to the agent), but nothing rests
 //! on it: without a live id, issued to the same principal for a card, the
 //! tool changes nothing, and a live id approves only the plan shown.
 
-use rmcp::model::{ClientCapabilities, JsonObject, MetaObject, Resource, ResourceContents};
+use rmcp::model::{
+    CallToolResult, ClientCapabilities, ContentBlock, JsonObject, MetaObject, Resource,
+    ResourceContents,
+};
 use serde_json::{Value, json};
 
 use super::listing;
 use crate::tools::approval_card;
 use crate::tools::spec::ToolSpec;
 
-pub use crate::tools::approval_card::{DECIDE_TOOL, RESOURCE_URI};
+pub use crate::tools::approval_card::{DECIDE_TOOL, RESOURCE_URI, STATUS_TOOL};
+
+use crate::call::approve::Stage;
 
 /// The extension's identifier in the client's `capabilities.extensions`.
 pub const EXTENSION_ID: &str = "io.modelcontextprotocol/ui";
@@ -57,14 +69,70 @@ pub fn declares_ui(capabilities: &ClientCapabilities) -> bool {
 
 /// The tools/list of `specs` for a client that declared the extension:
 /// each tool that may change something names the card, and the app-only
-/// [`DECIDE_TOOL`] comes last.
+/// [`DECIDE_TOOL`] and [`STATUS_TOOL`] come last.
 pub fn listed(specs: &[ToolSpec]) -> Vec<rmcp::model::Tool> {
     let mut tools: Vec<rmcp::model::Tool> = specs
         .iter()
         .map(|s| listing::render(&approval_card::with_card(s)))
         .collect();
     tools.push(listing::render(&approval_card::decide_spec()));
+    tools.push(listing::render(&approval_card::status_spec()));
     tools
+}
+
+/// The tool result that tells the card where the decision about `id` is,
+/// while no final result is known: `structuredContent.approval` is
+/// `{id, state, status_tool, last}` with `state` `pending` (no decision
+/// is running: none arrived, or the last one ended before the change
+/// started, `last` being that decision's `error`), `deciding` (approved:
+/// the lock and the re-plan; nothing changed yet) or `applying` (the
+/// change started). Not an error: nothing failed. A [`Stage::Done`] is
+/// the approved call's own result (`result`, the tool result as JSON).
+pub fn stage_result(id: &str, stage: &Stage) -> CallToolResult {
+    let (state, text, last) = match stage {
+        Stage::Done(result) => {
+            if let Ok(r) = serde_json::from_value::<CallToolResult>(result.clone()) {
+                return r;
+            }
+            tracing::error!("a kept approval result did not read back");
+            (
+                "applying",
+                "The change was started; its result could not be read back. Check the environment.",
+                Value::Null,
+            )
+        }
+        Stage::Open { last } => (
+            "pending",
+            "No decision is running for this card: nothing has changed. The person can approve or \
+             decline it.",
+            last.as_ref()
+                .and_then(|r| r.get("structuredContent"))
+                .and_then(|s| s.get("error"))
+                .cloned()
+                .unwrap_or(Value::Null),
+        ),
+        Stage::Deciding => (
+            "deciding",
+            "The person approved the change in the approval card. conda-mcp is checking conda's \
+             plan again before it applies it; nothing has changed yet.",
+            Value::Null,
+        ),
+        Stage::Applying => (
+            "applying",
+            "The person approved the change in the approval card, conda's plan is unchanged, and \
+             conda is applying it now.",
+            Value::Null,
+        ),
+    };
+    let structured = json!({"approval": {
+        "id": id,
+        "state": state,
+        "status_tool": STATUS_TOOL,
+        "last": last,
+    }});
+    let mut r = CallToolResult::success(vec![ContentBlock::text(format!("{text}\n{structured}"))]);
+    r.structured_content = Some(structured);
+    r
 }
 
 /// The view's `resources/list` entry.
@@ -173,11 +241,11 @@ mod tests {
             .count();
         eprintln!(
             "tools/list: {plain} bytes, {carded} with the card ({named} of {} tools name it); the view {} bytes",
-            set.listed.len() + 1,
+            set.listed.len() + 2,
             VIEW.len()
         );
         assert!(carded > plain);
         assert!(carded - plain < 4_000, "{plain} → {carded}");
-        assert!(VIEW.len() < 16_384, "the view is {} bytes", VIEW.len());
+        assert!(VIEW.len() < 20_480, "the view is {} bytes", VIEW.len());
     }
 }

@@ -299,6 +299,7 @@ async fn a_later_approval_re_plans_under_the_lock_and_applies_only_the_plan_show
     let approved = |shown: &str| Consent::Answered {
         answer: Answer::Approve,
         shown: shown.to_owned(),
+        claim: None,
     };
     let (steps, log) = Fake::new(vec![Ok(q("d1"))]);
     let end = approve(steps, approved("d1")).await;
@@ -321,8 +322,83 @@ async fn a_later_decline_runs_nothing_at_all() {
     let consent = Consent::Answered {
         answer: Answer::Decline,
         shown: "d1".into(),
+        claim: None,
     };
     let end = approve(steps, consent).await;
     assert!(matches!(not_run(&end), NotRun::Declined { .. }));
     assert_eq!(log_of(&log), ["answered decline"]);
+}
+
+/// The card's id is spent when the change starts: a decision that ends
+/// before (a changed plan, a lock not taken) leaves it deciding for its
+/// runner to reopen; one that applies spends it first.
+#[tokio::test]
+async fn a_card_id_is_spent_only_by_the_apply() {
+    use crate::call::approve::ids::{IdDecision, Ledger, Pending, Stage};
+    use crate::principal::Principal;
+    use std::time::Instant;
+
+    let ledger = Ledger::new();
+    let who = Principal::named("alice");
+    let claim_of = |ledger: &Ledger| {
+        let pending = Pending {
+            principal: who.clone(),
+            tool: "conda_install".into(),
+            args: json!({}),
+            digest: "d1".into(),
+            what: "conda install".into(),
+        };
+        let now = Instant::now();
+        let id = ledger.issue(pending, Duration::from_secs(60), now);
+        match ledger.decide(&id, &who, true, now) {
+            Ok(IdDecision::Approve(_, claim)) => (id, claim),
+            other => panic!("{other:?}"),
+        }
+    };
+    let card = |claim: &crate::call::approve::ids::Claim, shown: &str| Consent::Answered {
+        answer: Answer::Approve,
+        shown: shown.to_owned(),
+        claim: Some(claim.clone()),
+    };
+
+    // The plan changed: nothing applied, the id not spent.
+    let (id, claim) = claim_of(&ledger);
+    let (steps, log) = Fake::new(vec![Ok(q("d2"))]);
+    let end = approve(steps, card(&claim, "d1")).await;
+    assert!(matches!(not_run(&end), NotRun::PlanChanged { .. }));
+    assert_eq!(log_of(&log), ["answered approve", "hold", "preview"]);
+    assert_eq!(
+        ledger.status(&id, &who, Instant::now()),
+        Ok(Stage::Deciding)
+    );
+
+    // The lock was not taken: the same.
+    let (id, claim) = claim_of(&ledger);
+    let (mut steps, _) = Fake::new(vec![Ok(q("d1"))]);
+    steps.lock_fails = true;
+    let end = approve(steps, card(&claim, "d1")).await;
+    assert!(!applied(&end), "{end:?}");
+    assert_eq!(
+        ledger.status(&id, &who, Instant::now()),
+        Ok(Stage::Deciding)
+    );
+
+    // Applied: spent just before the apply.
+    let (id, claim) = claim_of(&ledger);
+    let (steps, _) = Fake::new(vec![Ok(q("d1"))]);
+    let end = approve(steps, card(&claim, "d1")).await;
+    assert!(applied(&end), "{end:?}");
+    assert_eq!(
+        ledger.status(&id, &who, Instant::now()),
+        Ok(Stage::Applying)
+    );
+
+    // A claim no longer deciding (spent already) applies nothing.
+    let (steps, log) = Fake::new(vec![Ok(q("d1"))]);
+    let end = approve(steps, card(&claim, "d1")).await;
+    assert!(
+        matches!(not_run(&end), NotRun::ApprovalRefused(_)),
+        "{end:?}"
+    );
+    assert_eq!(log_of(&log), ["answered approve", "hold", "preview"]);
 }
