@@ -59,6 +59,7 @@ use tokio::time::Instant;
 
 use tokio::net::unix::pipe;
 use tokio::sync::OwnedMutexGuard;
+use tokio::task::JoinError;
 
 use conda_mcp_shared::guard::InProcessChecks;
 
@@ -209,23 +210,8 @@ impl Warm {
             && let Some(handle) = slot.starting.take()
         {
             match futures::FutureExt::now_or_never(handle) {
-                Some(Ok(Ok(z))) => {
-                    tracing::info!(pid = z.pid, python = %self.python().display(), "warm conda ready");
-                    for w in &z.plugin_warnings {
-                        // Masked: an entry point's error may quote a URL.
-                        let (w, _) = conda_mcp_shared::mask::mask_text(w);
-                        tracing::warn!(
-                            "conda warned while loading its plugins (each call prints it, as a fresh conda does): {w}"
-                        );
-                    }
-                    slot.failures = 0;
-                    slot.zygote = Some(z);
-                }
-                Some(Ok(Err(reason))) => {
-                    slot.failures += 1;
-                    self.log_once(&format!("the warm conda did not start: {reason}"));
-                }
-                _ => slot.failures += 1,
+                Some(started) => self.collect(slot, started),
+                None => slot.failures += 1,
             }
         }
         if let Some(z) = &slot.zygote {
@@ -287,6 +273,42 @@ impl Warm {
         }
     }
 
+    /// Takes the outcome of a finished start: a ready zygote goes in the
+    /// slot (its start's phases and its plugin warnings logged), a failure
+    /// counts towards [`MAX_START_FAILURES`] (logged once per reason).
+    fn collect(&self, slot: &mut Slot, started: Result<Result<Zygote, ZygoteError>, JoinError>) {
+        slot.since = None;
+        match started {
+            Ok(Ok(z)) => {
+                let phases: Vec<String> = z
+                    .phases
+                    .iter()
+                    .map(|(name, took)| format!("{name}={}", took.as_millis()))
+                    .collect();
+                tracing::info!(
+                    pid = z.pid,
+                    python = %self.python().display(),
+                    phases_ms = %phases.join(" "),
+                    "warm conda ready"
+                );
+                for w in &z.plugin_warnings {
+                    // Masked: an entry point's error may quote a URL.
+                    let (w, _) = conda_mcp_shared::mask::mask_text(w);
+                    tracing::warn!(
+                        "conda warned while loading its plugins (each call prints it, as a fresh conda does): {w}"
+                    );
+                }
+                slot.failures = 0;
+                slot.zygote = Some(z);
+            }
+            Ok(Err(reason)) => {
+                slot.failures += 1;
+                self.log_once(&format!("the warm conda did not start: {reason}"));
+            }
+            Err(_) => slot.failures += 1,
+        }
+    }
+
     /// Kills and reaps a zygote in the background.
     fn retire(&self, z: Zygote) {
         let spared = self.spared.clone();
@@ -337,12 +359,40 @@ impl Warm {
         if slot.starting.is_some() {
             let elapsed = slot.since.map_or(Duration::ZERO, |t| t.elapsed());
             if let Some(wait) = wait_for_start(elapsed, start_took, fresh_took) {
-                let deadline = Instant::now() + wait;
-                while slot.starting.as_ref().is_some_and(|h| !h.is_finished())
-                    && Instant::now() < deadline
-                {
-                    tokio::time::sleep(Duration::from_millis(10)).await;
+                // Awaited in place (a `&mut JoinHandle`), so the call goes
+                // on the moment the zygote reports ready, and the handle
+                // stays in the slot when the wait ends first or this
+                // future is dropped.
+                let began = Instant::now();
+                let started = tokio::time::timeout(wait, async {
+                    match slot.starting.as_mut() {
+                        Some(handle) => Some(handle.await),
+                        None => None,
+                    }
+                })
+                .await;
+                let waited = began.elapsed();
+                match started {
+                    Ok(Some(started)) => {
+                        slot.starting = None;
+                        self.collect(&mut slot, started);
+                        tracing::info!(
+                            waited_ms = waited.as_millis() as u64,
+                            started_ms = (elapsed + waited).as_millis() as u64,
+                            "a call waited for the warm conda's start"
+                        );
+                    }
+                    Ok(None) => {}
+                    Err(_) => tracing::info!(
+                        waited_ms = waited.as_millis() as u64,
+                        "the warm conda's start took longer than a fresh run would; this call runs fresh"
+                    ),
                 }
+            } else {
+                tracing::info!(
+                    started_ms = elapsed.as_millis() as u64,
+                    "the warm conda's start would end later than a fresh run; this call runs fresh"
+                );
             }
         }
         self.tend(&mut slot, false);
