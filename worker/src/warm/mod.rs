@@ -277,7 +277,20 @@ impl Warm {
                     slot.starting = Some(tokio::spawn(async move {
                         let r = starting.ready(&recipe).await;
                         match &r {
-                            Ok(_) => *lock(&took) = Some(since.elapsed()),
+                            Ok(z) => {
+                                *lock(&took) = Some(since.elapsed());
+                                let phases: Vec<String> = z
+                                    .phases
+                                    .iter()
+                                    .map(|(name, took)| format!("{name}={}", took.as_millis()))
+                                    .collect();
+                                tracing::info!(
+                                    pid = z.pid,
+                                    python = %recipe.python.display(),
+                                    phases_ms = %phases.join(" "),
+                                    "warm conda ready"
+                                );
+                            }
                             Err(_) => {
                                 lock(&spared).remove(&pid);
                             }
@@ -295,23 +308,13 @@ impl Warm {
     }
 
     /// Takes the outcome of a finished start: a ready zygote goes in the
-    /// slot (its start's phases and its plugin warnings logged), a failure
+    /// slot (its plugin warnings logged; its start's phases were logged when
+    /// it became ready), a failure
     /// counts towards [`MAX_START_FAILURES`] (logged once per reason).
     fn collect(&self, slot: &mut Slot, started: Result<Result<Zygote, ZygoteError>, JoinError>) {
         slot.since = None;
         match started {
             Ok(Ok(z)) => {
-                let phases: Vec<String> = z
-                    .phases
-                    .iter()
-                    .map(|(name, took)| format!("{name}={}", took.as_millis()))
-                    .collect();
-                tracing::info!(
-                    pid = z.pid,
-                    python = %self.python().display(),
-                    phases_ms = %phases.join(" "),
-                    "warm conda ready"
-                );
                 for w in &z.plugin_warnings {
                     // Masked: an entry point's error may quote a URL.
                     let (w, _) = conda_mcp_shared::mask::mask_text(w);
