@@ -225,7 +225,23 @@ for i in range(ROUNDS):
         phase_l.append(phases)
         waited_l.append(int(w.group(1)) if w else None)
     loads.append(load())
+# What a fresh conda spends before its command, for comparison with the
+# warm conda's start: the interpreter alone, and the interpreter importing
+# what the warm conda imports (conda's entry point, its context, its
+# plugins).
+with open(CONDA, "rb") as f:
+    PYTHON = f.readline()[2:].strip().decode()
+PREFIX = ("import conda.cli.main, conda.exception_handler, conda.base.context, conda.cli.conda_argparse\n"
+          "from conda.base.context import context\ncontext.plugin_manager")
+bare, prefix_t = [], []
+for _ in range(ROUNDS):
+    for argv, out in (([PYTHON, "-c", "pass"], bare), ([PYTHON, "-c", PREFIX], prefix_t)):
+        t0 = time.perf_counter()
+        subprocess.run(argv, capture_output=True, cwd="/", check=True, env=BASE_ENV)
+        out.append(time.perf_counter() - t0)
 print(f"## first call of a new server (warm discovery cache) against a fresh conda, {ROUNDS} rounds, ms")
+print(f"| a fresh interpreter: `python -c pass` {fmt(bare, 1000, 0)}; importing conda and its plugins "
+      f"{fmt(prefix_t, 1000, 0)} |")
 for tool, _, argv in FIRST:
     mine_t, fresh_t, phase_l, waited_l = first[tool]
     names = [k for k in ("spawn", "imports", "plugins", "probe", "freeze") if any(k in p for p in phase_l)]
