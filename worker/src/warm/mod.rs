@@ -55,7 +55,7 @@ mod zygote;
 use std::collections::HashSet;
 use std::ffi::OsString;
 use std::os::fd::{AsFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use std::process::ExitStatus;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -180,11 +180,6 @@ impl Warm {
                 None
             }
         }
-    }
-
-    /// The interpreter the zygote runs.
-    pub fn python(&self) -> PathBuf {
-        lock(&self.recipe).python.clone()
     }
 
     /// Pids whose subtrees the post-job sweep must spare: the zygote (ready
