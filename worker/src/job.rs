@@ -121,6 +121,9 @@ pub async fn run(
         Ok(l) => l,
         Err(e) => return refuse(&req, e),
     };
+    // A warm job's own run starts here (its launch may have waited for the
+    // warm conda's start).
+    let running = Instant::now();
     let crate::spawn::Launched {
         pid,
         warm,
@@ -287,8 +290,12 @@ pub async fn run(
         warm,
         "job finished"
     );
-    if !warm && ended == Ended::Exited {
-        programs.ran_fresh(req.program, Duration::from_millis(duration_ms));
+    if ended == Ended::Exited {
+        if warm {
+            programs.ran_warm(req.program, running.elapsed());
+        } else {
+            programs.ran_fresh(req.program, Duration::from_millis(duration_ms));
+        }
     }
     JobEvent::Finished(result)
 }

@@ -260,6 +260,20 @@ impl Programs {
         let _ = (program, took);
     }
 
+    /// After a conda job forked from the warm conda that ended by itself:
+    /// notes how long its own run took (from the fork, not counting a wait
+    /// for the warm conda's start), for `crate::warm::wait_for_start`.
+    pub fn ran_warm(&self, program: Program, took: std::time::Duration) {
+        #[cfg(unix)]
+        if program == Program::Conda
+            && let Some(warm) = &self.warm
+        {
+            warm.ran_warm(took);
+        }
+        #[cfg(windows)]
+        let _ = (program, took);
+    }
+
     /// Pids the post-job sweep must spare (the warm conda).
     pub fn spared(&self) -> Vec<i32> {
         self.warm.as_ref().map(|w| w.spared()).unwrap_or_default()

@@ -621,6 +621,161 @@ async fn a_call_waits_for_a_starting_warm_conda_when_that_is_sooner() {
     warm.ex.shutdown().await;
 }
 
+/// The pids of `pid`'s children (every thread's `/proc` entry).
+#[cfg(target_os = "linux")]
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(Result::ok)
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|c| {
+            c.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+/// The warm conda at rest is one process: its CUDA probe (the stand-in's,
+/// like conda 26's, runs the detector in a `spawn` child, whose semaphore
+/// and start also start multiprocessing's resource tracker, a second
+/// interpreter that would live as long as the zygote) leaves nothing
+/// running beside it, and its answer is the one a fresh conda gives.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_warm_conda_at_rest_has_no_helper_process() {
+    let p = StandinPrefix::standard();
+    let lib = p.dir.path().join("driver-lib");
+    std::fs::create_dir(&lib).expect("lib dir");
+    std::fs::write(lib.join("libcuda.so.1"), "12.4").expect("driver");
+    let lib_path = lib.display().to_string();
+    let env = [("LD_LIBRARY_PATH", lib_path.as_str())];
+    let warm = Listening::start(&p, &env, true).await;
+    let fresh = Listening::start(&p, &env, false).await;
+    until_warm(&warm.ex, &p).await;
+    let zygotes = zygote_pids(&p);
+    assert_eq!(
+        zygotes.len(),
+        1,
+        "one zygote, nothing else started as one: {zygotes:?}"
+    );
+    let z = zygotes[0];
+    // The last warm call's child is reaped by the zygote before the call's
+    // status comes back: what is left is the zygote's own.
+    assert_eq!(
+        children_of(z),
+        Vec::<u32>::new(),
+        "the zygote at rest has no child"
+    );
+    assert!(
+        warm.log_text().contains("phases_ms=") && warm.log_text().contains("probe="),
+        "the worker logs the start's phases: {}",
+        warm.log_text()
+    );
+    let call = Call::new(&["info", "--json"]);
+    let probed = probes(&p);
+    let (w, was_warm) = run_counted(&warm.ex, &p, &call).await;
+    assert!(was_warm);
+    assert_eq!(
+        probes(&p),
+        probed,
+        "the warm call reads the zygote's answer"
+    );
+    let (f, _) = run_counted(&fresh.ex, &p, &call).await;
+    assert_eq!(probes(&p), probed + 1, "a fresh conda probes");
+    assert_eq!(cuda(&w.stdout), Value::from("12.4"));
+    assert_eq!(cuda(&w.stdout), cuda(&f.stdout), "warm and fresh agree");
+    assert_eq!(children_of(z), Vec::<u32>::new(), "still none after a call");
+    warm.ex.shutdown().await;
+    fresh.ex.shutdown().await;
+}
+
+/// A call that does not wait for a starting warm conda (its start is
+/// expected to end later than a fresh run would: a slow driver probe
+/// against a quick fresh call measured before) runs fresh; the warm conda,
+/// ready while that fresh run goes on, serves the next call, and no second
+/// one is started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_warm_conda_ready_while_a_fresh_call_runs_serves_the_next_call() {
+    let p = StandinPrefix::standard();
+    let lib = p.dir.path().join("driver-lib");
+    std::fs::create_dir(&lib).expect("lib dir");
+    std::fs::write(lib.join("libcuda.so.1"), "12.4").expect("driver");
+    let lib_path = lib.display().to_string();
+    let warm = Listening::start(&p, &[("LD_LIBRARY_PATH", lib_path.as_str())], true).await;
+    std::fs::write(p.prefix.join("standin-cuda-probe-delay"), "3").expect("delay");
+    // The first call runs fresh (nothing started yet), quickly, and is
+    // measured; its end starts the zygote, whose probe takes 3 s.
+    let r = run(&warm.ex, &Call::new(&["env", "list"]), LIMIT)
+        .await
+        .result;
+    assert_eq!(r.exit_code, Some(0), "{r:?}");
+    assert!(warm.job_finished(1).await.contains("warm=false"));
+    // The second call does not wait for the start (or stops waiting once
+    // a fresh run would have ended) and runs fresh, for 5 s: the zygote
+    // becomes ready meanwhile.
+    let mut slow = ControlRule::for_commands(&["config"]);
+    slow.sleep_seconds = Some(5.0);
+    p.set_control(&[slow]).expect("control");
+    let r = run(&warm.ex, &Call::new(&["config", "--show"]), LIMIT)
+        .await
+        .result;
+    assert_eq!(r.exit_code, Some(0), "{r:?}");
+    assert!(
+        warm.job_finished(2).await.contains("warm=false"),
+        "the second call ran fresh: {}",
+        warm.log_text()
+    );
+    p.clear_control().expect("control");
+    let r = run(&warm.ex, &Call::new(&["info", "--json"]), LIMIT)
+        .await
+        .result;
+    assert_eq!(r.exit_code, Some(0));
+    assert_eq!(cuda(&r.stdout), Value::from("12.4"));
+    assert!(
+        warm.job_finished(3).await.contains("warm=true"),
+        "the third call forked from the zygote that became ready: {}",
+        warm.log_text()
+    );
+    assert_eq!(zygote_pids(&p).len(), 1, "one zygote was started");
+    warm.ex.shutdown().await;
+}
+
+/// Calls queued behind a call that waits for the starting warm conda: two
+/// calls sent together right after the warm-up both answer as a fresh
+/// conda would, the one queued behind the other (the server's conda lane
+/// runs one job at a time) forks from the same zygote, and no second zygote
+/// starts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_queued_behind_a_starting_warm_conda_share_it() {
+    let p = StandinPrefix::standard();
+    let warm = Listening::start(&p, &[], true).await;
+    let fresh = Listening::start(&p, &[], false).await;
+    warm.ex.warm_up().await;
+    let call = Call::new(&["info", "--json"]);
+    let (a, b) = tokio::join!(run(&warm.ex, &call, LIMIT), run(&warm.ex, &call, LIMIT));
+    let f = run(&fresh.ex, &call, LIMIT).await.result;
+    for r in [&a.result, &b.result] {
+        assert_eq!(r.exit_code, Some(0), "{r:?}");
+        assert_eq!(
+            (normalise(&r.stdout), &r.stderr),
+            (normalise(&f.stdout), &f.stderr),
+            "as a fresh conda answers"
+        );
+    }
+    let second = warm.job_finished(2).await;
+    assert!(
+        second.contains("warm=true"),
+        "the call queued behind ran warm: {}",
+        warm.log_text()
+    );
+    assert_eq!(zygote_pids(&p).len(), 1, "one zygote was started");
+    warm.ex.shutdown().await;
+    fresh.ex.shutdown().await;
+}
+
 /// Waits up to 60 s for a zygote of `p` to start, then gives it time to
 /// finish importing (the stand-in's imports take well under a second).
 async fn until_zygote(p: &StandinPrefix) {

@@ -25,11 +25,17 @@
 //! is never run twice: when anything fails before that, the child exits
 //! without running conda and the job runs fresh.
 //!
-//! A call that finds the zygote starting waits for it when that is expected
-//! to be sooner than a fresh run would finish ([`wait_for_start`], from the
-//! measured durations of the last start and the last fresh conda job); so
-//! does a call that finds none when the last start was quicker than a fresh
-//! run (it starts one, as after a replacement).
+//! A call that finds the zygote starting waits for it when the rest of the
+//! start and then a warm run are expected to end sooner than a fresh run
+//! would ([`wait_for_start`], from the measured durations of the last start,
+//! the last fresh conda job and the last warm one), and goes on the moment
+//! the zygote reports ready; so does a call that finds none when the last
+//! start was quicker than a fresh run (it starts one, as after a
+//! replacement). The start's work is conda's own start (the interpreter,
+//! conda's imports, its plugins), which every fresh run does first, plus
+//! what only the zygote does (compiling its source, the CUDA probe, which
+//! takes tens of milliseconds with the `fork` start method, `gc.freeze`),
+//! so a start under way with nothing measured yet is awaited.
 //!
 //! Fallback, never a failure: when conda is not a Python entry-point script,
 //! the zygote is not ready yet (not started, or still starting when waiting
@@ -49,7 +55,7 @@ mod zygote;
 use std::collections::HashSet;
 use std::ffi::OsString;
 use std::os::fd::{AsFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use std::process::ExitStatus;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -59,6 +65,7 @@ use tokio::time::Instant;
 
 use tokio::net::unix::pipe;
 use tokio::sync::OwnedMutexGuard;
+use tokio::task::JoinError;
 
 use conda_mcp_shared::guard::InProcessChecks;
 
@@ -71,19 +78,25 @@ pub(crate) use self::shebang::python_of;
 pub const STARTING_WAIT: Duration = Duration::from_secs(2);
 
 /// How long a conda job that finds the warm conda starting waits for it, or
-/// `None` when it should run fresh at once: it waits when the start is
-/// expected to end (`start_took` after it began, `elapsed` ago) no later
-/// than a fresh run would take (`fresh_took`), and then at most that long,
-/// past which a fresh run would have finished sooner. A duration not
-/// measured yet is the other one, else [`STARTING_WAIT`].
+/// `None` when it should run fresh at once: it waits when the rest of the
+/// start (expected to take `start_took` from its beginning, `elapsed` ago)
+/// and then a warm run (`warm_took`) are expected to end no later than a
+/// fresh run would (`fresh_took`), and then at most `fresh_took` less
+/// `warm_took`, past which a fresh run would have finished sooner. A start
+/// or fresh duration not measured yet is the other one, else
+/// [`STARTING_WAIT`] (a start is conda's own start, the prefix of every
+/// fresh run, so with nothing measured a start under way is awaited); a
+/// warm run not measured yet counts as nothing.
 pub fn wait_for_start(
     elapsed: Duration,
     start_took: Option<Duration>,
     fresh_took: Option<Duration>,
+    warm_took: Option<Duration>,
 ) -> Option<Duration> {
     let fresh = fresh_took.or(start_took).unwrap_or(STARTING_WAIT);
     let start = start_took.or(fresh_took).unwrap_or(STARTING_WAIT);
-    (start.saturating_sub(elapsed) <= fresh).then_some(fresh)
+    let budget = fresh.checked_sub(warm_took.unwrap_or_default())?;
+    (start.saturating_sub(elapsed) <= budget).then_some(budget)
 }
 
 /// Consecutive failed starts after which the warm conda stays off.
@@ -102,6 +115,8 @@ pub struct Warm {
     start_took: Arc<Mutex<Option<Duration>>>,
     /// How long the last fresh conda job took (spawn to exit).
     fresh_took: Mutex<Option<Duration>>,
+    /// How long the last warm conda job's own run took (fork to exit).
+    warm_took: Mutex<Option<Duration>>,
 }
 
 #[derive(Debug, Default)]
@@ -158,17 +173,13 @@ impl Warm {
                 logged: Default::default(),
                 start_took: Default::default(),
                 fresh_took: Default::default(),
+                warm_took: Default::default(),
             })),
             Err(reason) => {
                 tracing::info!(reason = %reason, "warm conda off: conda calls run as fresh processes");
                 None
             }
         }
-    }
-
-    /// The interpreter the zygote runs.
-    pub fn python(&self) -> PathBuf {
-        lock(&self.recipe).python.clone()
     }
 
     /// Pids whose subtrees the post-job sweep must spare: the zygote (ready
@@ -183,6 +194,12 @@ impl Warm {
     /// nothing and is not noted).
     pub fn ran_fresh(&self, took: Duration) {
         *lock(&self.fresh_took) = Some(took);
+    }
+
+    /// Notes how long a conda job forked from the warm conda took from its
+    /// fork to its exit, for [`wait_for_start`] (as [`Warm::ran_fresh`]).
+    pub fn ran_warm(&self, took: Duration) {
+        *lock(&self.warm_took) = Some(took);
     }
 
     fn log_once(&self, reason: &str) {
@@ -209,23 +226,8 @@ impl Warm {
             && let Some(handle) = slot.starting.take()
         {
             match futures::FutureExt::now_or_never(handle) {
-                Some(Ok(Ok(z))) => {
-                    tracing::info!(pid = z.pid, python = %self.python().display(), "warm conda ready");
-                    for w in &z.plugin_warnings {
-                        // Masked: an entry point's error may quote a URL.
-                        let (w, _) = conda_mcp_shared::mask::mask_text(w);
-                        tracing::warn!(
-                            "conda warned while loading its plugins (each call prints it, as a fresh conda does): {w}"
-                        );
-                    }
-                    slot.failures = 0;
-                    slot.zygote = Some(z);
-                }
-                Some(Ok(Err(reason))) => {
-                    slot.failures += 1;
-                    self.log_once(&format!("the warm conda did not start: {reason}"));
-                }
-                _ => slot.failures += 1,
+                Some(started) => self.collect(slot, started),
+                None => slot.failures += 1,
             }
         }
         if let Some(z) = &slot.zygote {
@@ -270,7 +272,20 @@ impl Warm {
                     slot.starting = Some(tokio::spawn(async move {
                         let r = starting.ready(&recipe).await;
                         match &r {
-                            Ok(_) => *lock(&took) = Some(since.elapsed()),
+                            Ok(z) => {
+                                *lock(&took) = Some(since.elapsed());
+                                let phases: Vec<String> = z
+                                    .phases
+                                    .iter()
+                                    .map(|(name, took)| format!("{name}={}", took.as_millis()))
+                                    .collect();
+                                tracing::info!(
+                                    pid = z.pid,
+                                    python = %recipe.python.display(),
+                                    phases_ms = %phases.join(" "),
+                                    "warm conda ready"
+                                );
+                            }
                             Err(_) => {
                                 lock(&spared).remove(&pid);
                             }
@@ -284,6 +299,32 @@ impl Warm {
                     self.log_once(&format!("the warm conda did not start: {reason}"));
                 }
             }
+        }
+    }
+
+    /// Takes the outcome of a finished start: a ready zygote goes in the
+    /// slot (its plugin warnings logged; its start's phases were logged when
+    /// it became ready), a failure
+    /// counts towards [`MAX_START_FAILURES`] (logged once per reason).
+    fn collect(&self, slot: &mut Slot, started: Result<Result<Zygote, ZygoteError>, JoinError>) {
+        slot.since = None;
+        match started {
+            Ok(Ok(z)) => {
+                for w in &z.plugin_warnings {
+                    // Masked: an entry point's error may quote a URL.
+                    let (w, _) = conda_mcp_shared::mask::mask_text(w);
+                    tracing::warn!(
+                        "conda warned while loading its plugins (each call prints it, as a fresh conda does): {w}"
+                    );
+                }
+                slot.failures = 0;
+                slot.zygote = Some(z);
+            }
+            Ok(Err(reason)) => {
+                slot.failures += 1;
+                self.log_once(&format!("the warm conda did not start: {reason}"));
+            }
+            Err(_) => slot.failures += 1,
         }
     }
 
@@ -327,22 +368,51 @@ impl Warm {
         self.tend(&mut slot, false);
         let start_took = *lock(&self.start_took);
         let fresh_took = *lock(&self.fresh_took);
+        let warm_took = *lock(&self.warm_took);
         if slot.zygote.is_none()
             && slot.starting.is_none()
             && start_took.is_some()
-            && wait_for_start(Duration::ZERO, start_took, fresh_took).is_some()
+            && wait_for_start(Duration::ZERO, start_took, fresh_took, warm_took).is_some()
         {
             self.tend(&mut slot, true);
         }
         if slot.starting.is_some() {
             let elapsed = slot.since.map_or(Duration::ZERO, |t| t.elapsed());
-            if let Some(wait) = wait_for_start(elapsed, start_took, fresh_took) {
-                let deadline = Instant::now() + wait;
-                while slot.starting.as_ref().is_some_and(|h| !h.is_finished())
-                    && Instant::now() < deadline
-                {
-                    tokio::time::sleep(Duration::from_millis(10)).await;
+            if let Some(wait) = wait_for_start(elapsed, start_took, fresh_took, warm_took) {
+                // Awaited in place (a `&mut JoinHandle`), so the call goes
+                // on the moment the zygote reports ready, and the handle
+                // stays in the slot when the wait ends first or this
+                // future is dropped.
+                let began = Instant::now();
+                let started = tokio::time::timeout(wait, async {
+                    match slot.starting.as_mut() {
+                        Some(handle) => Some(handle.await),
+                        None => None,
+                    }
+                })
+                .await;
+                let waited = began.elapsed();
+                match started {
+                    Ok(Some(started)) => {
+                        slot.starting = None;
+                        self.collect(&mut slot, started);
+                        tracing::info!(
+                            waited_ms = waited.as_millis() as u64,
+                            started_ms = (elapsed + waited).as_millis() as u64,
+                            "a call waited for the warm conda's start"
+                        );
+                    }
+                    Ok(None) => {}
+                    Err(_) => tracing::info!(
+                        waited_ms = waited.as_millis() as u64,
+                        "the warm conda's start took longer than a fresh run would; this call runs fresh"
+                    ),
                 }
+            } else {
+                tracing::info!(
+                    started_ms = elapsed.as_millis() as u64,
+                    "the warm conda's start would end later than a fresh run; this call runs fresh"
+                );
             }
         }
         self.tend(&mut slot, false);
@@ -565,26 +635,51 @@ mod tests {
     fn a_start_sooner_than_a_fresh_run_is_awaited() {
         // Measured: a start takes 2.8 s, a fresh run 4.2 s.
         assert_eq!(
-            wait_for_start(ms(0), Some(ms(2800)), Some(ms(4200))),
+            wait_for_start(ms(0), Some(ms(2800)), Some(ms(4200)), None),
             Some(ms(4200))
         );
         // A start of 3 s, 1 s under way, against a fresh run of 2.5 s.
         assert_eq!(
-            wait_for_start(ms(1000), Some(ms(3000)), Some(ms(2500))),
+            wait_for_start(ms(1000), Some(ms(3000)), Some(ms(2500)), None),
             Some(ms(2500))
         );
         // Overdue: at most a fresh run's time.
         assert_eq!(
-            wait_for_start(ms(9000), Some(ms(3000)), Some(ms(500))),
+            wait_for_start(ms(9000), Some(ms(3000)), Some(ms(500)), None),
             Some(ms(500))
         );
     }
 
     #[test]
     fn a_start_later_than_a_fresh_run_is_not_awaited() {
-        assert_eq!(wait_for_start(ms(0), Some(ms(2800)), Some(ms(300))), None);
         assert_eq!(
-            wait_for_start(ms(100), Some(ms(3000)), Some(ms(2000))),
+            wait_for_start(ms(0), Some(ms(2800)), Some(ms(300)), None),
+            None
+        );
+        assert_eq!(
+            wait_for_start(ms(100), Some(ms(3000)), Some(ms(2000)), None),
+            None
+        );
+    }
+
+    #[test]
+    fn the_warm_run_after_the_wait_counts() {
+        // Measured on conda 26.9 under load: a start of 1.37 s, just begun,
+        // a fresh `env list` of 1.39 s, a warm one of 0.2 s: waiting would
+        // end at 1.57 s, so the call runs fresh.
+        assert_eq!(
+            wait_for_start(ms(20), Some(ms(1370)), Some(ms(1390)), Some(ms(200))),
+            None
+        );
+        // Under way for 0.5 s: the rest (0.87 s) and a warm run (0.2 s)
+        // end before a fresh run would; waited for at most 1.19 s.
+        assert_eq!(
+            wait_for_start(ms(500), Some(ms(1370)), Some(ms(1390)), Some(ms(200))),
+            Some(ms(1190))
+        );
+        // A warm run as long as a fresh one: never waited for.
+        assert_eq!(
+            wait_for_start(ms(5000), Some(ms(100)), Some(ms(300)), Some(ms(400))),
             None
         );
     }
@@ -592,10 +687,16 @@ mod tests {
     #[test]
     fn what_is_not_measured_yet_is_the_other_figure_or_the_default() {
         // Nothing measured: the start under way is awaited up to 2 s.
-        assert_eq!(wait_for_start(ms(1), None, None), Some(STARTING_WAIT));
+        assert_eq!(wait_for_start(ms(1), None, None, None), Some(STARTING_WAIT));
         // Only a fresh run measured: the start is taken to last as long.
-        assert_eq!(wait_for_start(ms(50), None, Some(ms(4000))), Some(ms(4000)));
+        assert_eq!(
+            wait_for_start(ms(50), None, Some(ms(4000)), None),
+            Some(ms(4000))
+        );
         // Only a start measured: a fresh run is taken to last as long.
-        assert_eq!(wait_for_start(ms(10), Some(ms(700)), None), Some(ms(700)));
+        assert_eq!(
+            wait_for_start(ms(10), Some(ms(700)), None, None),
+            Some(ms(700))
+        );
     }
 }

@@ -10,11 +10,16 @@ protocol and docs/operating.md "Warm conda" for what is and is not shared.
 
 Messages to the worker are JSON objects, one per datagram:
   {"hello": sys.path}      before importing conda (the worker stamps these);
-  {"ready": true, "warnings": [...]}
-                           conda imported, plugins loaded, no thread running;
+  {"ready": true, "warnings": [...], "phases": [[NAME, MS], ...]}
+                           conda imported, plugins loaded, CUDA probed, no
+                           thread running;
                            "warnings": what conda's plugin manager logged
                            (a plugin that failed to load), which each child
                            prints as a fresh conda would (_load_plugins);
+                           "phases": how long each step of the start took,
+                           in milliseconds of the monotonic clock ("imports",
+                           "plugins", "probe", "freeze"), for the worker's
+                           log;
   {"failed": "reason"}     warming failed, the zygote exits;
   {"pid": N}               a job's child was forked (N is its pid and pgid);
   {"status": S}            the child exited with raw wait status S.
@@ -44,13 +49,19 @@ def _send(ctl, **message):
     ctl.send(json.dumps(message).encode("utf-8"))
 
 
-def _warm():
+def _warm(phases):
     """Imports what conda's entry point (conda.cli.main.main) imports before
     its first context initialisation, and loads the plugins (entry points of
-    group "conda"). Modules this conda does not have are skipped."""
+    group "conda"). Modules this conda does not have are skipped. Every
+    conda command imports all of these (conda loads every plugin on each
+    run), so the zygote holds nothing a call would not load itself
+    (docs/benchmarks.md "First call and memory at rest"). Appends each
+    step's time to `phases`; returns the plugin manager's warning records."""
     import importlib
     import importlib.util
+    import time
 
+    t = time.monotonic()
     importlib.import_module("conda.cli.main")
     for name in (
         "conda.common.compat",
@@ -65,13 +76,21 @@ def _warm():
         if present:
             importlib.import_module(name)
     context = getattr(sys.modules.get("conda.base.context"), "context", None)
+    t = _phase(phases, "imports", t)
     # conda loads every plugin on its first access of the plugin manager
     # (cached for the process), also under --no-plugins (then disabled).
     records = _load_plugins(context)
-    _probe_cuda()
-    if records:
-        _replay_on_first_use(records)
-    return [r.getMessage() for r in records]
+    _phase(phases, "plugins", t)
+    return records
+
+
+def _phase(phases, name, since):
+    """Appends [name, milliseconds since `since`] to `phases`; returns now."""
+    import time
+
+    now = time.monotonic()
+    phases.append([name, round((now - since) * 1000.0, 1)])
+    return now
 
 
 # The logger conda's plugin manager warns on when an entry point fails to
@@ -167,6 +186,21 @@ def _probe_cuda():
     """Runs conda's CUDA driver probe once, so that every child inherits its
     answer instead of starting an interpreter for it on each `conda info`.
 
+    conda runs the detector in a child of multiprocessing's "spawn" context:
+    a new interpreter that imports conda's CUDA module again, and, for the
+    context's semaphore and process start, multiprocessing's resource
+    tracker, one more interpreter that would stay beside the zygote for its
+    whole life (about 12 MiB). Here the same code of conda's runs with the
+    "fork" context in place of "spawn" (_fork_context): the detector is a
+    fork of this single-threaded process, which has loaded no driver, so it
+    loads libcuda exactly as a spawned one does (same environment, same
+    loader path, which the loader read at the start of this interpreter as a
+    spawned one reads it at its own), puts the same answer in the same
+    queue, and nothing else starts (the fork context's semaphore is
+    unlinked at once and registers with no tracker). That takes tens of
+    milliseconds instead of two interpreter starts (docs/benchmarks.md
+    "First call and memory at rest").
+
     conda keeps the answer for the life of its process
     (conda/plugins/virtual_packages/cuda.py: `cached_cuda_version`, a
     `functools.cache` of `cuda_version`, which runs the probe in a `spawn`
@@ -197,11 +231,39 @@ def _probe_cuda():
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         try:
-            probe()
+            with _fork_context():
+                probe()
         except Exception:  # noqa: BLE001 - a fresh conda's call raises it
             seen.append(None)
     if seen:
         probe.cache_clear()
+
+
+class _fork_context:
+    """While entered, multiprocessing.get_context("spawn") (and a default
+    that would be "spawn") gives the "fork" context; restored on exit. Only
+    for the zygote's own CUDA probe, before it serves: the zygote is
+    single-threaded then (checked before the probe), which is what makes a
+    fork safe where conda, not knowing its threads, uses spawn."""
+
+    def __enter__(self):
+        import multiprocessing
+
+        self.module = multiprocessing
+        self.original = multiprocessing.get_context
+        original = self.original
+
+        def get_context(method=None):
+            if method in (None, "spawn"):
+                method = "fork"
+            return original(method)
+
+        multiprocessing.get_context = get_context
+        return self
+
+    def __exit__(self, *exc):
+        self.module.get_context = self.original
+        return False
 
 
 def _receive(ctl):
@@ -347,8 +409,9 @@ def _main():
     sys.path[0] = os.path.dirname(os.path.realpath(conda_exe))
     sys.argv[:] = [conda_exe]
     _send(ctl, hello=sys.path)
+    phases = []
     try:
-        warnings = _warm()
+        records = _warm(phases)
     except BaseException as exc:  # noqa: BLE001 - reported, then exit
         _send(ctl, failed=f"importing conda failed: {type(exc).__name__}: {exc}")
         return 1
@@ -357,14 +420,28 @@ def _main():
     if threading.active_count() != 1:
         _send(ctl, failed="a thread is running after importing conda")
         return 1
+    import time
+
+    t = time.monotonic()
+    try:
+        _probe_cuda()
+        if records:
+            _replay_on_first_use(records)
+    except BaseException as exc:  # noqa: BLE001 - reported, then exit
+        _send(ctl, failed=f"importing conda failed: {type(exc).__name__}: {exc}")
+        return 1
+    t = _phase(phases, "probe", t)
     import gc
 
     # Everything imported so far lives as long as the zygote: move it out of
     # the collector's reach, so a collection in a child does not touch (and
-    # copy) every page it shares with the zygote.
-    gc.collect()
+    # copy) every page it shares with the zygote. No collection first: after
+    # conda's imports it frees a few hundred objects at most (15-312 with
+    # conda 26.9, tens of KiB; the probe leaves none, nor a descriptor) and
+    # costs 30-150 ms of the start, which the first call would wait for.
     gc.freeze()
-    _send(ctl, ready=True, warnings=warnings)
+    _phase(phases, "freeze", t)
+    _send(ctl, ready=True, warnings=[r.getMessage() for r in records], phases=phases)
     return _serve(ctl, conda_exe)
 
 

@@ -67,6 +67,12 @@ pub struct Zygote {
     /// printed, and printed by each job's child where a fresh conda prints
     /// it (`zygote.py`, `_load_plugins`).
     pub plugin_warnings: Vec<String>,
+    /// How long the steps of its start took, in the order they ran: from
+    /// the spawn to its hello (`"spawn"`: the interpreter's own start),
+    /// then what the zygote reported (`"imports"`, `"plugins"`, `"probe"`,
+    /// `"freeze"`; `zygote.py`); for the worker's log and
+    /// docs/benchmarks.md "First call and memory at rest".
+    pub phases: Vec<(String, Duration)>,
 }
 
 /// What starting a zygote needs.
@@ -85,6 +91,8 @@ pub struct Recipe {
 pub struct Starting {
     /// Its pid.
     pub pid: i32,
+    /// When it was spawned.
+    spawned: std::time::Instant,
     handle: ProcHandle,
     ctl: UnixDatagram,
     output: [OwnedFd; 2],
@@ -223,6 +231,7 @@ pub fn start(recipe: &Recipe) -> Result<Starting, ZygoteError> {
     cmd.stdin(Stdio::from(theirs))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    let spawned = std::time::Instant::now();
     let mut child = cmd.spawn().map_err(|source| ZygoteError::Spawn {
         python: recipe.python.clone(),
         source,
@@ -251,6 +260,7 @@ pub fn start(recipe: &Recipe) -> Result<Starting, ZygoteError> {
         .map_err(os("registering the socket"))?;
     Ok(Starting {
         pid,
+        spawned,
         handle,
         ctl,
         output: [out, err],
@@ -261,7 +271,7 @@ impl Starting {
     /// Waits until the zygote reports ready (or fails, or times out); on any
     /// failure the zygote is killed and reaped.
     pub async fn ready(self, recipe: &Recipe) -> Result<Zygote, ZygoteError> {
-        let (stamp, driver, plugin_warnings) =
+        let (stamp, driver, plugin_warnings, phases) =
             match tokio::time::timeout(READY_TIMEOUT, self.handshake(recipe)).await {
                 Ok(Ok(stamps)) => stamps,
                 Ok(Err(e)) => {
@@ -297,17 +307,16 @@ impl Starting {
             driver,
             env: recipe.env.clone(),
             plugin_warnings,
+            phases,
         })
     }
 
     /// The hello (stamped: import locations and the CUDA driver, before the
-    /// zygote imports conda and probes), then the ready message and its
-    /// plugin warnings.
-    async fn handshake(
-        &self,
-        recipe: &Recipe,
-    ) -> Result<(Stamp, DriverStamp, Vec<String>), ZygoteError> {
+    /// zygote imports conda and probes), then the ready message, its
+    /// plugin warnings and the phases of the start.
+    async fn handshake(&self, recipe: &Recipe) -> Result<Handshake, ZygoteError> {
         let hello = next_message(&self.ctl, &self.handle).await?;
+        let mut phases = vec![("spawn".to_string(), self.spawned.elapsed())];
         let Some(Value::Array(path)) = hello.get("hello") else {
             return Err(failure_or(&hello, "the first message was not hello"));
         };
@@ -334,8 +343,34 @@ impl Starting {
                     .collect()
             })
             .unwrap_or_default();
-        Ok((stamp, driver, warnings))
+        phases.extend(reported_phases(&ready));
+        Ok((stamp, driver, warnings, phases))
     }
+}
+
+/// What a finished handshake gives: the stamps, the plugin warnings and the
+/// phases of the start.
+type Handshake = (Stamp, DriverStamp, Vec<String>, Vec<(String, Duration)>);
+
+/// The `phases` of a ready message (`[[NAME, MS], ...]`); anything else in
+/// it is left out (the list is for the log only).
+fn reported_phases(ready: &Value) -> Vec<(String, Duration)> {
+    ready
+        .get("phases")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(|p| {
+                    let name = p.get(0)?.as_str()?;
+                    let ms = p
+                        .get(1)?
+                        .as_f64()
+                        .filter(|ms| ms.is_finite() && *ms >= 0.0)?;
+                    Some((name.to_string(), Duration::from_secs_f64(ms / 1000.0)))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The `failed` text of a message, else `otherwise`.
