@@ -205,6 +205,32 @@ def _provides_path(files, prefix, path):
     return None
 
 
+def _size(pd, records, prefix):
+    """The environment's size in bytes: ``PrefixData.size`` (what ``conda env
+    list --size`` reports); where conda cannot count a record (one without
+    ``paths_data``, written by an older conda), its files on disk instead."""
+    size = getattr(pd, "size", None)
+    if callable(size):
+        try:
+            return int(size())
+        except Exception:  # noqa: BLE001 - a record conda cannot count
+            pass
+    total = 0
+    for rec in records:
+        for f in _files(rec):
+            try:
+                total += os.lstat(os.path.join(prefix, f)).st_size
+            except OSError:
+                pass
+    meta = os.path.join(prefix, "conda-meta")
+    try:
+        for entry in os.scandir(meta):
+            total += entry.stat(follow_symlinks=False).st_size
+    except OSError:
+        pass
+    return total
+
+
 def _python_spec(value):
     """``python`` plus the version as a match spec's version part: a bare
     version (``3.12``) is conda's fuzzy ``=3.12`` (3.12.*)."""
@@ -272,8 +298,7 @@ def answer(request):
                 records = list(pd.iter_records())
                 row = dict(env)
                 row["packages"] = len(records)
-                size = getattr(pd, "size", None)
-                row["size_bytes"] = int(size()) if callable(size) else None
+                row["size_bytes"] = _size(pd, records, prefix)
                 pythons = [r for r in records if python_spec.match(r)]
                 if pythons:
                     row["python"] = str(_record_value(pythons[0], "version"))

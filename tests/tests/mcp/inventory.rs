@@ -31,7 +31,12 @@ fn standin_with_environments() -> StandinPrefix {
             ..ControlRule::default()
         }])
         .expect("control");
-    let envs = standin.prefix.join("envs");
+    write_three(&standin.prefix.join("envs"));
+    standin
+}
+
+/// The three environments of [`standin_with_environments`] under `envs`.
+fn write_three(envs: &Path) {
     let sp = site_packages("3.12");
     write_environment(
         &envs.join("sci"),
@@ -101,7 +106,6 @@ fn standin_with_environments() -> StandinPrefix {
         None,
         &[],
     );
-    standin
 }
 
 /// A server for `standin` whose conda sees `home` as the home folder (no
@@ -161,86 +165,196 @@ async fn listed_read_only_and_loaded_up_front() {
     }
 }
 
+/// What conda lists: its environments in order, every package of each as
+/// `(prefix, name, version, build, channel)`, and each one's package count.
+struct Listed {
+    prefixes: Vec<String>,
+    packages: BTreeSet<(String, String, String, String, String)>,
+    counts: Vec<(String, u64)>,
+}
+
+impl Listed {
+    /// Adds `conda list --json` of `prefix` (its parsed document).
+    fn add(&mut self, prefix: &str, list: &Value) {
+        let packages = list
+            .as_array()
+            .unwrap_or_else(|| panic!("conda list: {list}"));
+        self.prefixes.push(prefix.to_owned());
+        self.counts.push((prefix.to_owned(), packages.len() as u64));
+        for p in packages {
+            self.packages.insert((
+                prefix.to_owned(),
+                p["name"].as_str().expect("name").to_owned(),
+                p["version"].as_str().expect("version").to_owned(),
+                p["build_string"].as_str().expect("build").to_owned(),
+                p["channel"].as_str().expect("channel").to_owned(),
+            ));
+        }
+    }
+
+    fn new() -> Self {
+        Listed {
+            prefixes: Vec::new(),
+            packages: BTreeSet::new(),
+            counts: Vec::new(),
+        }
+    }
+}
+
+/// The 1 + N-call way through `server`: `conda_env_list`, then
+/// `conda_list` of each environment.
+async fn listed_through(server: &Server) -> Listed {
+    let r = server
+        .call_ok("conda_env_list", json!({"json": true}))
+        .await;
+    let s = r.structured_content.expect("structured");
+    let prefixes: Vec<String> = s["parsed_json"]["envs"]
+        .as_array()
+        .unwrap_or_else(|| panic!("conda env list: {s}"))
+        .iter()
+        .map(|p| p.as_str().expect("prefix").to_owned())
+        .collect();
+    let mut listed = Listed::new();
+    for prefix in &prefixes {
+        let r = server
+            .call_ok("conda_list", json!({"prefix": prefix, "json": true}))
+            .await;
+        let s = r.structured_content.expect("structured");
+        listed.add(prefix, &s["parsed_json"]);
+    }
+    listed
+}
+
+/// Checks `conda_inventory` through `server` against what conda lists:
+/// the same environments, and in each the same packages (name, version,
+/// build, channel; pip-installed ones included) and package count.
+async fn assert_agrees(server: &Server, listed: &Listed) {
+    assert!(
+        listed
+            .packages
+            .iter()
+            .any(|e| e.1 == "requests" && e.4 == "pypi"),
+        "conda list shows the pip-installed package: {:?}",
+        listed.packages
+    );
+    // The one-call way: every package of every environment.
+    let answer = inventory(server, json!({"package": "*"})).await;
+    assert_eq!(answer["environments"], json!(listed.prefixes.len()));
+    assert_eq!(answer["truncated"], json!(false));
+    let got: BTreeSet<_> = rows(&answer)
+        .iter()
+        .map(|r| {
+            (
+                r["prefix"].as_str().expect("prefix").to_owned(),
+                r["name"].as_str().expect("name").to_owned(),
+                r["version"].as_str().expect("version").to_owned(),
+                r["build"].as_str().expect("build").to_owned(),
+                r["channel"].as_str().expect("channel").to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(got, listed.packages);
+
+    // Sizes: one row per environment, conda list's package count.
+    let answer = inventory(server, json!({"sizes": true})).await;
+    let sizes: Vec<(String, u64)> = rows(&answer)
+        .iter()
+        .map(|r| {
+            (
+                r["prefix"].as_str().expect("prefix").to_owned(),
+                r["packages"].as_u64().expect("packages"),
+            )
+        })
+        .collect();
+    assert_eq!(sizes, listed.counts);
+    let sci = rows(&answer)
+        .into_iter()
+        .find(|r| r["env"] == json!("sci"))
+        .expect("sci");
+    assert_eq!(sci["python"], json!("3.12.4"));
+    assert!(sci["size_bytes"].as_u64().expect("size") > 0, "{sci}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn agrees_with_env_list_and_conda_list_of_every_environment() {
     let standin = standin_with_environments();
     let home = tempfile::tempdir().expect("home");
     for era in Era::ALL {
         let server = server(&standin, home.path(), era).await;
-        // The 1 + N-call way.
-        let r = server
-            .call_ok("conda_env_list", json!({"json": true}))
-            .await;
-        let listed = r.structured_content.expect("structured")["parsed_json"]["envs"].clone();
-        let prefixes: Vec<String> = listed
-            .as_array()
-            .expect("envs")
-            .iter()
-            .map(|p| p.as_str().expect("prefix").to_owned())
-            .collect();
-        assert_eq!(prefixes.len(), 4, "base and three: {prefixes:?}");
-        let mut expected = BTreeSet::new();
-        let mut counts = Vec::new();
-        for prefix in &prefixes {
-            let r = server
-                .call_ok("conda_list", json!({"prefix": prefix, "json": true}))
-                .await;
-            let s = r.structured_content.expect("structured");
-            let packages = s["parsed_json"].as_array().expect("packages").clone();
-            counts.push((prefix.clone(), packages.len() as u64));
-            for p in packages {
-                expected.insert((
-                    prefix.clone(),
-                    p["name"].as_str().expect("name").to_owned(),
-                    p["version"].as_str().expect("version").to_owned(),
-                    p["build_string"].as_str().expect("build").to_owned(),
-                    p["channel"].as_str().expect("channel").to_owned(),
-                ));
-            }
-        }
-        assert!(
-            expected.iter().any(|e| e.1 == "requests" && e.4 == "pypi"),
-            "conda list shows the pip-installed package: {expected:?}"
-        );
-
-        // The one-call way: every package of every environment.
-        let answer = inventory(&server, json!({"package": "*"})).await;
-        assert_eq!(answer["environments"], json!(4));
-        assert_eq!(answer["truncated"], json!(false));
-        let got: BTreeSet<_> = rows(&answer)
-            .iter()
-            .map(|r| {
-                (
-                    r["prefix"].as_str().expect("prefix").to_owned(),
-                    r["name"].as_str().expect("name").to_owned(),
-                    r["version"].as_str().expect("version").to_owned(),
-                    r["build"].as_str().expect("build").to_owned(),
-                    r["channel"].as_str().expect("channel").to_owned(),
-                )
-            })
-            .collect();
-        assert_eq!(got, expected);
-
-        // Sizes: one row per environment, conda list's package count.
-        let answer = inventory(&server, json!({"sizes": true})).await;
-        let sizes: Vec<(String, u64)> = rows(&answer)
-            .iter()
-            .map(|r| {
-                (
-                    r["prefix"].as_str().expect("prefix").to_owned(),
-                    r["packages"].as_u64().expect("packages"),
-                )
-            })
-            .collect();
-        assert_eq!(sizes, counts);
-        let sci = rows(&answer)
-            .into_iter()
-            .find(|r| r["env"] == json!("sci"))
-            .expect("sci");
-        assert_eq!(sci["python"], json!("3.12.4"));
-        assert!(sci["size_bytes"].as_u64().expect("size") > 0, "{sci}");
+        let listed = listed_through(&server).await;
+        assert_eq!(listed.prefixes.len(), 4, "base and three");
+        assert_agrees(&server, &listed).await;
         server.close().await;
     }
+}
+
+/// `python -m conda ARGS --json` of the real conda's interpreter, with
+/// `CONDA_ENVS_PATH=envs`: the parsed document.
+fn real_conda_json(python: &Path, envs: &Path, args: &[&str]) -> Value {
+    let out = std::process::Command::new(python)
+        .args(["-m", "conda"])
+        .args(args)
+        .arg("--json")
+        .env("CONDA_ENVS_PATH", envs)
+        .output()
+        .expect("run conda");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "conda {args:?}: {e}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+/// The real tier: a real conda whose envs directory (`CONDA_ENVS_PATH`)
+/// holds the three environments written as conda leaves them; the
+/// inventory agrees with conda's own `info --envs` and `list --json` of
+/// each environment it knows (run directly with conda's interpreter:
+/// `python -m conda`, as the worker runs conda on Windows).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_conda_inventory_agrees_with_conda_list() {
+    let Some(conda) = conda_mcp_tests::tiers::real_conda(module_path!()) else {
+        return;
+    };
+    let python = conda
+        .parent()
+        .map(|bin| bin.join("python"))
+        .filter(|p| p.exists())
+        .expect("the real conda's bin/python");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let envs = dir.path().join("envs");
+    write_three(&envs);
+    let envs_path = envs.display().to_string();
+    let server = Server::start_with_env(
+        &conda,
+        &["--timeout", "600"],
+        Era::Initialize,
+        &[("CONDA_ENVS_PATH", &envs_path)],
+    )
+    .await;
+    let info = real_conda_json(&python, &envs, &["info", "--envs"]);
+    let mut listed = Listed::new();
+    for prefix in info["envs"].as_array().expect("envs") {
+        let prefix = prefix.as_str().expect("prefix");
+        listed.add(
+            prefix,
+            &real_conda_json(&python, &envs, &["list", "-p", prefix]),
+        );
+    }
+    assert!(listed.prefixes.len() >= 4, "base and three: {:?}", listed.prefixes);
+    assert_agrees(&server, &listed).await;
+    let a = inventory(&server, json!({"import_name": "zope.interface"})).await;
+    assert_eq!(rows(&a).len(), 1, "{a}");
+    assert_eq!(rows(&a)[0]["channel"], json!("pypi"));
+    let a = inventory(&server, json!({"import_name": "_yaml"})).await;
+    assert_eq!(rows(&a)[0]["name"], json!("pyyaml"), "{a}");
+    let a = inventory(&server, json!({"command": "mytool"})).await;
+    assert_eq!(rows(&a)[0]["file"], json!("Scripts/mytool.exe"), "{a}");
+    let r = server
+        .call_ok(TOOL, json!({"package": "numpy[version="}))
+        .await;
+    assert_eq!(r.is_error, Some(true), "conda's own MatchSpec refuses it");
+    server.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -306,7 +420,7 @@ async fn lookups_find_packages_in_unusual_places() {
         hits(&a),
         set(&[(
             "sci",
-            "zope.interface",
+            "zope-interface",
             &format!("{sp}/zope/interface/__init__.py")
         )])
     );
