@@ -545,3 +545,127 @@ async fn an_environment_removed_or_created_between_calls_leaves_no_stale_row() {
     );
     server.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn environments_as_resources_listed_read_and_completed_in_both_eras() {
+    use rmcp::model::{ArgumentInfo, CompleteRequestParams, Reference};
+    let standin = standin_with_environments();
+    let home = tempfile::tempdir().expect("home");
+    for era in Era::ALL {
+        let server = server(&standin, home.path(), era).await;
+        let resources = server.client.list_all_resources().await.expect("list");
+        assert!(
+            resources.iter().any(|r| r.uri == "conda://environments"),
+            "{resources:?}"
+        );
+        let templates = server
+            .client
+            .list_all_resource_templates()
+            .await
+            .expect("templates");
+        let uris: BTreeSet<String> = templates.iter().map(|t| t.uri_template.clone()).collect();
+        assert_eq!(
+            uris,
+            [
+                "conda://environments/{name}/export",
+                "conda://environments/{name}/history",
+                "conda://environments/{name}/packages",
+            ]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect()
+        );
+
+        // The list: one row per environment.
+        let (text, mime) = server
+            .read_text("conda://environments")
+            .await
+            .expect("read the list");
+        assert_eq!(mime.as_deref(), Some("application/json"));
+        let list: Value = serde_json::from_str(&text).expect("JSON");
+        let names: BTreeSet<String> = rows(&list)
+            .iter()
+            .filter_map(|r| r["env"].as_str().map(str::to_owned))
+            .collect();
+        assert_eq!(
+            names,
+            ["base", "old", "sci", "win"].map(str::to_owned).into()
+        );
+
+        // Each kind of one environment.
+        let (text, mime) = server
+            .read_text("conda://environments/sci/packages")
+            .await
+            .expect("packages");
+        assert_eq!(mime.as_deref(), Some("application/json"));
+        let packages: Value = serde_json::from_str(&text).expect("JSON");
+        let names: BTreeSet<&str> = packages
+            .as_array()
+            .expect("array")
+            .iter()
+            .filter_map(|p| p["name"].as_str())
+            .collect();
+        assert_eq!(
+            names,
+            ["numpy", "python", "pyyaml", "requests", "zope-interface"]
+                .into_iter()
+                .collect()
+        );
+        let (text, mime) = server
+            .read_text("conda://environments/sci/export")
+            .await
+            .expect("export");
+        assert_eq!(mime.as_deref(), Some("application/yaml"));
+        assert!(text.starts_with("name: sci\n"), "{text}");
+        assert!(text.contains("  - numpy=2.1.0=py312_0\n"), "{text}");
+        assert!(text.contains("      - requests==2.32.3\n"), "{text}");
+        let (text, _) = server
+            .read_text("conda://environments/old/history")
+            .await
+            .expect("history");
+        let history: Value = serde_json::from_str(&text).expect("JSON");
+        assert_eq!(history[0]["rev"], json!(0), "{history}");
+        assert!(
+            history[0]["install"]
+                .as_array()
+                .expect("install")
+                .contains(&json!("conda-forge/linux-64::opencv-4.10.0-py311_0")),
+            "{history}"
+        );
+
+        // An environment that does not exist, a URI of no resource: errors
+        // that do not repeat it.
+        for uri in [
+            "conda://environments/zz-secret-zz/packages",
+            "conda://environments/zz-secret-zz/files",
+        ] {
+            let e = server.read_text(uri).await.expect_err("no resource");
+            let text = e.to_string();
+            assert!(!text.contains("zz-secret-zz"), "echoed: {text}");
+        }
+
+        // The name completes from the environments conda keeps.
+        let done = server
+            .client
+            .complete(CompleteRequestParams::new(
+                Reference::for_resource("conda://environments/{name}/packages"),
+                ArgumentInfo::new("name", "s"),
+            ))
+            .await
+            .expect("complete");
+        assert_eq!(done.completion.values, vec!["sci".to_owned()]);
+        let done = server
+            .client
+            .complete(CompleteRequestParams::new(
+                Reference::for_resource("conda://environments/{name}/export"),
+                ArgumentInfo::new("name", ""),
+            ))
+            .await
+            .expect("complete");
+        assert_eq!(
+            done.completion.values,
+            ["base", "old", "sci", "win"].map(str::to_owned).to_vec()
+        );
+        server.close().await;
+    }
+}
