@@ -122,9 +122,7 @@ struct Way {
 /// `conda_env_list`, then `conda_list` of each environment; `found`: the
 /// environments whose list names `package`.
 async fn one_plus_n(raw: &mut Raw, package: &str) -> Way {
-    let (line, s) = raw
-        .call("conda_env_list", json!({"json": true}))
-        .await;
+    let (line, s) = raw.call("conda_env_list", json!({"json": true})).await;
     let mut way = Way {
         calls: 1,
         bytes: line.len(),

@@ -128,7 +128,9 @@ pub fn write_environment(
                 write(&sp.join(f), b"pip");
                 record.push_str(&format!("{f},,\n"));
             }
-            record.push_str(&format!("{info}/METADATA,,\n{info}/INSTALLER,,\n{info}/RECORD,,\n"));
+            record.push_str(&format!(
+                "{info}/METADATA,,\n{info}/INSTALLER,,\n{info}/RECORD,,\n"
+            ));
             write(&sp.join(&info).join("RECORD"), record.as_bytes());
         }
     }
@@ -163,7 +165,10 @@ pub fn many(envs_dir: &Path, envs: usize, packages: usize) -> Vec<PathBuf> {
                     "pyyaml",
                     "6.0.2",
                     "py312_0",
-                    &[&format!("{sp}/yaml/__init__.py"), &format!("{sp}/_yaml/__init__.py")],
+                    &[
+                        &format!("{sp}/yaml/__init__.py"),
+                        &format!("{sp}/_yaml/__init__.py"),
+                    ],
                 ));
             }
             let mut n = 0;

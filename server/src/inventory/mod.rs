@@ -415,7 +415,7 @@ pub fn summary(answer: &InventoryAnswer) -> String {
     let mut line = if answer.matched == 0 {
         format!("nothing matched in {searched}")
     } else if answer.query == "sizes" {
-        format!("{searched}")
+        searched.clone()
     } else {
         format!("{} match(es) in {searched}", answer.matched)
     };
@@ -465,10 +465,7 @@ mod tests {
             parse_input(&args(json!({"package": "numpy>=2"}))),
             Ok(Query::Package("numpy>=2".into()))
         );
-        assert_eq!(
-            parse_input(&args(json!({"sizes": true}))),
-            Ok(Query::Sizes)
-        );
+        assert_eq!(parse_input(&args(json!({"sizes": true}))), Ok(Query::Sizes));
         assert_eq!(
             parse_input(&args(json!({"import_name": "google.protobuf"}))),
             Ok(Query::ImportName("google.protobuf".into()))

@@ -586,16 +586,17 @@ fn resource_text(outcome: Outcome) -> Result<String, McpError> {
                 None => output.execution.stdout.clone(),
             })
         }
-        Outcome::InvalidArguments { .. } => {
-            Err(McpError::invalid_params("unknown resource", None))
-        }
+        Outcome::InvalidArguments { .. } => Err(McpError::invalid_params("unknown resource", None)),
         Outcome::Refused(r) => Err(McpError::invalid_params(r.to_string(), None)),
         Outcome::Restricted(r) => Err(McpError::invalid_params(r.to_string(), None)),
         Outcome::NotRun { reason, .. } => Err(McpError::internal_error(
             format!("the read did not run: {reason}"),
             None,
         )),
-        _ => Err(McpError::internal_error("the read produced no content", None)),
+        _ => Err(McpError::internal_error(
+            "the read produced no content",
+            None,
+        )),
     }
 }
 

@@ -60,7 +60,10 @@ impl InventoryTool {
             open_world: Some(false),
         })
         .with_output_schema(Arc::new(as_object(inventory::advertised_output_schema())))
-        .with_meta(describe::own_meta("conda inventory environments packages", true));
+        .with_meta(describe::own_meta(
+            "conda inventory environments packages",
+            true,
+        ));
         Ok(Self { tool })
     }
 }

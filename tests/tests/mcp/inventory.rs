@@ -341,7 +341,11 @@ async fn real_conda_inventory_agrees_with_conda_list() {
             &real_conda_json(&python, &envs, &["list", "-p", prefix]),
         );
     }
-    assert!(listed.prefixes.len() >= 4, "base and three: {:?}", listed.prefixes);
+    assert!(
+        listed.prefixes.len() >= 4,
+        "base and three: {:?}",
+        listed.prefixes
+    );
     assert_agrees(&server, &listed).await;
     let a = inventory(&server, json!({"import_name": "zope.interface"})).await;
     assert_eq!(rows(&a).len(), 1, "{a}");
@@ -455,7 +459,10 @@ async fn nothing_matched_and_bad_queries_say_so_without_echo() {
     let secret = "zz-secret-zz";
     for (args, path) in [
         (json!({"package": format!("{secret}[version=")}), "/package"),
-        (json!({"import_name": format!("{secret}/x")}), "/import_name"),
+        (
+            json!({"import_name": format!("{secret}/x")}),
+            "/import_name",
+        ),
         (json!({"package": "a", "command": secret}), "/"),
         (json!({}), "/"),
     ] {
