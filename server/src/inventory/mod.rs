@@ -129,7 +129,7 @@ pub fn input_schema() -> Value {
 
 /// Invalid input, named by JSON path; never carries the submitted value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum InputError {
+pub enum QueryError {
     /// The arguments are not an object with exactly one known property of
     /// the right type.
     #[error("invalid arguments at {path}: {reason}")]
@@ -141,8 +141,8 @@ pub enum InputError {
     },
 }
 
-fn invalid(path: impl Into<String>, reason: &'static str) -> InputError {
-    InputError::Invalid {
+fn invalid(path: impl Into<String>, reason: &'static str) -> QueryError {
+    QueryError::Invalid {
         path: path.into(),
         reason,
     }
@@ -150,11 +150,11 @@ fn invalid(path: impl Into<String>, reason: &'static str) -> InputError {
 
 /// Checks the arguments and returns the query.
 ///
-/// Errors: an [`InputError`] naming the JSON path when the arguments are
+/// Errors: an [`QueryError`] naming the JSON path when the arguments are
 /// not an object, name an unknown property, give none or more than one of
 /// the queries, or a value is not a non-empty string (`sizes`: not `true`),
 /// longer than [`MAX_VALUE_CHARS`], or holds a control character.
-pub fn parse_input(args: &serde_json::Map<String, Value>) -> Result<Query, InputError> {
+pub fn parse_input(args: &serde_json::Map<String, Value>) -> Result<Query, QueryError> {
     if args.keys().any(|k| !PROPERTIES.contains(&k.as_str())) {
         return Err(invalid(
             "/",
@@ -345,7 +345,7 @@ struct RawAnswer {
 
 /// Reading the helper's result failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum AnswerError {
+pub enum InventoryError {
     /// conda cannot read the query's value (an invalid match spec).
     #[error("invalid arguments at {path}: {reason}")]
     Invalid {
@@ -361,14 +361,14 @@ pub enum AnswerError {
 
 /// Turns the helper's execution result into the tool's answer.
 ///
-/// Errors: [`AnswerError::Invalid`] when conda could not read the value,
-/// [`AnswerError::Helper`] when the helper timed out, failed or printed no
+/// Errors: [`InventoryError::Invalid`] when conda could not read the value,
+/// [`InventoryError::Helper`] when the helper timed out, failed or printed no
 /// answer document (its last stderr line is kept: conda's import error).
 pub fn read_answer(
     result: &conda_mcp_shared::ExecutionResult,
-) -> Result<InventoryAnswer, AnswerError> {
+) -> Result<InventoryAnswer, InventoryError> {
     if result.timed_out {
-        return Err(AnswerError::Helper("it timed out".into()));
+        return Err(InventoryError::Helper("it timed out".into()));
     }
     let Some(doc) = result
         .stdout_document()
@@ -380,16 +380,16 @@ pub fn read_answer(
             .rev()
             .find(|l| !l.trim().is_empty())
             .unwrap_or("");
-        return Err(AnswerError::Helper(format!(
+        return Err(InventoryError::Helper(format!(
             "exit code {:?}, no answer document; last stderr line: {}",
             result.exit_code,
             last.chars().take(300).collect::<String>()
         )));
     };
     let raw: RawAnswer = serde_json::from_value(doc)
-        .map_err(|e| AnswerError::Helper(format!("malformed answer: {e}")))?;
+        .map_err(|e| InventoryError::Helper(format!("malformed answer: {e}")))?;
     if let Some(reason) = raw.invalid {
-        return Err(AnswerError::Invalid {
+        return Err(InventoryError::Invalid {
             path: format!("/{}", raw.query),
             reason,
         });
@@ -484,7 +484,7 @@ mod tests {
             (json!({"path": "x".repeat(MAX_VALUE_CHARS + 1)}), "/path"),
         ] {
             let err = parse_input(&args(bad)).expect_err("must be refused");
-            let InputError::Invalid { path: got, .. } = &err;
+            let QueryError::Invalid { path: got, .. } = &err;
             assert_eq!(got, path);
             assert!(!err.to_string().contains(secret), "never echoes the value");
         }

@@ -15,7 +15,7 @@
 //! resources out too.
 //!
 //! This module holds the protocol-free part: the URIs, what a URI asks
-//! for ([`Target::parse`]), the tool call it becomes ([`Target::call`]) and
+//! for ([`EnvironmentResource::parse`]), the tool call it becomes ([`EnvironmentResource::call`]) and
 //! the listed resource and templates.
 
 use rmcp::model::{Resource, ResourceTemplate};
@@ -91,7 +91,7 @@ impl View {
 
 /// What a resource URI asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
+pub enum EnvironmentResource {
     /// [`LIST_URI`].
     List,
     /// One view of the environment named `name`.
@@ -117,17 +117,17 @@ fn valid_name(name: &str) -> bool {
             .any(|c| c.is_whitespace() || c.is_control() || "/\\:#%?*\"'<>|".contains(c))
 }
 
-impl Target {
+impl EnvironmentResource {
     /// The target of `uri`, or `None` when it names no resource of this
     /// module (the caller answers "unknown resource" without repeating it).
-    pub fn parse(uri: &str) -> Option<Target> {
+    pub fn parse(uri: &str) -> Option<EnvironmentResource> {
         if uri == LIST_URI {
-            return Some(Target::List);
+            return Some(EnvironmentResource::List);
         }
         let rest = uri.strip_prefix(ENV_PREFIX)?;
         let (name, segment) = rest.rsplit_once('/')?;
         let view = View::ALL.into_iter().find(|v| v.segment() == segment)?;
-        valid_name(name).then(|| Target::Environment {
+        valid_name(name).then(|| EnvironmentResource::Environment {
             name: name.to_owned(),
             view,
         })
@@ -136,8 +136,8 @@ impl Target {
     /// The MIME type of the content.
     pub fn mime_type(&self) -> &'static str {
         match self {
-            Target::List => "application/json",
-            Target::Environment { view, .. } => view.mime_type(),
+            EnvironmentResource::List => "application/json",
+            EnvironmentResource::Environment { view, .. } => view.mime_type(),
         }
     }
 
@@ -145,8 +145,8 @@ impl Target {
     /// server's `conda_inventory`) and its arguments.
     pub fn call(&self) -> (Option<&'static str>, Value) {
         match self {
-            Target::List => (None, json!({"sizes": true})),
-            Target::Environment { name, view } => match view {
+            EnvironmentResource::List => (None, json!({"sizes": true})),
+            EnvironmentResource::Environment { name, view } => match view {
                 View::Packages => (Some("list"), json!({"name": name, "json": true})),
                 View::Export => (Some("env export"), json!({"name": name})),
                 View::History => (
@@ -193,16 +193,20 @@ mod tests {
 
     #[test]
     fn uris_parse_to_what_they_name() {
-        assert_eq!(Target::parse(LIST_URI), Some(Target::List));
         assert_eq!(
-            Target::parse("conda://environments/base/packages"),
-            Some(Target::Environment {
+            EnvironmentResource::parse(LIST_URI),
+            Some(EnvironmentResource::List)
+        );
+        assert_eq!(
+            EnvironmentResource::parse("conda://environments/base/packages"),
+            Some(EnvironmentResource::Environment {
                 name: "base".into(),
                 view: View::Packages
             })
         );
         assert_eq!(
-            Target::parse("conda://environments/py-3.12/export").map(|t| t.mime_type()),
+            EnvironmentResource::parse("conda://environments/py-3.12/export")
+                .map(|t| t.mime_type()),
             Some("application/yaml")
         );
         for bad in [
@@ -216,7 +220,7 @@ mod tests {
             "conda://environments/-n/packages",
             "conda://capabilities",
         ] {
-            assert_eq!(Target::parse(bad), None, "{bad}");
+            assert_eq!(EnvironmentResource::parse(bad), None, "{bad}");
         }
     }
 
@@ -226,8 +230,8 @@ mod tests {
             assert!(is_template(&v.template()));
             let uri = v.template().replace("{name}", "sci");
             assert_eq!(
-                Target::parse(&uri),
-                Some(Target::Environment {
+                EnvironmentResource::parse(&uri),
+                Some(EnvironmentResource::Environment {
                     name: "sci".into(),
                     view: v
                 })

@@ -297,7 +297,7 @@ impl Handler {
     }
 
     /// `resources/read` of an environment resource: the read-only tool
-    /// call it stands for ([`super::environments::Target::call`]) through
+    /// call it stands for ([`super::environments::EnvironmentResource::call`]) through
     /// the pipeline, as the request's principal; the tool's output
     /// (`parsed_json`, else stdout) is the content.
     ///
@@ -308,7 +308,7 @@ impl Handler {
     async fn read_environment(
         &self,
         uri: &str,
-        target: &super::environments::Target,
+        target: &super::environments::EnvironmentResource,
         context: &RequestContext<RoleServer>,
     ) -> Result<ReadResourceResult, McpError> {
         let surface = self.state.surface.get();
@@ -875,7 +875,7 @@ impl ServerHandler for Handler {
         {
             return Ok(ReadResourceResult::new(vec![super::apps::contents()]).into());
         }
-        if let Some(target) = super::environments::Target::parse(&request.uri) {
+        if let Some(target) = super::environments::EnvironmentResource::parse(&request.uri) {
             return self
                 .read_environment(&request.uri, &target, &context)
                 .await

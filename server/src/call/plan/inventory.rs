@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::inventory::{self, AnswerError};
+use crate::inventory::{self, InventoryError};
 use crate::schema::ArgumentError;
 use crate::worker_client::Program;
 use conda_mcp_shared::limits::Limits;
@@ -40,7 +40,7 @@ pub fn plan(limits: Limits, args: &Value) -> Result<Plan, Outcome> {
         return Err(invalid("/", "must be an object"));
     };
     let query = inventory::parse_input(object).map_err(|e| {
-        let inventory::InputError::Invalid { path, reason } = e;
+        let inventory::QueryError::Invalid { path, reason } = e;
         invalid(&path, reason)
     })?;
     let mut limits = limits;
@@ -77,8 +77,8 @@ pub fn read(result: &conda_mcp_shared::ExecutionResult, budget: usize) -> Outcom
                 ran: Ran::Inventory(Box::new(answer)),
             }
         }
-        Err(AnswerError::Invalid { path, reason }) => invalid(&path, &reason),
-        Err(e @ AnswerError::Helper(_)) => Outcome::NotRun {
+        Err(InventoryError::Invalid { path, reason }) => invalid(&path, &reason),
+        Err(e @ InventoryError::Helper(_)) => Outcome::NotRun {
             what: inventory::TOOL_NAME.to_owned(),
             reason: NotRun::Inventory(e),
         },

@@ -161,7 +161,7 @@ pub enum NotRun {
     Helper(AnswerError),
     /// The inventory helper produced no answer.
     #[error(transparent)]
-    Inventory(crate::inventory::AnswerError),
+    Inventory(crate::inventory::InventoryError),
     /// The installation's writer lock was not obtained (another conda-mcp
     /// held it until the time limit, the call was cancelled while it
     /// waited, or the lock file could not be used).
