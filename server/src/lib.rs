@@ -35,6 +35,7 @@ pub mod discovery;
 pub mod dump;
 pub mod health;
 pub mod host_env;
+pub mod inventory;
 pub mod logging;
 pub mod mcp;
 pub mod metrics;

@@ -15,6 +15,7 @@ pub mod completion;
 pub mod exec;
 pub mod hosts;
 pub mod http;
+pub mod inventory;
 pub mod logs;
 pub mod mcp;
 pub mod oauth;

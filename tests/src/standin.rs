@@ -178,6 +178,12 @@ pub struct ControlRule {
     /// anyone outside the process predicts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub envs_dirs_first: Option<Vec<PathBuf>>,
+    /// `list`, `env list`, `env export` and `info --envs` answer from the environments
+    /// as conda does (`conda/cli/listing.py`: the packages of `conda-meta`
+    /// and the pip-installed ones, the revisions, the environments conda
+    /// knows) instead of printing the parse.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub listing: Option<bool>,
 }
 
 impl ControlRule {

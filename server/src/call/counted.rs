@@ -90,7 +90,7 @@ pub fn outcome_label(outcome: &Outcome) -> &'static str {
             }
         }
         Outcome::Ran {
-            ran: Ran::Answer(_),
+            ran: Ran::Answer(_) | Ran::Inventory(_),
             ..
         } => "ok",
     }

@@ -19,7 +19,9 @@ use crate::call::approve::{Answer, Consent, Question, Reply};
 use crate::call::audit::{AuditLog, Recorder};
 use crate::call::counted::Counted;
 use crate::call::events::{Event, Fanout, Planned, Sink};
-use crate::call::plan::{compact_call, completion, generated, host_args, raw, reads, restrict};
+use crate::call::plan::{
+    compact_call, completion, generated, host_args, inventory, raw, reads, restrict,
+};
 use crate::call::shape::outcome::Card;
 use crate::call::{CallSettings, NotRun, Outcome, Plan, Runner};
 use crate::catalog::Catalog;
@@ -194,6 +196,7 @@ impl Pipeline {
             Route::CliCommand => {
                 completion::plan(catalog, tools.cli_command.is_some(), st.limits, args)
             }
+            Route::Inventory => inventory::plan(st.limits, args),
             Route::Compact(tool) => compact_call::plan(
                 compact_call::CompactSurface {
                     catalog,

@@ -742,6 +742,9 @@ fn listing(
     if tools.cli_command.is_some() {
         read_only.push(crate::tools::CLI_COMMAND_TOOL);
     }
+    if tools.route(crate::tools::INVENTORY_TOOL).is_some() {
+        read_only.push(crate::tools::INVENTORY_TOOL);
+    }
     if tools.route(crate::tools::EXECUTE_TOOL).is_some() {
         runs.push(crate::tools::EXECUTE_TOOL);
     }

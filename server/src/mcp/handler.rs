@@ -353,6 +353,77 @@ impl Handler {
         Ok(())
     }
 
+    /// `resources/read` of an environment resource: the read-only tool
+    /// call it stands for ([`super::environments::EnvironmentResource::call`]) through
+    /// the pipeline, as the request's principal; the tool's output
+    /// (`parsed_json`, else stdout) is the content.
+    ///
+    /// Errors: invalid params "unknown resource" when the tool is not
+    /// served (left out by `--tools`), "no such environment" when conda
+    /// finds none of that name, and the call's typed error otherwise
+    /// (refused, failed); none repeats the URI.
+    async fn read_environment(
+        &self,
+        uri: &str,
+        target: &super::environments::EnvironmentResource,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResult, McpError> {
+        let surface = self.state.surface.get();
+        let (command, args) = target.call();
+        let (tool, route) = match command {
+            None => (
+                crate::tools::INVENTORY_TOOL.to_owned(),
+                surface.tools.route(crate::tools::INVENTORY_TOOL),
+            ),
+            Some(path) => match surface.tools.find_command(&surface.catalog, path) {
+                Some(i) => (
+                    surface.tools.generated[i].name.clone(),
+                    Some(Route::Generated(i)),
+                ),
+                None => (String::new(), None),
+            },
+        };
+        let Some(route) = route else {
+            return Err(unknown("resource"));
+        };
+        let principal = Principal::of(context);
+        let cancel = context.ct.clone();
+        let call = Call {
+            tool: &tool,
+            route,
+            catalog: &surface.catalog,
+            tools: &surface.tools,
+            principal: &principal,
+            cancel: &cancel,
+            roots: None,
+        };
+        let consent = Consent::Unavailable(crate::call::shape::outcome::Unasked::NoElicitation);
+        let reply = self
+            .pipeline()
+            .call(
+                &call,
+                args,
+                consent,
+                Arc::new(crate::call::events::Fanout::new()),
+            )
+            .await;
+        let Reply::Done(outcome) = reply else {
+            return Err(McpError::internal_error(
+                "a read-only call asked for approval",
+                None,
+            ));
+        };
+        let text = resource_text(outcome)?;
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::TextResourceContents {
+                uri: uri.to_owned(),
+                mime_type: Some(target.mime_type().into()),
+                text,
+                meta: None,
+            },
+        ]))
+    }
+
     /// The tool result of an outcome (output-schema checked), with the
     /// restart flag as it is now.
     fn tool_result(&self, outcome: Outcome) -> CallToolResult {
@@ -523,6 +594,74 @@ enum Delivery {
     Done(Result<Reply, tokio::task::JoinError>),
 }
 
+/// The content of an environment resource from its call's outcome: the
+/// inventory's answer or conda's parsed JSON as JSON text, else conda's
+/// stdout (`conda env export`'s YAML).
+///
+/// Errors: invalid params for a call that was refused or invalid, or an
+/// environment conda does not find; internal error for one that failed;
+/// the message is the call's typed error (it carries no submitted value).
+fn resource_text(outcome: Outcome) -> Result<String, McpError> {
+    use crate::call::Ran;
+    let failed = |code: &str, message: &str| {
+        let data = Some(serde_json::json!({"code": code}));
+        if code == "environment_not_found" {
+            McpError::invalid_params("no such environment", data)
+        } else {
+            McpError::internal_error(format!("the read failed: {message}"), data)
+        }
+    };
+    match outcome {
+        Outcome::Ran {
+            ran: Ran::Inventory(answer),
+            ..
+        } => serde_json::to_string(&answer)
+            .map_err(|_| McpError::internal_error("the answer could not be serialized", None)),
+        Outcome::Ran {
+            ran: Ran::Execution(output),
+            ..
+        } => {
+            if let Some(error) = &output.error {
+                let code = serde_json::to_value(error.code)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default();
+                let not_found = error
+                    .details
+                    .get("exception_name")
+                    .and_then(Value::as_str)
+                    .is_some_and(|n| n == "EnvironmentLocationNotFound");
+                return Err(failed(
+                    if not_found {
+                        "environment_not_found"
+                    } else {
+                        &code
+                    },
+                    &error.message,
+                ));
+            }
+            if output.execution.is_error() {
+                return Err(failed("conda_error", "conda did not succeed"));
+            }
+            Ok(match &output.parsed_json {
+                Some(v) => v.to_string(),
+                None => output.execution.stdout.clone(),
+            })
+        }
+        Outcome::InvalidArguments { .. } => Err(McpError::invalid_params("unknown resource", None)),
+        Outcome::Refused(r) => Err(McpError::invalid_params(r.to_string(), None)),
+        Outcome::Restricted(r) => Err(McpError::invalid_params(r.to_string(), None)),
+        Outcome::NotRun { reason, .. } => Err(McpError::internal_error(
+            format!("the read did not run: {reason}"),
+            None,
+        )),
+        _ => Err(McpError::internal_error(
+            "the read produced no content",
+            None,
+        )),
+    }
+}
+
 fn unknown(what: &str) -> McpError {
     // Lists nothing of the catalog, and does not echo the name.
     McpError::invalid_params(format!("unknown {what}"), None)
@@ -683,8 +822,9 @@ impl ServerHandler for Handler {
             .map_err(|_| unknown("task"))
     }
 
-    /// `resources/list`: the capabilities resource; for a client served
-    /// the approval card ([`super::apps`]) the card's view too.
+    /// `resources/list`: the capabilities resource, the environments
+    /// ([`super::environments`]); for a client served the approval card
+    /// ([`super::apps`]) the card's view too.
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -695,7 +835,7 @@ impl ServerHandler for Handler {
             .with_description("The conda served, its catalog, the generated tools, plugins and discovery fingerprint.")
             .with_mime_type(capabilities::MIME_TYPE)
             .with_size(self.state.surface.get().capabilities.len() as u64);
-        let mut listed = vec![r];
+        let mut listed = vec![r, super::environments::list_resource()];
         if self.serves_cards(&context) {
             listed.push(super::apps::resource());
         }
@@ -762,7 +902,21 @@ impl ServerHandler for Handler {
         super::prompts::get(request, compact).map(Into::into)
     }
 
-    /// `completion/complete`: environment names, project files, choices.
+    /// `resources/templates/list`: the environments' views
+    /// ([`super::environments::templates`]).
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
+        Ok(rmcp::model::ListResourceTemplatesResult::with_all_items(
+            super::environments::templates(),
+        ))
+    }
+
+    /// `completion/complete`: environment names (of a prompt's argument
+    /// and of the environments' resource templates), project files,
+    /// choices.
     async fn complete(
         &self,
         request: rmcp::model::CompleteRequestParams,
@@ -778,13 +932,19 @@ impl ServerHandler for Handler {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         // The card's view: static HTML, served under --approve-writes.
         if request.uri == super::apps::RESOURCE_URI
             && self.state.pipeline.settings.policy.approve_writes
         {
             return Ok(ReadResourceResult::new(vec![super::apps::contents()]).into());
+        }
+        if let Some(target) = super::environments::EnvironmentResource::parse(&request.uri) {
+            return self
+                .read_environment(&request.uri, &target, &context)
+                .await
+                .map(Into::into);
         }
         if request.uri != capabilities::URI {
             return Err(unknown("resource"));

@@ -34,6 +34,7 @@ pub mod apps;
 pub mod call_note;
 pub mod capabilities;
 pub mod consent;
+pub mod environments;
 pub mod handler;
 pub mod listing;
 pub mod live;

@@ -70,8 +70,9 @@ pub fn get(request: GetPromptRequestParams, compact: bool) -> Result<GetPromptRe
     )
 }
 
-/// `completion/complete` for a prompt's argument (a resource template has
-/// none to complete: empty).
+/// `completion/complete` for a prompt's argument, or the environment name
+/// of an environment resource template ([`super::environments`]); other
+/// references complete to nothing.
 pub fn complete(request: &CompleteRequestParams, dirs: &EnvironmentDirs) -> CompleteResult {
     let (values, total) = match &request.r#ref {
         Reference::Prompt(p) => prompts::complete::complete(
@@ -81,6 +82,15 @@ pub fn complete(request: &CompleteRequestParams, dirs: &EnvironmentDirs) -> Comp
             dirs,
             &project(),
         ),
+        Reference::Resource(r)
+            if super::environments::is_template(&r.uri)
+                && request.argument.name == super::environments::NAME_ARGUMENT =>
+        {
+            prompts::complete::names_starting_with(
+                prompts::complete::environment_names(dirs),
+                &request.argument.value,
+            )
+        }
         _ => (Vec::new(), 0),
     };
     let shown = values.len();

@@ -231,6 +231,17 @@ impl ServerHandler for CondaMcp {
         self.loaded().await?.listen(context).await
     }
 
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
+        self.loaded()
+            .await?
+            .list_resource_templates(request, context)
+            .await
+    }
+
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,

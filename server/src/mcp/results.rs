@@ -33,6 +33,7 @@ use crate::worker_client::{ExecError, JobRefusal};
 pub struct Results {
     execution: jsonschema::Validator,
     answer: jsonschema::Validator,
+    inventory: jsonschema::Validator,
     /// `--live-tools`: a change of conda or its plugins means "list the
     /// tools again", not "restart the server".
     live_tools: bool,
@@ -85,7 +86,7 @@ fn not_run_error(reason: &NotRun) -> ToolError {
         )) => ErrorCode::InvalidArguments,
         // The worker could not start the program, or broke its own rules.
         NotRun::Exec(ExecError::Rejected(_)) => ErrorCode::Internal,
-        NotRun::Helper(_) => ErrorCode::HelperFailed,
+        NotRun::Helper(_) | NotRun::Inventory(_) => ErrorCode::HelperFailed,
         NotRun::InstallLock(LockError::TimedOut) => ErrorCode::QueueTimeout,
         NotRun::InstallLock(LockError::Cancelled) => ErrorCode::Cancelled,
         NotRun::InstallLock(LockError::Io { .. }) => ErrorCode::Internal,
@@ -122,6 +123,10 @@ impl Results {
             answer: compile(
                 &completion::output_schema(),
                 "conda_cli_command's output schema",
+            )?,
+            inventory: compile(
+                &crate::inventory::output_schema(),
+                "conda_inventory's output schema",
             )?,
             live_tools: false,
         })
@@ -233,6 +238,10 @@ impl Results {
                 ran: Ran::Answer(answer),
                 ..
             } => self.answer(&answer),
+            Outcome::Ran {
+                ran: Ran::Inventory(answer),
+                ..
+            } => self.inventory(&answer),
         }
     }
 
@@ -266,6 +275,15 @@ impl Results {
                 "requested_path": [],
                 "resolved_path": [],
                 "message": error.message,
+                "error": error,
+            })
+        } else if tool == crate::inventory::TOOL_NAME {
+            json!({
+                "query": "",
+                "environments": 0,
+                "matched": 0,
+                "rows": [],
+                "truncated": false,
                 "error": error,
             })
         } else {
@@ -309,6 +327,30 @@ impl Results {
         let mut r = CallToolResult::success(vec![Content::text(text)]);
         r.structured_content = Some(structured);
         r.is_error = Some(output.is_error());
+        r
+    }
+
+    /// `conda_inventory`'s answer: its summary line
+    /// ([`crate::inventory::summary`]), then the answer.
+    fn inventory(&self, answer: &crate::inventory::InventoryAnswer) -> CallToolResult {
+        let structured = match serde_json::to_value(answer) {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::error!("cannot serialize a conda_inventory answer: {e}");
+                return self.internal_error("the answer could not be serialized");
+            }
+        };
+        if !self.inventory.is_valid(&structured) {
+            tracing::error!("a conda_inventory answer does not match its output schema");
+            return self.internal_error("the answer does not match the tool's output schema");
+        }
+        let line = format!(
+            "{}: {}",
+            crate::inventory::TOOL_NAME,
+            crate::inventory::summary(answer)
+        );
+        let mut r = CallToolResult::success(vec![Content::text(format!("{line}\n{structured}"))]);
+        r.structured_content = Some(structured);
         r
     }
 

@@ -38,12 +38,18 @@ pub fn complete(
     else {
         return (Vec::new(), 0);
     };
-    let mut values = match kind {
+    let values = match kind {
         ValueKind::Environment => environment_names(dirs),
         ValueKind::ProjectFile => project_files(project),
         ValueKind::Choice(c) => c.iter().map(|s| (*s).to_owned()).collect(),
         ValueKind::Module | ValueKind::Specs => Vec::new(),
     };
+    names_starting_with(values, typed)
+}
+
+/// `values` starting with `typed`, sorted and without repeats, and their
+/// total before the cut at [`MAX_VALUES`].
+pub fn names_starting_with(mut values: Vec<String>, typed: &str) -> (Vec<String>, usize) {
     values.retain(|v| v.starts_with(typed));
     values.sort();
     values.dedup();

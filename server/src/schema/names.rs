@@ -20,13 +20,15 @@ use conda_mcp_shared::fingerprint::sha256_hex;
 pub const MAX_TOOL_NAME_LEN: usize = 48;
 
 /// Names the server uses for its own tools (`conda_execute`,
-/// `conda_cli_command`, `--tool-mode compact`'s three, and the approval
-/// card's `conda_approval_decide` and `conda_approval_status`); a generated
+/// `conda_cli_command`, `conda_inventory`, `--tool-mode compact`'s three,
+/// and the approval card's `conda_approval_decide` and
+/// `conda_approval_status`); a generated
 /// tool never takes them, so conda's own `conda commands` is not
 /// `conda_commands` in either mode.
 pub const RESERVED_TOOL_NAMES: &[&str] = &[
     "conda_execute",
     "conda_cli_command",
+    "conda_inventory",
     "conda_commands",
     "conda_describe",
     "conda_call",

@@ -6,7 +6,7 @@
 //! The tool set is built once at startup: one generated tool per exposed
 //! terminal command, plus the server's own tools (`conda_execute` with
 //! `--allow-exec`; `conda_cli_command` when the target has the
-//! conda-completion plugin).
+//! conda-completion plugin; `conda_inventory` always).
 //!
 //! * [`ToolSet`], [`Route`], [`GeneratedTool`], [`ToolMode`],
 //!   [`ToolOptions`]: the tool set, its routes and what it is built from;
@@ -15,6 +15,8 @@
 //!   catalog answers of `conda_commands` and `conda_describe`;
 //! * [`execute`]: the raw tool's input and checks;
 //! * [`cli_command`]: the `conda_cli_command` tool's definition;
+//! * [`inventory`]: the `conda_inventory` tool's definition (listed in
+//!   every mode and under every policy);
 //! * [`server_options`]: the options the server adds to typed tools
 //!   (`stdin`, `timeout_seconds`, `replace_existing`) and the sentences of
 //!   confirmation and approval.
@@ -29,6 +31,7 @@ pub mod closest;
 pub mod compact;
 pub mod execute;
 pub mod filter;
+pub mod inventory;
 pub mod server_options;
 pub mod spec;
 
@@ -57,6 +60,8 @@ pub const EXECUTE_TOOL: &str = "conda_execute";
 /// Name of the completion-manifest tool (read-only; listed when the target
 /// has the conda-completion plugin).
 pub const CLI_COMMAND_TOOL: &str = "conda_cli_command";
+/// Name of the inventory tool (read-only; listed in every mode).
+pub const INVENTORY_TOOL: &str = crate::inventory::TOOL_NAME;
 
 /// One generated tool.
 #[derive(Debug)]
@@ -82,6 +87,9 @@ pub enum Route {
     Execute,
     /// `conda_cli_command` (routed only when it is listed).
     CliCommand,
+    /// `conda_inventory` (routed unless `--tools`/`--exclude-tools` leave
+    /// it out).
+    Inventory,
     /// `conda_commands`, `conda_describe` or `conda_call`
     /// (`--tool-mode compact`).
     Compact(compact::CompactTool),
@@ -282,6 +290,10 @@ impl ToolSet {
             listed.push(t.tool.clone());
             routes.insert(CLI_COMMAND_TOOL.to_owned(), Route::CliCommand);
         }
+        if !routes.contains_key(INVENTORY_TOOL) && options.filter.allows(INVENTORY_TOOL, &[]) {
+            listed.push(inventory::InventoryTool::new()?.tool);
+            routes.insert(INVENTORY_TOOL.to_owned(), Route::Inventory);
+        }
         Ok(Self {
             generated,
             listed: Arc::new(listed),
@@ -315,7 +327,7 @@ impl ToolSet {
     /// Whether the tool routed to `route` has a top-level property `name`
     /// of its own (the input schema of a generated tool or of
     /// `conda_execute`); the server's other tools (`conda_cli_command`,
-    /// the compact ones) have fixed properties, none a host adds
+    /// `conda_inventory`, the compact ones) have fixed properties, none a host adds
     /// (`crate::call::plan::host_args`).
     pub fn accepts(&self, route: Route, name: &str) -> bool {
         match route {
@@ -327,7 +339,7 @@ impl ToolSet {
                 .execute_validator
                 .as_ref()
                 .is_some_and(|v| v.accepts(name)),
-            Route::CliCommand | Route::Compact(_) => false,
+            Route::CliCommand | Route::Inventory | Route::Compact(_) => false,
         }
     }
 
@@ -363,7 +375,7 @@ pub fn universe(catalog: &Catalog) -> Vec<Candidate> {
             paths: command_paths(catalog, cmd),
         })
         .collect();
-    for name in [EXECUTE_TOOL, CLI_COMMAND_TOOL] {
+    for name in [EXECUTE_TOOL, CLI_COMMAND_TOOL, INVENTORY_TOOL] {
         out.push(Candidate {
             name: name.to_owned(),
             paths: Vec::new(),

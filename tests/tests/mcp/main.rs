@@ -22,6 +22,7 @@ mod host_compat;
 mod hosts;
 mod http;
 mod installed;
+mod inventory;
 mod log;
 mod long_calls;
 mod oauth;

@@ -6,8 +6,8 @@
 //! The arguments hosts add to every tool on their own are dropped first
 //! ([`host_args`]). One module per tool kind: [`generated`] (one tool per
 //! conda command, through [`typed`]), [`raw`] (`conda_execute`),
-//! [`completion`] (`conda_cli_command`), [`compact_call`] (`--tool-mode
-//! compact`). A kind that works on a conda argv amends it (if it must)
+//! [`completion`] (`conda_cli_command`), [`inventory`] (`conda_inventory`),
+//! [`compact_call`] (`--tool-mode compact`). A kind that works on a conda argv amends it (if it must)
 //! *before* [`authorize`] classifies it, so the policy always decides on
 //! the argv that will run. The server's prediction of a create into an
 //! existing environment ([`existing_env`]: refused, or turned into a
@@ -23,6 +23,7 @@ pub mod completion;
 pub mod existing_env;
 pub mod generated;
 pub mod host_args;
+pub mod inventory;
 pub mod raw;
 pub mod reads;
 pub mod restrict;
@@ -55,6 +56,9 @@ pub enum Reader {
     /// The completion helper: its stdout is read as the answer document of
     /// `conda_cli_command`.
     CompletionAnswer,
+    /// The inventory helper: its stdout is read as the answer document of
+    /// `conda_inventory`, cut to the result budget.
+    InventoryAnswer,
 }
 
 /// One call, ready to run.

@@ -206,6 +206,12 @@ impl Runner {
         let waited = arrived.elapsed().saturating_sub(ran);
         match plan.reader {
             Reader::CompletionAnswer => crate::call::plan::completion::read(&result.0),
+            Reader::InventoryAnswer => crate::call::plan::inventory::read(
+                &result.0,
+                self.settings
+                    .max_result_bytes
+                    .unwrap_or(crate::inventory::DEFAULT_BUDGET_BYTES),
+            ),
             Reader::Execution => self.execution(plan, result, json_off, waited).await,
         }
     }

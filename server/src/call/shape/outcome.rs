@@ -99,6 +99,8 @@ pub enum Ran {
     Execution(Box<CallOutput>),
     /// `conda_cli_command`'s answer.
     Answer(Box<CompletionAnswer>),
+    /// `conda_inventory`'s answer.
+    Inventory(Box<crate::inventory::InventoryAnswer>),
 }
 
 /// Why an approval question of `--approve-writes` could not be asked.
@@ -157,6 +159,9 @@ pub enum NotRun {
     /// The completion helper produced no answer.
     #[error(transparent)]
     Helper(AnswerError),
+    /// The inventory helper produced no answer.
+    #[error(transparent)]
+    Inventory(crate::inventory::InventoryError),
     /// The installation's writer lock was not obtained (another conda-mcp
     /// held it until the time limit, the call was cancelled while it
     /// waited, or the lock file could not be used).

@@ -1,0 +1,242 @@
+//! conda's environments as MCP resources a person can attach to a
+//! conversation: one resource listing them all ([`LIST_URI`]) and three
+//! resource templates per named environment (its package list, its export
+//! as `environment.yml`, its revision history), with `completion/complete`
+//! of the environment's name.
+//!
+//! A read is a read-only tool call through the same pipeline as
+//! `tools/call` ([`crate::call::pipeline`]): the list is `conda_inventory`
+//! (`sizes: true`), a package list is `conda list --json -n NAME`, an
+//! export `conda env export -n NAME`, the history `conda list --revisions
+//! --json -n NAME`. So the policy, the caller's principal (its token's
+//! scopes, its OS user's worker: a principal sees what its worker's conda
+//! sees), the operator's restrictions and the credential mask apply
+//! unchanged, and a tool left out by `--tools`/`--exclude-tools` leaves its
+//! resources out too.
+//!
+//! This module holds the protocol-free part: the URIs, what a URI asks
+//! for ([`EnvironmentResource::parse`]), the tool call it becomes ([`EnvironmentResource::call`]) and
+//! the listed resource and templates.
+
+use rmcp::model::{Resource, ResourceTemplate};
+use serde_json::{Value, json};
+
+/// The resource listing every environment conda knows.
+pub const LIST_URI: &str = "conda://environments";
+
+/// Where the per-environment resources start: `conda://environments/NAME/VIEW`.
+const ENV_PREFIX: &str = "conda://environments/";
+
+/// The argument of the templates that [`complete`](crate::mcp::prompts)
+/// completes.
+pub const NAME_ARGUMENT: &str = "name";
+
+/// One view of an environment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    /// `conda list --json`: the packages (pip-installed ones included).
+    Packages,
+    /// `conda env export`: the environment as `environment.yml`.
+    Export,
+    /// `conda list --revisions --json`: the revision history.
+    History,
+}
+
+impl View {
+    /// Every view, in the order the templates are listed.
+    pub const ALL: [View; 3] = [View::Packages, View::Export, View::History];
+
+    /// The URI's last segment.
+    pub fn segment(self) -> &'static str {
+        match self {
+            View::Packages => "packages",
+            View::Export => "export",
+            View::History => "history",
+        }
+    }
+
+    /// The content's MIME type.
+    pub fn mime_type(self) -> &'static str {
+        match self {
+            View::Export => "application/yaml",
+            View::Packages | View::History => "application/json",
+        }
+    }
+
+    fn title(self) -> &'static str {
+        match self {
+            View::Packages => "conda environment: packages",
+            View::Export => "conda environment: environment.yml",
+            View::History => "conda environment: revision history",
+        }
+    }
+
+    fn description(self) -> &'static str {
+        match self {
+            View::Packages => {
+                "The packages of a conda environment, as conda list --json shows them (pip-installed ones included)."
+            }
+            View::Export => "A conda environment exported as environment.yml (conda env export).",
+            View::History => {
+                "The revisions of a conda environment (conda list --revisions --json)."
+            }
+        }
+    }
+
+    /// The URI template (RFC 6570).
+    pub fn template(self) -> String {
+        format!("{ENV_PREFIX}{{{NAME_ARGUMENT}}}/{}", self.segment())
+    }
+}
+
+/// What a resource URI asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EnvironmentResource {
+    /// [`LIST_URI`].
+    List,
+    /// One view of the environment named `name`.
+    Environment {
+        /// The environment's name (as `conda env list` shows it).
+        name: String,
+        /// Which view.
+        view: View,
+    },
+}
+
+/// Whether `name` can be an environment's name in a URI: what conda
+/// accepts for `--name` without a path (no `/`, `\`, `:`, `#`, whitespace,
+/// not `.`/`..`), at most 255 characters.
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 255
+        && name != "."
+        && name != ".."
+        && !name.starts_with('-')
+        && !name
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || "/\\:#%?*\"'<>|".contains(c))
+}
+
+impl EnvironmentResource {
+    /// The target of `uri`, or `None` when it names no resource of this
+    /// module (the caller answers "unknown resource" without repeating it).
+    pub fn parse(uri: &str) -> Option<EnvironmentResource> {
+        if uri == LIST_URI {
+            return Some(EnvironmentResource::List);
+        }
+        let rest = uri.strip_prefix(ENV_PREFIX)?;
+        let (name, segment) = rest.rsplit_once('/')?;
+        let view = View::ALL.into_iter().find(|v| v.segment() == segment)?;
+        valid_name(name).then(|| EnvironmentResource::Environment {
+            name: name.to_owned(),
+            view,
+        })
+    }
+
+    /// The MIME type of the content.
+    pub fn mime_type(&self) -> &'static str {
+        match self {
+            EnvironmentResource::List => "application/json",
+            EnvironmentResource::Environment { view, .. } => view.mime_type(),
+        }
+    }
+
+    /// The read as a tool call: the conda command path (`None`: the
+    /// server's `conda_inventory`) and its arguments.
+    pub fn call(&self) -> (Option<&'static str>, Value) {
+        match self {
+            EnvironmentResource::List => (None, json!({"sizes": true})),
+            EnvironmentResource::Environment { name, view } => match view {
+                View::Packages => (Some("list"), json!({"name": name, "json": true})),
+                View::Export => (Some("env export"), json!({"name": name})),
+                View::History => (
+                    Some("list"),
+                    json!({"name": name, "revisions": true, "json": true}),
+                ),
+            },
+        }
+    }
+}
+
+/// The listed resource of all environments.
+pub fn list_resource() -> Resource {
+    Resource::new(LIST_URI, "environments")
+        .with_title("conda environments")
+        .with_description(
+            "Every conda environment conda knows: name, prefix, size on disk, package count, Python.",
+        )
+        .with_mime_type("application/json")
+}
+
+/// The resource templates, one per [`View`].
+pub fn templates() -> Vec<ResourceTemplate> {
+    View::ALL
+        .into_iter()
+        .map(|v| {
+            ResourceTemplate::new(v.template(), format!("environment-{}", v.segment()))
+                .with_title(v.title())
+                .with_description(v.description())
+                .with_mime_type(v.mime_type())
+        })
+        .collect()
+}
+
+/// Whether `uri` is one of [`templates`]' URI templates (what
+/// `completion/complete` of a resource template names).
+pub fn is_template(uri: &str) -> bool {
+    View::ALL.into_iter().any(|v| v.template() == uri)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_parse_to_what_they_name() {
+        assert_eq!(
+            EnvironmentResource::parse(LIST_URI),
+            Some(EnvironmentResource::List)
+        );
+        assert_eq!(
+            EnvironmentResource::parse("conda://environments/base/packages"),
+            Some(EnvironmentResource::Environment {
+                name: "base".into(),
+                view: View::Packages
+            })
+        );
+        assert_eq!(
+            EnvironmentResource::parse("conda://environments/py-3.12/export")
+                .map(|t| t.mime_type()),
+            Some("application/yaml")
+        );
+        for bad in [
+            "conda://environments/",
+            "conda://environments/x",
+            "conda://environments/x/files",
+            "conda://environments//packages",
+            "conda://environments/a/b/packages",
+            "conda://environments/../packages",
+            "conda://environments/a b/packages",
+            "conda://environments/-n/packages",
+            "conda://capabilities",
+        ] {
+            assert_eq!(EnvironmentResource::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn each_template_parses_back() {
+        for v in View::ALL {
+            assert!(is_template(&v.template()));
+            let uri = v.template().replace("{name}", "sci");
+            assert_eq!(
+                EnvironmentResource::parse(&uri),
+                Some(EnvironmentResource::Environment {
+                    name: "sci".into(),
+                    view: v
+                })
+            );
+        }
+        assert_eq!(templates().len(), 3);
+    }
+}
