@@ -161,6 +161,13 @@ impl ArgumentValidator {
                 }
             }
             K::Minimum { limit } => format!("must be at least {limit}"),
+            K::MinLength { limit: 1 } => "must not be empty".into(),
+            K::Not { schema }
+                if schema.get("const")
+                    == Some(&serde_json::json!(crate::compile::DROPPED_VALUE)) =>
+            {
+                crate::compile::DROPPED_RULE.into()
+            }
             K::MinItems { limit } => format!("must have at least {limit} item(s)"),
             K::MaxItems { limit } => format!("must have at most {limit} item(s)"),
             K::Not { .. } => {
