@@ -98,6 +98,31 @@ fn property_help(command: &Command, prop: &Property) -> String {
     }
 }
 
+/// A property's description as a schema states it in place: its help
+/// ([`property_help`]) as a sentence, then the usage hint ([`usage_hint`]:
+/// how `false`, `""` or `[]` maps to argv), when there is one.
+fn property_description(command: &Command, prop: &Property) -> String {
+    let help = property_help(command, prop);
+    let mut desc = if help.is_empty() || help.ends_with(['!', '?']) {
+        help
+    } else {
+        format!("{help}.")
+    };
+    if let Some(hint) = usage_hint(command, prop) {
+        push_sentence(&mut desc, &hint);
+    }
+    desc
+}
+
+/// What [`SharedHelp`] holds for a property: its whole description
+/// ([`property_description`], usage hint included: a store_false
+/// property's help describes its flag, `false`) without the final period.
+fn shared_text(command: &Command, prop: &Property) -> String {
+    property_description(command, prop)
+        .trim_end_matches('.')
+        .to_owned()
+}
+
 /// Whether a property's help is stated in place whatever [`SharedHelp`]
 /// holds: positionals, [`EVERY_SCHEMA_PROPERTIES`], and the
 /// [`CORE_PROPERTIES`] of an always-loaded tool.
@@ -146,8 +171,8 @@ fn core_text(command: &Command, prop: &Property) -> Option<&'static str> {
         .map(|(_, _, t)| *t)
 }
 
-/// Property help texts shared by many tools (`verbosity`, `channel`, ...):
-/// left out of each schema and stated once in the server's instructions
+/// Property descriptions shared by many tools (`verbosity`, `channel`,
+/// `ssl_verify` with its usage hint, ...): left out of each schema and stated once in the server's instructions
 /// instead. One text per property name, so a name has one meaning there; a
 /// tool whose property of that name means something else describes it in
 /// place. Positionals and [`EVERY_SCHEMA_PROPERTIES`] are never shared;
@@ -155,8 +180,8 @@ fn core_text(command: &Command, prop: &Property) -> Option<&'static str> {
 /// ([`described_in_place`]).
 #[derive(Debug, Clone, Default)]
 pub struct SharedHelp {
-    /// `(property name, short help)` pairs left out of the schemas, at most
-    /// one per name.
+    /// `(property name, description without its final period)` pairs left
+    /// out of the schemas, at most one per name.
     pub entries: std::collections::BTreeSet<(String, String)>,
 }
 
@@ -172,7 +197,7 @@ impl SharedHelp {
                     continue;
                 }
                 *counts
-                    .entry((p.name.clone(), property_help(c, p)))
+                    .entry((p.name.clone(), shared_text(c, p)))
                     .or_default() += 1;
             }
         }
@@ -368,19 +393,15 @@ pub fn input_schema_with(
     let mut required = Vec::new();
     for prop in &command.properties {
         let mut schema = property_schema(command, prop, profile);
-        let help = property_help(command, prop);
-        let mut desc = if !described_in_place(command, prop)
-            && shared.entries.contains(&(prop.name.clone(), help.clone()))
-        {
+        let shared_here = !described_in_place(command, prop)
+            && shared
+                .entries
+                .contains(&(prop.name.clone(), shared_text(command, prop)));
+        let desc = if shared_here {
             String::new()
-        } else if help.is_empty() || help.ends_with(['!', '?']) {
-            help
         } else {
-            format!("{help}.")
+            property_description(command, prop)
         };
-        if let Some(hint) = usage_hint(command, prop) {
-            push_sentence(&mut desc, &hint);
-        }
         if !desc.is_empty() {
             schema.insert("description".into(), Value::String(desc));
         }

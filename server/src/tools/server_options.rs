@@ -36,9 +36,9 @@ pub const STDIN_PROPERTY: &str = "stdin";
 /// `conda_run`'s server option: the call's time limit in seconds.
 pub const TIMEOUT_PROPERTY: &str = "timeout_seconds";
 
-/// The sentence tool descriptions carry for a mutation that runs as a dry run without `yes: true` (`crate::call::plan::typed`, step 5).
-pub const CONFIRM_SENTENCE: &str =
-    "Without yes: true it is a dry run that only shows conda's plan.";
+/// The description of the `yes` property of a tool whose mutations run
+/// as a dry run without `yes: true` (`crate::call::plan::typed`, step 5).
+pub const CONFIRM_YES_DESCRIPTION: &str = "Confirm: apply the change (else a dry run).";
 
 /// The sentence tool descriptions carry for a tool that may change
 /// something, with `--approve-writes`.
