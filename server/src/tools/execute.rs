@@ -22,7 +22,7 @@ use serde_json::Value;
 use crate::schema::ArgumentError;
 
 /// The tool description.
-pub const DESCRIPTION: &str = "Run conda with a raw argument list (what follows `conda`), for commands and options the typed tools do not cover. No shell. Checked by the same policy as the typed tools. May modify environments or files. Runs an arbitrary subprocess command.";
+pub const DESCRIPTION: &str = "Run conda with a raw argument list (what follows `conda`), for commands and options the typed tools do not cover. No shell. Checked by the same policy as the typed tools. Runs an arbitrary subprocess command.";
 
 /// Input of `conda_execute`. Unknown fields are refused.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
