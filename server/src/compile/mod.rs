@@ -20,9 +20,9 @@
 //!
 //! A value that starts with `-` is passed only where argparse reads it
 //! back as that value: as the explicit argument of a long option
-//! (`--opt=value`, [`joins_value`]; argparse's `_parse_optional` splits the
-//! item at its first `=` and never reads what follows as an option). Such
-//! a value must not be `--` alone ([`DROPPED_VALUE`]). Positionals and the
+//! (`--opt=value`, [`Argument::joins_value`]; argparse's `_parse_optional`
+//! splits the item at its first `=` and never reads what follows as an
+//! option). Such a value must not be `--` alone ([`DROPPED_OPTION_VALUE`]). Positionals and the
 //! values of options that take several (`nargs` `*`, `+`, N) are separate
 //! argv items and must not start with `-`, or argparse would read them as
 //! options. No argv item may contain NUL.
@@ -31,32 +31,13 @@ pub mod paths;
 
 use serde_json::{Map, Value};
 
-use crate::catalog::{ArgKind, Argument, Catalog, CommandIdx, Nargs, Passthrough, PropertySource};
+use crate::catalog::{
+    ArgKind, Argument, Catalog, CommandIdx, DROPPED_OPTION_VALUE, Nargs, Passthrough,
+    PropertySource,
+};
 use crate::schema::ArgumentError;
+use crate::schema::validate::DROPPED_RULE;
 use conda_mcp_shared::limits::{ARG_MAX_BYTES, ARGV_MAX_BYTES, arg_fits, argv_bytes};
-
-/// The one value an option may not pass joined ([`joins_value`]): argparse
-/// (Python 3.11's `_get_values`, the stand-in's Python among them) drops
-/// `--` from an option's values, so `--name=--` stores `[]` and a
-/// `nargs='?'` option its `const`.
-pub const DROPPED_VALUE: &str = "--";
-
-/// Whether the compiler passes a value of option `a` that starts with `-`
-/// as ONE argv item joined to its long option string (`--name=-x`), which
-/// argparse reads back as that value whatever it starts with (any value
-/// but [`DROPPED_VALUE`]): options with a long option string that take one
-/// value per occurrence (store and append with `nargs` None or `?`,
-/// extend with `nargs` None). The others' values are separate argv items
-/// and must not start with `-`; their schemas say so with a pattern
-/// (`crate::schema::input`).
-pub fn joins_value(a: &Argument) -> bool {
-    let one_value = match a.kind {
-        ArgKind::Store | ArgKind::Append => matches!(a.nargs, Nargs::Default | Nargs::Optional),
-        ArgKind::Extend => a.nargs == Nargs::Default,
-        _ => false,
-    };
-    one_value && !a.is_positional() && a.preferred_option().is_some_and(|o| o.starts_with("--"))
-}
 
 /// Compiles validated arguments of the tool for `cmd` into argv.
 ///
@@ -321,7 +302,8 @@ fn strings(value: &Value, at: &str) -> Result<Vec<String>, ArgumentError> {
 /// spelling (Python's `int()`/`float()` read it). A string must not be
 /// empty (unless `allow_empty`: the bare form of `nargs='?'`) and must not
 /// start with `-` unless `joined` (the value is passed as `--opt=value`,
-/// [`joins_value`]); a joined one must not be [`DROPPED_VALUE`].
+/// [`Argument::joins_value`]); a joined one must not be
+/// [`DROPPED_OPTION_VALUE`].
 fn scalar(
     value: &Value,
     at: &str,
@@ -333,7 +315,7 @@ fn scalar(
             if s.is_empty() && allow_empty {
                 return Ok(String::new());
             }
-            if joined && s == DROPPED_VALUE {
+            if joined && s == DROPPED_OPTION_VALUE {
                 return Err(err(at, DROPPED_RULE));
             }
             if s.is_empty() || (s.starts_with('-') && !joined) {
@@ -348,10 +330,6 @@ fn scalar(
         _ => Err(err(at, "must be a string or a number")),
     }
 }
-
-/// The rule a [`DROPPED_VALUE`] option value breaks (the text of its
-/// [`ArgumentError`]).
-pub const DROPPED_RULE: &str = "must not be '--' alone (argparse drops it from an option's values)";
 
 fn positional_values(a: &Argument, value: &Value, at: &str) -> Result<Vec<String>, ArgumentError> {
     let one = |v: &Value, at: &str| -> Result<String, ArgumentError> {
@@ -380,7 +358,7 @@ fn positional_values(a: &Argument, value: &Value, at: &str) -> Result<Vec<String
 
 /// `--flag value` as separate items, or one `--flag=value` token when the
 /// value starts with `-` (a negative number, or a string of an option that
-/// [`joins_value`]).
+/// [`Argument::joins_value`]).
 fn flag_value(flag: &str, v: String, at: &str) -> Result<Vec<String>, ArgumentError> {
     Ok(if v.starts_with('-') {
         vec![joined(flag, &v, at)?]
@@ -422,7 +400,7 @@ fn boolean(value: &Value, at: &str) -> Result<bool, ArgumentError> {
 
 fn option_tokens(a: &Argument, value: &Value, at: &str) -> Result<Vec<String>, ArgumentError> {
     let flag = flag_of(a, at)?;
-    let joins = joins_value(a);
+    let joins = a.joins_value();
     let mut out = Vec::new();
     match a.kind {
         ArgKind::StoreTrue | ArgKind::StoreConst => {

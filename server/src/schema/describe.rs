@@ -1,8 +1,10 @@
 //! Titles, descriptions, annotations and `_meta` of generated tools.
 //!
 //! Descriptions are short on purpose: `tools/list` of a real conda must stay
-//! under 50 KB in the portable profile, and hosts put every description into
-//! the model's context. A description is the parser's first paragraph
+//! within its byte targets (40,000 B on the recorded conda 26 with every
+//! flag, 46,000 B with conda-index and conda-pypi as well;
+//! docs/benchmarks.md "tools/list size"), and hosts put every description
+//! into the model's context. A description is the parser's first paragraph
 //! ([`crate::catalog::Command::summary`], examples already dropped) plus what
 //! the tool may do.
 

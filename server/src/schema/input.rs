@@ -20,9 +20,9 @@
 //! positionals get `minimum: 0` for the same reason. An option that takes
 //! one value per occurrence gets its value joined to its long option string
 //! when the value starts with `-` (`--name=-x`,
-//! [`crate::compile::joins_value`]), which argparse never reads as an
+//! [`Argument::joins_value`]), which argparse never reads as an
 //! option: its string needs no pattern. What argparse cannot read back even
-//! so (`--` alone, [`crate::compile::DROPPED_VALUE`]) and the empty value
+//! so (`--` alone, [`crate::catalog::DROPPED_OPTION_VALUE`]) and the empty value
 //! are refused by the full schema (`not`, `minLength`), which the server
 //! validates every call against; the portable schema leaves them out, like
 //! the group constraints. The compiler ([`crate::compile`]) enforces the
@@ -40,7 +40,7 @@ use crate::catalog::{
 /// positional, or one of several values of an option).
 pub const NO_LEADING_DASH: &str = "^[^-]";
 /// Pattern of a `nargs='?'` value that is not joined to its option
-/// ([`crate::compile::joins_value`]: a short-only option): empty (the bare
+/// ([`Argument::joins_value`]: a short-only option): empty (the bare
 /// option) or a value that does not start with `-`.
 pub const BARE_OR_NO_LEADING_DASH: &str = "^$|^[^-]";
 
@@ -172,8 +172,8 @@ fn core_text(command: &Command, prop: &Property) -> Option<&'static str> {
 }
 
 /// Property descriptions shared by many tools (`verbosity`, `channel`,
-/// `ssl_verify` with its usage hint, ...): left out of each schema and stated once in the server's instructions
-/// instead. One text per property name, so a name has one meaning there; a
+/// `ssl_verify` with its usage hint, ...): left out of each schema and
+/// stated once in the server's instructions instead. One text per property name, so a name has one meaning there; a
 /// tool whose property of that name means something else describes it in
 /// place. Positionals and [`EVERY_SCHEMA_PROPERTIES`] are never shared;
 /// the other [`CORE_PROPERTIES`] are, except in the always-loaded tools
@@ -667,7 +667,7 @@ fn array_of(item: Value, nargs: Nargs) -> Map<String, Value> {
 /// portable profile allows string enums only; argparse converts the string
 /// with its `type` before it checks the choice). A free string gets the
 /// pattern [`NO_LEADING_DASH`] unless the compiler joins it to its option
-/// ([`crate::compile::joins_value`]); then the full profile refuses what
+/// ([`Argument::joins_value`]); then the full profile refuses what
 /// argparse would not read back ([`joined_string`]).
 fn scalar(
     a: &Argument,
@@ -675,7 +675,7 @@ fn scalar(
     allow_bare: bool,
     profile: Profile,
 ) -> Map<String, Value> {
-    let joined = crate::compile::joins_value(a);
+    let joined = a.joins_value();
     let has_choices = a.choices.as_ref().is_some_and(|c| !c.is_empty());
     match a.value_type {
         _ if has_choices => match a.choices.as_ref().filter(|c| !c.is_empty()) {
@@ -712,9 +712,9 @@ fn scalar(
 }
 
 /// The schema of a string the compiler joins to its option (`--opt=value`,
-/// [`crate::compile::joins_value`]): any string in the portable profile;
+/// [`Argument::joins_value`]): any string in the portable profile;
 /// in the full one (what the server validates against) not
-/// [`crate::compile::DROPPED_VALUE`] and, unless `allow_bare` (`""` is the
+/// [`crate::catalog::DROPPED_OPTION_VALUE`] and, unless `allow_bare` (`""` is the
 /// bare form of a `nargs='?'` option), not empty.
 fn joined_string(allow_bare: bool, profile: Profile) -> Map<String, Value> {
     let mut m = obj(json!({"type": "string"}));
@@ -724,7 +724,7 @@ fn joined_string(allow_bare: bool, profile: Profile) -> Map<String, Value> {
         }
         m.insert(
             "not".into(),
-            json!({"const": crate::compile::DROPPED_VALUE}),
+            json!({"const": crate::catalog::DROPPED_OPTION_VALUE}),
         );
     }
     m

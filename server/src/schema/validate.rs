@@ -164,9 +164,9 @@ impl ArgumentValidator {
             K::MinLength { limit: 1 } => "must not be empty".into(),
             K::Not { schema }
                 if schema.get("const")
-                    == Some(&serde_json::json!(crate::compile::DROPPED_VALUE)) =>
+                    == Some(&serde_json::json!(crate::catalog::DROPPED_OPTION_VALUE)) =>
             {
-                crate::compile::DROPPED_RULE.into()
+                DROPPED_RULE.into()
             }
             K::MinItems { limit } => format!("must have at least {limit} item(s)"),
             K::MaxItems { limit } => format!("must have at most {limit} item(s)"),
@@ -181,6 +181,11 @@ impl ArgumentValidator {
         }
     }
 }
+
+/// The rule an option value of `--` alone breaks
+/// ([`crate::catalog::DROPPED_OPTION_VALUE`]; the text of its error, from
+/// the full schema's `not` or from the argv compiler).
+pub const DROPPED_RULE: &str = "must not be '--' alone (argparse drops it from an option's values)";
 
 /// The longest property name an error path carries, in characters; a
 /// longer one is cut and ends in `…`.
