@@ -47,6 +47,10 @@ pub struct Report {
     /// Properties left out of the drawing because their lazy choices raise
     /// (conda itself rejects every value of those).
     pub skipped_properties: usize,
+    /// Option values that start with `-` passed joined to their option
+    /// (`--name=-x`) in the parsed cases: argparse must read each back as
+    /// given.
+    pub joined_dash_values: usize,
     /// Mismatches, each a readable paragraph.
     pub failures: Vec<String>,
 }
@@ -84,6 +88,7 @@ pub fn value_strategy(schema: &Value) -> BoxedStrategy<Value> {
             let first_no_dash = schema.get("prefixItems").is_some();
             let item = if items.get("pattern").is_none()
                 && items.get("enum").is_none()
+                && items.get("not").is_none()
                 && items.get("type") == Some(&json!("string"))
             {
                 free_token().boxed()
@@ -100,14 +105,26 @@ pub fn value_strategy(schema: &Value) -> BoxedStrategy<Value> {
                 .boxed()
         }
         _ => {
-            // Strings: the patterns the generator emits are `^[^-]` and `^$|^[^-]`.
+            // Strings: the patterns the generator emits are `^[^-]` and
+            // `^$|^[^-]`. A string without one may start with `-`, so it
+            // is drawn so too: argparse must read it back as given (a value
+            // joined to its option, `--opt=value`; its full schema refuses
+            // `--` alone with `not` and, unless `""` is its bare form, the
+            // empty value with `minLength` 1).
             let pattern = schema.get("pattern").and_then(Value::as_str).unwrap_or("");
-            if pattern.starts_with("^$") {
-                prop_oneof![1 => Just(String::new()), 4 => plain_string()]
+            let joined = pattern.is_empty();
+            let value = if joined {
+                prop_oneof![3 => plain_string(), 2 => dash_string()].boxed()
+            } else {
+                plain_string().boxed()
+            };
+            let bare = pattern.starts_with("^$") || (joined && schema.get("minLength").is_none());
+            if bare {
+                prop_oneof![1 => Just(String::new()), 4 => value]
                     .prop_map(Value::String)
                     .boxed()
             } else {
-                plain_string().prop_map(Value::String).boxed()
+                value.prop_map(Value::String).boxed()
             }
         }
     }
@@ -117,6 +134,13 @@ pub fn value_strategy(schema: &Value) -> BoxedStrategy<Value> {
 /// users type (specs, paths, URLs), spaces and non-ASCII.
 fn plain_string() -> impl Strategy<Value = String> {
     "[a-zA-Z0-9_./:=<>*é][a-zA-Z0-9_./:=<>* é,-]{0,10}"
+}
+
+/// A value that starts with `-`, as argparse would read an option (`-x`,
+/// `--all`, `-1`, `-h`, a lone `-`, `--name=v`), never `--` alone (the
+/// full schema refuses it: argparse drops it from an option's values).
+fn dash_string() -> impl Strategy<Value = String> {
+    "-[a-zA-Z0-9_./:=-]{0,10}".prop_filter("not -- alone", |s| s != "--")
 }
 
 /// A passthrough token: may start with `-` (passed unchanged), but never
@@ -613,6 +637,13 @@ pub fn run(dump_path: &Path, cases_per_tool: u32, seed: u8) -> Report {
         .collect();
     let answers = batch_parse(dump_path, &all);
     report.cases = all.len();
+    report.joined_dash_values = all
+        .iter()
+        .flatten()
+        .filter(|t| {
+            t.starts_with("--") && t.split_once('=').is_some_and(|(_, v)| v.starts_with('-'))
+        })
+        .count();
     let mut baselines: BTreeMap<CommandIdx, Map<String, Value>> = BTreeMap::new();
     for (case, answer) in minimal.iter().zip(&answers) {
         match answer.get("namespace").and_then(Value::as_object) {

@@ -296,7 +296,38 @@ impl Argument {
             .or_else(|| self.option_strings.first())
             .map(String::as_str)
     }
+
+    /// Whether a value of this option can be passed as ONE argv item
+    /// joined to its long option string (`--name=-x`), which argparse reads
+    /// back as that value whatever it starts with (CPython's
+    /// `_parse_optional` splits the item at its first `=` and never reads
+    /// the explicit argument as an option), any value but
+    /// [`DROPPED_OPTION_VALUE`]: an option with a long option string that
+    /// takes one value per occurrence (store and append with `nargs` None
+    /// or `?`, extend with `nargs` None). The argv compiler
+    /// (`crate::compile`) passes such a value so when it starts with `-`,
+    /// and its schema (`crate::schema::input`) needs no anti-option
+    /// pattern; the values of other arguments are separate argv items.
+    pub fn joins_value(&self) -> bool {
+        let one_value = match self.kind {
+            ArgKind::Store | ArgKind::Append => {
+                matches!(self.nargs, Nargs::Default | Nargs::Optional)
+            }
+            ArgKind::Extend => self.nargs == Nargs::Default,
+            _ => false,
+        };
+        one_value
+            && !self.is_positional()
+            && self.preferred_option().is_some_and(|o| o.starts_with("--"))
+    }
 }
+
+/// The one value argparse does not read back from `--opt=value`
+/// ([`Argument::joins_value`]): `--` alone, which argparse (Python 3.11's
+/// `_get_values`, the stand-in's Python among them) drops from an
+/// option's values, so `--name=--` stores `[]` and a `nargs='?'` option its
+/// `const`.
+pub const DROPPED_OPTION_VALUE: &str = "--";
 
 /// One mutually exclusive group.
 #[derive(Debug, Clone, Serialize)]

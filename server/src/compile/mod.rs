@@ -12,20 +12,31 @@
 //! 3. options in property order, long option strings preferred; values as
 //!    separate argv items (`--name`, `x`), except `nargs='?'` values, which
 //!    are ONE token (`--opt=value`; a bare `--opt` for `""`) so that the
-//!    optional value can never be split from its flag, and negative numbers
-//!    (`--n=-1`), which argparse would otherwise take for an option;
+//!    optional value can never be split from its flag, and values that
+//!    start with `-` (`--n=-1`, `--name=-x`), which argparse would
+//!    otherwise take for an option;
 //! 4. last, the passthrough: a REMAINDER/PARSER positional's values or a
 //!    greedy plugin parser's `args`, unchanged.
 //!
-//! Free strings (positionals, option values) must not start with `-` (argparse
-//! would read them as options) and no argv item may contain NUL.
+//! A value that starts with `-` is passed only where argparse reads it
+//! back as that value: as the explicit argument of a long option
+//! (`--opt=value`, [`Argument::joins_value`]; argparse's `_parse_optional`
+//! splits the item at its first `=` and never reads what follows as an
+//! option). Such a value must not be `--` alone ([`DROPPED_OPTION_VALUE`]). Positionals and the
+//! values of options that take several (`nargs` `*`, `+`, N) are separate
+//! argv items and must not start with `-`, or argparse would read them as
+//! options. No argv item may contain NUL.
 
 pub mod paths;
 
 use serde_json::{Map, Value};
 
-use crate::catalog::{ArgKind, Argument, Catalog, CommandIdx, Nargs, Passthrough, PropertySource};
+use crate::catalog::{
+    ArgKind, Argument, Catalog, CommandIdx, DROPPED_OPTION_VALUE, Nargs, Passthrough,
+    PropertySource,
+};
 use crate::schema::ArgumentError;
+use crate::schema::validate::DROPPED_RULE;
 use conda_mcp_shared::limits::{ARG_MAX_BYTES, ARGV_MAX_BYTES, arg_fits, argv_bytes};
 
 /// Compiles validated arguments of the tool for `cmd` into argv.
@@ -287,16 +298,27 @@ fn strings(value: &Value, at: &str) -> Result<Vec<String>, ArgumentError> {
         .collect()
 }
 
-/// One value as an argv item: strings as they are (must not start with `-`),
-/// numbers in their JSON spelling (Python's `int()`/`float()` read it).
-/// `allow_negative_number` is false for positionals.
-fn scalar(value: &Value, at: &str, allow_empty: bool) -> Result<String, ArgumentError> {
+/// One value as an argv item: strings as they are, numbers in their JSON
+/// spelling (Python's `int()`/`float()` read it). A string must not be
+/// empty (unless `allow_empty`: the bare form of `nargs='?'`) and must not
+/// start with `-` unless `joined` (the value is passed as `--opt=value`,
+/// [`Argument::joins_value`]); a joined one must not be
+/// [`DROPPED_OPTION_VALUE`].
+fn scalar(
+    value: &Value,
+    at: &str,
+    allow_empty: bool,
+    joined: bool,
+) -> Result<String, ArgumentError> {
     match value {
         Value::String(s) => {
             if s.is_empty() && allow_empty {
                 return Ok(String::new());
             }
-            if s.is_empty() || s.starts_with('-') {
+            if joined && s == DROPPED_OPTION_VALUE {
+                return Err(err(at, DROPPED_RULE));
+            }
+            if s.is_empty() || (s.starts_with('-') && !joined) {
                 return Err(err(
                     at,
                     "must not be empty or start with '-' (it would be read as an option)",
@@ -311,7 +333,7 @@ fn scalar(value: &Value, at: &str, allow_empty: bool) -> Result<String, Argument
 
 fn positional_values(a: &Argument, value: &Value, at: &str) -> Result<Vec<String>, ArgumentError> {
     let one = |v: &Value, at: &str| -> Result<String, ArgumentError> {
-        let s = scalar(v, at, false)?;
+        let s = scalar(v, at, false, false)?;
         if s.starts_with('-') {
             return Err(err(
                 at,
@@ -335,7 +357,8 @@ fn positional_values(a: &Argument, value: &Value, at: &str) -> Result<Vec<String
 }
 
 /// `--flag value` as separate items, or one `--flag=value` token when the
-/// value is a negative number.
+/// value starts with `-` (a negative number, or a string of an option that
+/// [`Argument::joins_value`]).
 fn flag_value(flag: &str, v: String, at: &str) -> Result<Vec<String>, ArgumentError> {
     Ok(if v.starts_with('-') {
         vec![joined(flag, &v, at)?]
@@ -377,6 +400,7 @@ fn boolean(value: &Value, at: &str) -> Result<bool, ArgumentError> {
 
 fn option_tokens(a: &Argument, value: &Value, at: &str) -> Result<Vec<String>, ArgumentError> {
     let flag = flag_of(a, at)?;
+    let joins = a.joins_value();
     let mut out = Vec::new();
     match a.kind {
         ArgKind::StoreTrue | ArgKind::StoreConst => {
@@ -404,9 +428,9 @@ fn option_tokens(a: &Argument, value: &Value, at: &str) -> Result<Vec<String>, A
                     out.push(flag);
                 }
             }
-            Nargs::Default => out.extend(flag_value(&flag, scalar(value, at, false)?, at)?),
+            Nargs::Default => out.extend(flag_value(&flag, scalar(value, at, false, joins)?, at)?),
             Nargs::Optional => {
-                let v = scalar(value, at, true)?;
+                let v = scalar(value, at, true, joins)?;
                 out.push(if v.is_empty() {
                     flag
                 } else {
@@ -422,11 +446,13 @@ fn option_tokens(a: &Argument, value: &Value, at: &str) -> Result<Vec<String>, A
             for (i, item) in arr.iter().enumerate() {
                 let at_i = format!("{at}/{i}");
                 match a.nargs {
-                    Nargs::Default => {
-                        out.extend(flag_value(&flag, scalar(item, &at_i, false)?, &at_i)?)
-                    }
+                    Nargs::Default => out.extend(flag_value(
+                        &flag,
+                        scalar(item, &at_i, false, joins)?,
+                        &at_i,
+                    )?),
                     Nargs::Optional => {
-                        let v = scalar(item, &at_i, true)?;
+                        let v = scalar(item, &at_i, true, joins)?;
                         out.push(if v.is_empty() {
                             flag.clone()
                         } else {
@@ -445,7 +471,11 @@ fn option_tokens(a: &Argument, value: &Value, at: &str) -> Result<Vec<String>, A
                 Nargs::Default => {
                     for (i, item) in arr.iter().enumerate() {
                         let at_i = format!("{at}/{i}");
-                        out.extend(flag_value(&flag, scalar(item, &at_i, false)?, &at_i)?);
+                        out.extend(flag_value(
+                            &flag,
+                            scalar(item, &at_i, false, joins)?,
+                            &at_i,
+                        )?);
                     }
                 }
                 Nargs::Exactly(n) if n > 0 => {
@@ -479,7 +509,7 @@ fn values_after_flag(flag: &str, value: &Value, at: &str) -> Result<Vec<String>,
     let mut out = vec![flag.to_owned()];
     for (i, v) in arr.iter().enumerate() {
         let at_i = format!("{at}/{i}");
-        let s = scalar(v, &at_i, false)?;
+        let s = scalar(v, &at_i, false, false)?;
         if s.starts_with('-') {
             return Err(err(
                 &at_i,
@@ -547,12 +577,37 @@ mod tests {
     }
 
     #[test]
+    fn option_like_values_of_one_value_options_pass_joined() {
+        let cat = demo_catalog();
+        let argv = compile_json(
+            &cat,
+            json!({"name": "-x", "channel": ["ok", "--all", "-"], "opt": "-y"}),
+        )
+        .expect("compiles");
+        assert_eq!(
+            argv,
+            [
+                "demo",
+                "--name=-x",
+                "--channel",
+                "ok",
+                "--channel=--all",
+                "--channel=-",
+                "--opt=-y"
+            ]
+        );
+    }
+
+    #[test]
     fn compiler_refuses_option_like_values_and_nul() {
         let cat = demo_catalog();
         for args in [
-            json!({"name": "-x"}),
             json!({"packages": ["--all"]}),
-            json!({"channel": ["ok", "-c"]}),
+            json!({"pairs": [["k", "-v"]]}),
+            json!({"name": "--"}),
+            json!({"channel": ["--"]}),
+            json!({"opt": "--"}),
+            json!({"name": ""}),
             json!({"name": "a\u{0}b"}),
             json!({"unknown": 1}),
         ] {

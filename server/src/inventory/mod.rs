@@ -46,11 +46,9 @@ pub const HELPER_MAX_ROWS: usize = 2000;
 pub const DEFAULT_BUDGET_BYTES: usize = 40_000;
 
 /// The tool's description.
-pub const DESCRIPTION: &str = "What is installed where, across all conda environments, in one call \
-(not env list + a list per environment). Give exactly one: package (name or match spec), python \
-(version), import_name (which package provides it), command (on PATH), path (which package \
-installed a file), sizes: true (size, package count, Python). Pip-installed packages included. \
-Read-only.";
+pub const DESCRIPTION: &str = "What is installed where, in all conda environments, in one call. \
+Give one: package (name/match spec), python (version), import_name, command (on PATH), path \
+(whose file), sizes: true. Pip packages included. Read-only.";
 
 /// One query: which question is asked, and of what.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,11 +114,11 @@ pub fn input_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "package": text("numpy, numpy>=2, conda-forge::numpy"),
+            "package": text("numpy, numpy>=2"),
             "python": text("3.12, >=3.11"),
             "import_name": text("yaml, cv2, google.protobuf"),
             "command": text("f2py, jupyter"),
-            "path": text("absolute, or relative to the environment (bin/python3)"),
+            "path": text("bin/python3, or absolute"),
             "sizes": {"type": "boolean"}
         },
         "additionalProperties": false

@@ -104,55 +104,63 @@ mod tests {
         assert_eq!(v["_meta"], json!({"anthropic/alwaysLoad": true}));
     }
 
-    #[test]
-    fn the_typed_tools_list_stays_within_its_byte_target() {
+    /// The byte targets of `tools/list` (the `tools` array, compact JSON)
+    /// with `--allow-write --allow-exec` in the default tool mode and
+    /// schema profile: every tool of the recorded conda 26
+    /// (`tests/fixtures/dumps/conda-26.json`: conda's own commands and the
+    /// conda-completion, rattler-solver and menuinst plugins, 37 tools) and
+    /// of the recording that has conda-index and conda-pypi as well
+    /// (`conda-26-plugins.json`, 41 tools). docs/benchmarks.md "tools/list
+    /// size" says what each saving was.
+    pub(crate) const TARGETS: [(&str, usize); 2] =
+        [("conda-26.json", 40_000), ("conda-26-plugins.json", 46_000)];
+
+    fn listing(dump: &str, allow: bool) -> Vec<Tool> {
         use crate::schema::Profile;
         use crate::tools::{ToolOptions, ToolSet};
-        let cat = crate::catalog::build(&crate::dump::recorded_conda()).expect("catalog");
-        for allow_exec in [false, true] {
-            let set = ToolSet::build(&cat, &ToolOptions::writes(Profile::Portable, allow_exec))
-                .expect("builds");
-            let listed = render_all(&set.listed);
-            let bytes = serde_json::to_vec(&listed).expect("json").len();
-            eprintln!(
-                "allow_exec={allow_exec}: {} tools, {bytes} bytes",
-                listed.len()
-            );
-            // The 45,000-byte target covers conda's own commands and the
-            // conda-completion and rattler-solver plugins; this recording
-            // also has the menuinst plugin's `conda menuinst`, which the
-            // target does not include (the total is printed above). Raised
-            // by 500 bytes for the server option `replace_existing` of
-            // `conda_create` and `conda_env_create` (about 2 × 186 bytes):
-            // the prediction of existing environments needs the argument
-            // listed. Raised again by 2,000 bytes for the `_meta` keys
-            // Claude Code reads (`anthropic/searchHint` on every tool,
-            // `anthropic/alwaysLoad` on six; about 1,730 bytes measured):
-            // hosts do not pass `_meta` to the model. Raised by 300 bytes
-            // for option help shortened at clause ends instead of cut
-            // inside a phrase (`schema::input::clause_ends`; 522 bytes
-            // measured, docs/benchmarks.md). Raised by 1,100 bytes for
-            // `conda_inventory` (1,087 measured, printed above), loaded up
-            // front: one call of it replaces 1 + N calls of `conda_env_list`
-            // and `conda_list` (docs/benchmarks.md "Inventory").
-            let inventory = listed
-                .iter()
-                .find(|t| t.name == crate::tools::INVENTORY_TOOL)
-                .map(|t| serde_json::to_vec(t).expect("json").len())
-                .expect("conda_inventory is listed");
-            eprintln!("conda_inventory: {inventory} bytes");
-            let without_menuinst = serde_json::to_vec(
-                &listed
-                    .iter()
-                    .filter(|t| t.name != "conda_menuinst")
-                    .collect::<Vec<_>>(),
-            )
-            .expect("json")
-            .len();
-            assert!(
-                without_menuinst <= 48_900,
-                "tools/list without conda_menuinst is {without_menuinst} bytes"
-            );
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/dumps")
+            .join(dump);
+        let bytes = std::fs::read(&path).expect("recorded dump");
+        let dump = crate::dump::Dump::from_json(&bytes).expect("dump");
+        let cat = crate::catalog::build(&dump).expect("catalog");
+        let set =
+            ToolSet::build(&cat, &ToolOptions::writes(Profile::Portable, allow)).expect("builds");
+        render_all(&set.listed)
+    }
+
+    #[test]
+    fn the_typed_tools_list_stays_within_its_byte_target() {
+        for (dump, target) in TARGETS {
+            for allow in [false, true] {
+                let listed = listing(dump, allow);
+                let bytes = serde_json::to_vec(&listed).expect("json").len();
+                eprintln!(
+                    "{dump}, allow_write/exec={allow}: {} tools, {bytes} bytes",
+                    listed.len()
+                );
+                // The targets are for every flag; read-only lists no
+                // conda_execute but a policy sentence first in each tool
+                // it limits (printed above).
+                assert!(
+                    !allow || bytes <= target,
+                    "{dump}: tools/list is {bytes} bytes"
+                );
+            }
         }
+    }
+
+    /// Each tool of the recorded conda 26's `tools/list` (every flag) as
+    /// it goes on the wire, one compact JSON line per tool: a change to
+    /// any tool's bytes shows as that tool's line in review
+    /// (`cargo insta review`), and the tools it did not touch stay
+    /// byte-identical.
+    #[test]
+    fn each_tool_of_the_recorded_conda_is_byte_identical_to_its_snapshot() {
+        let lines: Vec<String> = listing("conda-26.json", true)
+            .iter()
+            .map(|t| serde_json::to_string(t).expect("json"))
+            .collect();
+        insta::assert_snapshot!("conda_26_tools_list", lines.join("\n"));
     }
 }

@@ -1,8 +1,10 @@
 //! Titles, descriptions, annotations and `_meta` of generated tools.
 //!
 //! Descriptions are short on purpose: `tools/list` of a real conda must stay
-//! under 50 KB in the portable profile, and hosts put every description into
-//! the model's context. A description is the parser's first paragraph
+//! within its byte targets (40,000 B on the recorded conda 26 with every
+//! flag, 46,000 B with conda-index and conda-pypi as well;
+//! docs/benchmarks.md "tools/list size"), and hosts put every description
+//! into the model's context. A description is the parser's first paragraph
 //! ([`crate::catalog::Command::summary`], examples already dropped) plus what
 //! the tool may do.
 
@@ -28,9 +30,11 @@ pub struct ToolEffects {
     pub runs_subprocess: bool,
 }
 
-/// Sentence appended when a tool may modify something.
-pub const MAY_MODIFY: &str = "May modify environments or files.";
-/// Sentence appended when a tool may run an arbitrary program.
+/// Sentence appended when a tool may run an arbitrary program. (That a
+/// tool may modify environments or files is said by its annotations,
+/// `readOnlyHint` left out, and by its summary's verb, "Create", "Remove",
+/// ...: a sentence of its own in each of 26 tools was 884 bytes of
+/// `tools/list`, docs/benchmarks.md.)
 pub const RUNS_SUBPROCESS: &str = "Runs an arbitrary subprocess command.";
 
 /// Longest summary kept in a tool description: whole sentences of the
@@ -61,7 +65,7 @@ pub fn title(command: &Command) -> String {
 
 /// The tool description: the summary, the exclusive/required option groups
 /// in words, the options conda needs at run time
-/// ([`crate::policy::required`]), and [`MAY_MODIFY`] / [`RUNS_SUBPROCESS`] as the effects say.
+/// ([`crate::policy::required`]), and [`RUNS_SUBPROCESS`] as the effects say.
 pub fn description(command: &Command, effects: ToolEffects) -> String {
     let mut d = first_sentences(command.summary.trim(), SUMMARY_CHARS);
     if d.is_empty() {
@@ -78,10 +82,6 @@ pub fn description(command: &Command, effects: ToolEffects) -> String {
     if let Some(rule) = crate::policy::required::Requirement::for_path(command.subpath()) {
         d.push(' ');
         d.push_str(&rule.sentence());
-    }
-    if !effects.read_only {
-        d.push(' ');
-        d.push_str(MAY_MODIFY);
     }
     if effects.runs_subprocess {
         d.push(' ');
@@ -219,24 +219,38 @@ pub const ALWAYS_LOAD_KEY: &str = "anthropic/alwaysLoad";
 /// tool by, beside its name and description.
 pub const SEARCH_HINT_KEY: &str = "anthropic/searchHint";
 
-/// `_meta` of a tool: `conda-mcp/aliases` (aliases of its last element,
-/// e.g. `uninstall`, when there are any) and, for the always-loaded (`crate::policy::commands`)
-/// commands, [`ALWAYS_LOAD_KEY`], for every other one [`SEARCH_HINT_KEY`]
-/// (the command path and its aliases, [`search_hint`]): a tool loaded up
-/// front is never searched for, and `tools/list` stays within its byte
-/// target (docs/benchmarks.md). The canonical path is the title without
-/// `conda ` (and is in `conda://capabilities`).
-pub fn meta(command: &Command) -> Map<String, Value> {
+/// `_meta` of the tool `name` of a command: `conda-mcp/aliases` (aliases
+/// of its last element, e.g. `uninstall`, when there are any) and, for
+/// the always-loaded (`crate::policy::commands`) commands,
+/// [`ALWAYS_LOAD_KEY`], for every other one [`SEARCH_HINT_KEY`] when its
+/// words ([`search_hint`]) are more than the name's (aliases, or a name
+/// that had to be sanitized or suffixed, `crate::schema::names`): a tool
+/// loaded up front is never searched for, the words of a plain name
+/// (`conda_env_create`) are the command's path already, and `tools/list`
+/// stays within its byte target (docs/benchmarks.md). The canonical path
+/// is the title without `conda ` (and is in `conda://capabilities`).
+pub fn meta(command: &Command, name: &str) -> Map<String, Value> {
     let mut m = Map::new();
     if !command.aliases.is_empty() {
         m.insert("conda-mcp/aliases".into(), json!(command.aliases));
     }
     if crate::policy::commands::holds(command.subpath(), |c| c.always_loaded) {
         m.insert(ALWAYS_LOAD_KEY.into(), json!(true));
-    } else {
+    } else if !command.aliases.is_empty() || name != plain_name(command) {
         m.insert(SEARCH_HINT_KEY.into(), json!(search_hint(command)));
     }
     m
+}
+
+/// `conda_` + the command's path joined by `_`: the tool name of a command
+/// whose name needed no sanitizing or suffix (`crate::schema::names`).
+pub fn plain_name(command: &Command) -> String {
+    let mut name = String::from("conda");
+    for element in command.subpath() {
+        name.push('_');
+        name.push_str(element);
+    }
+    name
 }
 
 /// The words of [`SEARCH_HINT_KEY`]: the command as a person types it and

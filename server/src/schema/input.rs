@@ -14,10 +14,19 @@
 //! | count / append_const | integer ≥ 0 (flag repeated) |
 //! | REMAINDER / PARSER positional, greedy plugin parser | array of strings, passed unchanged |
 //!
-//! Strings that land in argv as a positional or an option value must not
-//! start with `-` (pattern `^[^-]`), or argparse would read them as options;
-//! numeric positionals get `minimum: 0` for the same reason. The compiler
-//! ([`crate::compile`]) enforces the same rules again.
+//! Strings that land in argv as separate items (positionals, the values of
+//! options that take several: `nargs` `*`, `+`, N) must not start with `-`
+//! (pattern `^[^-]`), or argparse would read them as options; numeric
+//! positionals get `minimum: 0` for the same reason. An option that takes
+//! one value per occurrence gets its value joined to its long option string
+//! when the value starts with `-` (`--name=-x`,
+//! [`Argument::joins_value`]), which argparse never reads as an
+//! option: its string needs no pattern. What argparse cannot read back even
+//! so (`--` alone, [`crate::catalog::DROPPED_OPTION_VALUE`]) and the empty value
+//! are refused by the full schema (`not`, `minLength`), which the server
+//! validates every call against; the portable schema leaves them out, like
+//! the group constraints. The compiler ([`crate::compile`]) enforces the
+//! same rules again.
 
 use serde_json::{Map, Value, json};
 
@@ -27,10 +36,12 @@ use crate::catalog::{
     ValueType,
 };
 
-/// Pattern of every free string that becomes a positional or option value.
+/// Pattern of every free string that becomes a separate argv item (a
+/// positional, or one of several values of an option).
 pub const NO_LEADING_DASH: &str = "^[^-]";
-/// Pattern of a `nargs='?'` option value: empty (the bare option) or a value
-/// that does not start with `-`.
+/// Pattern of a `nargs='?'` value that is not joined to its option
+/// ([`Argument::joins_value`]: a short-only option): empty (the bare
+/// option) or a value that does not start with `-`.
 pub const BARE_OR_NO_LEADING_DASH: &str = "^$|^[^-]";
 
 /// The input schema of command `cmd` in `profile`:
@@ -51,10 +62,75 @@ pub const HELP_CHARS: usize = 48;
 /// whole first sentence where it is not too long.
 pub const CORE_HELP_CHARS: usize = 120;
 
-/// The arguments most calls use: described in place in every schema that
-/// has them (never only in the server instructions, which several hosts do
-/// not show the model).
+/// The arguments most calls use: described with a longer text
+/// ([`CORE_HELP_CHARS`], [`CORE_TEXTS`]) in every always-loaded tool that
+/// has them (`crate::policy::commands`: the tools every host shows the
+/// model up front, Claude Code before its tool search), never only in the
+/// server instructions, which several hosts do not show the model. Those
+/// of [`EVERY_SCHEMA_PROPERTIES`] are described in every schema; the
+/// others, whose names say what they are (`name`, `prefix`, `json`,
+/// `dry_run`), are shared help ([`SharedHelp`]) in the other tools.
 pub const CORE_PROPERTIES: &[&str] = &["packages", "name", "prefix", "json", "yes", "dry_run"];
+
+/// The [`CORE_PROPERTIES`] described in every schema that has them: what
+/// the server gives them (`yes` applies a change that otherwise runs as a
+/// dry run) or their syntax (MatchSpec) is not in their names.
+pub const EVERY_SCHEMA_PROPERTIES: &[&str] = &["packages", "yes"];
+
+/// Whether `command`'s tool is always loaded (`crate::policy::commands`).
+fn always_loaded(command: &Command) -> bool {
+    crate::policy::commands::holds(command.subpath(), |c| c.always_loaded)
+}
+
+/// The help part of a property's description as a schema gives it, before
+/// the final period: the server's text of a core property
+/// ([`CORE_TEXTS`]), else the first sentence of conda's help, shortened to
+/// [`CORE_HELP_CHARS`] for a core property or a positional, to
+/// [`HELP_CHARS`] otherwise.
+fn property_help(command: &Command, prop: &Property) -> String {
+    let core = CORE_PROPERTIES.contains(&prop.name.as_str()) || is_positional(command, prop);
+    if let Some(text) = core_text(command, prop) {
+        text.trim_end_matches('.').to_owned()
+    } else if core {
+        short_help_within(&command_help(command, prop), CORE_HELP_CHARS)
+    } else {
+        short_help(&command_help(command, prop))
+    }
+}
+
+/// A property's description as a schema states it in place: its help
+/// ([`property_help`]) as a sentence, then the usage hint ([`usage_hint`]:
+/// how `false`, `""` or `[]` maps to argv), when there is one.
+fn property_description(command: &Command, prop: &Property) -> String {
+    let help = property_help(command, prop);
+    let mut desc = if help.is_empty() || help.ends_with(['!', '?']) {
+        help
+    } else {
+        format!("{help}.")
+    };
+    if let Some(hint) = usage_hint(command, prop) {
+        push_sentence(&mut desc, &hint);
+    }
+    desc
+}
+
+/// What [`SharedHelp`] holds for a property: its whole description
+/// ([`property_description`], usage hint included: a store_false
+/// property's help describes its flag, `false`) without the final period.
+fn shared_text(command: &Command, prop: &Property) -> String {
+    property_description(command, prop)
+        .trim_end_matches('.')
+        .to_owned()
+}
+
+/// Whether a property's help is stated in place whatever [`SharedHelp`]
+/// holds: positionals, [`EVERY_SCHEMA_PROPERTIES`], and the
+/// [`CORE_PROPERTIES`] of an always-loaded tool.
+fn described_in_place(command: &Command, prop: &Property) -> bool {
+    is_positional(command, prop)
+        || EVERY_SCHEMA_PROPERTIES.contains(&prop.name.as_str())
+        || (CORE_PROPERTIES.contains(&prop.name.as_str()) && always_loaded(command))
+}
 
 /// Short descriptions of [`CORE_PROPERTIES`] where conda's help is long
 /// and means the same in every command: `(name, argparse kind, text)`. A
@@ -68,7 +144,7 @@ const CORE_TEXTS: &[(&str, CoreKind, &str)] = &[
         CoreKind::Value,
         "Package specs (MatchSpec), e.g. numpy or \"numpy>=1.26\".",
     ),
-    ("yes", CoreKind::Flag, "Confirm: apply the change."),
+    ("yes", CoreKind::Flag, "Apply the change."),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,15 +171,17 @@ fn core_text(command: &Command, prop: &Property) -> Option<&'static str> {
         .map(|(_, _, t)| *t)
 }
 
-/// Property help texts shared by many tools (`verbosity`, `channel`, ...):
-/// left out of each schema and stated once in the server's instructions
-/// instead. One text per property name, so a name has one meaning there; a
+/// Property descriptions shared by many tools (`verbosity`, `channel`,
+/// `ssl_verify` with its usage hint, ...): left out of each schema and
+/// stated once in the server's instructions instead. One text per property name, so a name has one meaning there; a
 /// tool whose property of that name means something else describes it in
-/// place. The [`CORE_PROPERTIES`] and positionals are never shared.
+/// place. Positionals and [`EVERY_SCHEMA_PROPERTIES`] are never shared;
+/// the other [`CORE_PROPERTIES`] are, except in the always-loaded tools
+/// ([`described_in_place`]).
 #[derive(Debug, Clone, Default)]
 pub struct SharedHelp {
-    /// `(property name, short help)` pairs left out of the schemas, at most
-    /// one per name.
+    /// `(property name, description without its final period)` pairs left
+    /// out of the schemas, at most one per name.
     pub entries: std::collections::BTreeSet<(String, String)>,
 }
 
@@ -115,11 +193,11 @@ impl SharedHelp {
         let mut counts: std::collections::BTreeMap<(String, String), usize> = Default::default();
         for (_, c) in catalog.tools() {
             for p in &c.properties {
-                if CORE_PROPERTIES.contains(&p.name.as_str()) || is_positional(c, p) {
+                if is_positional(c, p) || EVERY_SCHEMA_PROPERTIES.contains(&p.name.as_str()) {
                     continue;
                 }
                 *counts
-                    .entry((p.name.clone(), short_help(command_help(c, p).as_str())))
+                    .entry((p.name.clone(), shared_text(c, p)))
                     .or_default() += 1;
             }
         }
@@ -315,24 +393,15 @@ pub fn input_schema_with(
     let mut required = Vec::new();
     for prop in &command.properties {
         let mut schema = property_schema(command, prop, profile);
-        let core = CORE_PROPERTIES.contains(&prop.name.as_str()) || is_positional(command, prop);
-        let help = if let Some(text) = core_text(command, prop) {
-            text.trim_end_matches('.').to_owned()
-        } else if core {
-            short_help_within(&command_help(command, prop), CORE_HELP_CHARS)
-        } else {
-            short_help(&command_help(command, prop))
-        };
-        let mut desc = if !core && shared.entries.contains(&(prop.name.clone(), help.clone())) {
+        let shared_here = !described_in_place(command, prop)
+            && shared
+                .entries
+                .contains(&(prop.name.clone(), shared_text(command, prop)));
+        let desc = if shared_here {
             String::new()
-        } else if help.is_empty() || help.ends_with(['!', '?']) {
-            help
         } else {
-            format!("{help}.")
+            property_description(command, prop)
         };
-        if let Some(hint) = usage_hint(command, prop) {
-            push_sentence(&mut desc, &hint);
-        }
         if !desc.is_empty() {
             schema.insert("description".into(), Value::String(desc));
         }
@@ -534,8 +603,8 @@ fn action_schema(a: &Argument, remainder: bool, profile: Profile) -> Map<String,
         ArgKind::Count | ArgKind::AppendConst => obj(json!({"type": "integer", "minimum": 0})),
         ArgKind::Store => match a.nargs {
             Nargs::Exactly(0) => obj(json!({"type": "boolean"})),
-            Nargs::Default => scalar(a, positional, false),
-            Nargs::Optional => scalar(a, positional, bare_allowed(a)),
+            Nargs::Default => scalar(a, positional, false, profile),
+            Nargs::Optional => scalar(a, positional, bare_allowed(a), profile),
             Nargs::Remainder | Nargs::Parser => {
                 let mut m = obj(json!({"type": "array", "items": {"type": "string"}}));
                 if a.nargs == Nargs::Parser {
@@ -550,20 +619,20 @@ fn action_schema(a: &Argument, remainder: bool, profile: Profile) -> Map<String,
                 }
                 m
             }
-            n => array_of(Value::Object(scalar(a, true, false)), n),
+            n => array_of(Value::Object(scalar(a, true, false, profile)), n),
         },
         ArgKind::Append => {
             let item = match a.nargs {
-                Nargs::Default => Value::Object(scalar(a, false, false)),
-                Nargs::Optional => Value::Object(scalar(a, false, bare_allowed(a))),
-                n => Value::Object(array_of(Value::Object(scalar(a, true, false)), n)),
+                Nargs::Default => Value::Object(scalar(a, false, false, profile)),
+                Nargs::Optional => Value::Object(scalar(a, false, bare_allowed(a), profile)),
+                n => Value::Object(array_of(Value::Object(scalar(a, true, false, profile)), n)),
             };
             obj(json!({"type": "array", "items": item}))
         }
         ArgKind::Extend => {
             let non_negative = positional || a.nargs != Nargs::Default;
             let mut m = obj(
-                json!({"type": "array", "items": Value::Object(scalar(a, non_negative, false))}),
+                json!({"type": "array", "items": Value::Object(scalar(a, non_negative, false, profile))}),
             );
             if let Nargs::Exactly(n) = a.nargs
                 && n > 0
@@ -596,8 +665,17 @@ fn array_of(item: Value, nargs: Nargs) -> Map<String, Value> {
 
 /// A single value. Choices become a string `enum` whatever the type (the
 /// portable profile allows string enums only; argparse converts the string
-/// with its `type` before it checks the choice).
-fn scalar(a: &Argument, non_negative: bool, allow_bare: bool) -> Map<String, Value> {
+/// with its `type` before it checks the choice). A free string gets the
+/// pattern [`NO_LEADING_DASH`] unless the compiler joins it to its option
+/// ([`Argument::joins_value`]); then the full profile refuses what
+/// argparse would not read back ([`joined_string`]).
+fn scalar(
+    a: &Argument,
+    non_negative: bool,
+    allow_bare: bool,
+    profile: Profile,
+) -> Map<String, Value> {
+    let joined = a.joins_value();
     let has_choices = a.choices.as_ref().is_some_and(|c| !c.is_empty());
     match a.value_type {
         _ if has_choices => match a.choices.as_ref().filter(|c| !c.is_empty()) {
@@ -613,6 +691,7 @@ fn scalar(a: &Argument, non_negative: bool, allow_bare: bool) -> Map<String, Val
                 "pattern": if allow_bare { BARE_OR_NO_LEADING_DASH } else { NO_LEADING_DASH },
             })),
         },
+        ValueType::String if joined => joined_string(allow_bare, profile),
         ValueType::String => obj(json!({
             "type": "string",
             "pattern": if allow_bare { BARE_OR_NO_LEADING_DASH } else { NO_LEADING_DASH },
@@ -630,4 +709,23 @@ fn scalar(a: &Argument, non_negative: bool, allow_bare: bool) -> Map<String, Val
             m
         }
     }
+}
+
+/// The schema of a string the compiler joins to its option (`--opt=value`,
+/// [`Argument::joins_value`]): any string in the portable profile;
+/// in the full one (what the server validates against) not
+/// [`crate::catalog::DROPPED_OPTION_VALUE`] and, unless `allow_bare` (`""` is the
+/// bare form of a `nargs='?'` option), not empty.
+fn joined_string(allow_bare: bool, profile: Profile) -> Map<String, Value> {
+    let mut m = obj(json!({"type": "string"}));
+    if profile == Profile::Full {
+        if !allow_bare {
+            m.insert("minLength".into(), json!(1));
+        }
+        m.insert(
+            "not".into(),
+            json!({"const": crate::catalog::DROPPED_OPTION_VALUE}),
+        );
+    }
+    m
 }

@@ -182,7 +182,9 @@ fn validation_names_the_path_and_never_the_value() {
     assert!(v.validate(&json!({"name": "x", "verbose": 0})).is_ok());
     let cases = [
         (json!({"count": "SECRET1"}), "/count"),
-        (json!({"name": "-SECRET2"}), "/name"),
+        (json!({"pairs": [["a", "-SECRET2"]]}), "/pairs/0/1"),
+        (json!({"name": ""}), "/name"),
+        (json!({"name": "--"}), "/name"),
         (json!({"packages": ["ok", "--SECRET3"]}), "/packages/1"),
         // An unknown property is named by its path (a name, not a value).
         (json!({"unknown_option": "SECRET4"}), "/unknown_option"),
@@ -288,4 +290,56 @@ fn short_help_ends_at_clause_ends() {
     // No clause end: kept whole rather than cut at a word.
     let long = "Disable all plugins that are not built into conda and its friends.";
     assert_eq!(short_help_within(long, 30), long.trim_end_matches('.'));
+}
+
+/// An option that takes one value gets it joined (`--name=-x`) when it
+/// starts with `-`: its string has no pattern; the full schema still
+/// refuses the empty value and `--` alone. Positionals and the values of
+/// options that take several keep the pattern.
+#[test]
+fn values_joined_to_their_option_need_no_pattern() {
+    let cat = demo_catalog();
+    let portable = input_schema(&cat, 1, Profile::Portable);
+    let full = input_schema(&cat, 1, Profile::Full);
+    let p = &portable["properties"];
+    assert_eq!(
+        p["name"],
+        json!({"type": "string", "description": "Environment name."})
+    );
+    assert_eq!(p["channel"]["items"], json!({"type": "string"}));
+    assert_eq!(p["opt"]["type"], json!("string"));
+    assert!(p["opt"].get("pattern").is_none(), "{}", p["opt"]);
+    assert_eq!(
+        p["packages"]["items"]["pattern"],
+        json!(input::NO_LEADING_DASH)
+    );
+    assert_eq!(
+        p["pairs"]["items"]["items"]["pattern"],
+        json!(input::NO_LEADING_DASH)
+    );
+    let f = &full["properties"];
+    assert_eq!(f["name"]["minLength"], json!(1));
+    assert_eq!(f["name"]["not"], json!({"const": "--"}));
+    assert!(
+        f["opt"].get("minLength").is_none(),
+        "\"\" is the bare --opt"
+    );
+    let v = ArgumentValidator::new("conda_demo", &full).expect("compiles");
+    for ok in [
+        json!({"name": "-x"}),
+        json!({"channel": ["--all"]}),
+        json!({"opt": "-"}),
+    ] {
+        assert!(v.validate(&ok).is_ok(), "{ok}");
+    }
+    for (bad, rule) in [
+        (json!({"name": "--"}), "'--' alone"),
+        (json!({"opt": "--"}), "'--' alone"),
+        (json!({"channel": ["--"]}), "'--' alone"),
+        (json!({"name": ""}), "must not be empty"),
+    ] {
+        let errs = v.validate(&bad).expect_err("refused");
+        let text: Vec<String> = errs.iter().map(ToString::to_string).collect();
+        assert!(text.iter().any(|t| t.contains(rule)), "{bad}: {text:?}");
+    }
 }

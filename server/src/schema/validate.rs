@@ -161,6 +161,13 @@ impl ArgumentValidator {
                 }
             }
             K::Minimum { limit } => format!("must be at least {limit}"),
+            K::MinLength { limit: 1 } => "must not be empty".into(),
+            K::Not { schema }
+                if schema.get("const")
+                    == Some(&serde_json::json!(crate::catalog::DROPPED_OPTION_VALUE)) =>
+            {
+                DROPPED_RULE.into()
+            }
             K::MinItems { limit } => format!("must have at least {limit} item(s)"),
             K::MaxItems { limit } => format!("must have at most {limit} item(s)"),
             K::Not { .. } => {
@@ -174,6 +181,11 @@ impl ArgumentValidator {
         }
     }
 }
+
+/// The rule an option value of `--` alone breaks
+/// ([`crate::catalog::DROPPED_OPTION_VALUE`]; the text of its error, from
+/// the full schema's `not` or from the argv compiler).
+pub const DROPPED_RULE: &str = "must not be '--' alone (argparse drops it from an option's values)";
 
 /// The longest property name an error path carries, in characters; a
 /// longer one is cut and ends in `…`.

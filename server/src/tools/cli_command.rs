@@ -49,13 +49,12 @@ impl CliCommandTool {
             completion::DESCRIPTION,
             Arc::new(as_object(completion::input_schema())),
         )
-        .with_title("conda command reference")
+        // destructiveHint and idempotentHint mean something only when
+        // readOnlyHint is false (MCP spec, "Tool annotations").
         .with_hints(ToolHints {
-            title: None,
             read_only: Some(true),
-            destructive: Some(false),
-            idempotent: Some(true),
             open_world: Some(false),
+            ..ToolHints::default()
         })
         .with_output_schema(Arc::new(as_object(completion::advertised_output_schema())))
         .with_meta(crate::schema::describe::own_meta(

@@ -22,27 +22,27 @@ use serde_json::Value;
 use crate::schema::ArgumentError;
 
 /// The tool description.
-pub const DESCRIPTION: &str = "Run conda with a raw argument list (what follows `conda`), for commands and options the typed tools do not cover. No shell. Checked by the same policy as the typed tools. May modify environments or files. Runs an arbitrary subprocess command.";
+pub const DESCRIPTION: &str = "Run conda with a raw argument list (after `conda`) for what typed tools miss. No shell; same policy. Runs an arbitrary subprocess command.";
 
 /// Input of `conda_execute`. Unknown fields are refused.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExecuteArgs {
-    /// Arguments after `conda`, one item per argument (no shell, no quoting), e.g. ["env", "list", "--json"]. No NUL characters.
+    /// Arguments after `conda`, one per item (no shell, no quoting, no NUL), e.g. ["env", "list"].
     pub argv: Vec<String>,
-    /// Working directory: an existing directory. Default: the worker's.
+    /// An existing working directory (default: the worker's).
     #[serde(default)]
     pub cwd: Option<String>,
-    /// Text written to conda's stdin (at most the server's stdin limit in bytes). Default: none (/dev/null).
+    /// Text for conda's stdin, within the server's stdin limit (default: none).
     #[serde(default)]
     pub stdin: Option<String>,
-    /// Time limit in seconds (> 0). Values above the server's --timeout are capped to it. Default: the server's limit.
+    /// Time limit in seconds (> 0), at most the server's --timeout (the default).
     #[serde(default)]
     pub timeout_seconds: Option<f64>,
-    /// Server option: true lets a create replace an existing environment, removing its whole prefix; else refused.
+    /// Server option: true lets a create replace an existing environment (its whole prefix).
     #[serde(default)]
     pub replace_existing: Option<bool>,
-    /// Server option: true lets an environment removal delete files no package installed.
+    /// Server option: true lets a removal delete files no package installed.
     #[serde(default)]
     pub remove_unmanaged_files: Option<bool>,
 }

@@ -51,11 +51,12 @@ impl InventoryTool {
             inventory::DESCRIPTION,
             Arc::new(as_object(inventory::input_schema())),
         )
-        .with_title("conda environments at a glance")
         .with_hints(ToolHints {
             title: None,
             read_only: Some(true),
-            destructive: Some(false),
+            // readOnlyHint true: destructiveHint is not read (MCP
+            // ToolAnnotations), so it is left out of tools/list.
+            destructive: None,
             idempotent: Some(true),
             open_world: Some(false),
         })

@@ -207,6 +207,10 @@ impl ToolSet {
                 add_remove_unmanaged(&mut advertised);
                 add_remove_unmanaged(&mut full);
             }
+            if confirms_by_dry_run(command, effects(catalog, cmd), options) {
+                describe_confirmation(&mut advertised);
+                describe_confirmation(&mut full);
+            }
             check_schema_document(&name, &advertised)?;
             let validator = ArgumentValidator::new(&name, &full)?;
             let runnable = crate::policy::runnable(catalog, cmd, &options.policy);
@@ -233,10 +237,9 @@ impl ToolSet {
                 description.clone(),
                 Arc::new(as_object(advertised)),
             )
-            .with_title(describe::title(command))
             .with_output_schema(output_schema.clone())
             .with_hints(describe::annotations(effects(catalog, cmd)))
-            .with_meta(describe::meta(command));
+            .with_meta(describe::meta(command, &name));
             if !compact {
                 routes.insert(name.clone(), Route::Generated(generated.len()));
                 listed.push(tool);
@@ -263,15 +266,13 @@ impl ToolSet {
                 &Value::Object(schema.as_ref().clone()),
             )?);
             listed.push(
+                // Its hints are MCP's defaults (may write, destroy, repeat
+                // with new effects, reach the network): listed without
+                // `annotations`, like every hint equal to its default
+                // (`describe::annotations`).
                 ToolSpec::new(EXECUTE_TOOL, execute::DESCRIPTION, schema)
                     .with_title("conda (raw command line)")
-                    .with_hints(ToolHints {
-                        title: Some("conda (raw command line)".to_owned()),
-                        read_only: Some(false),
-                        destructive: Some(true),
-                        idempotent: Some(false),
-                        open_world: Some(true),
-                    })
+                    .with_hints(ToolHints::default())
                     .with_output_schema(output_schema.clone())
                     .with_meta(describe::own_meta("conda command line", false)),
             );
@@ -402,27 +403,46 @@ pub fn command_paths(catalog: &Catalog, cmd: CommandIdx) -> Vec<String> {
 }
 
 /// The description of a generated tool ([`describe::description`]), plus,
-/// for a tool that may mutate: with `--approve-writes`
-/// [`server_options::APPROVE_SENTENCE`]; otherwise
-/// [`server_options::CONFIRM_SENTENCE`] when it has conda's `yes` and
-/// `dry_run` options and confirmation is on.
+/// for a tool that may mutate, with `--approve-writes`,
+/// [`server_options::APPROVE_SENTENCE`]. Confirmation by dry run is said
+/// by the tool's `yes` property ([`describe_confirmation`]).
 fn description(
     command: &crate::catalog::Command,
     effects: ToolEffects,
     options: &ToolOptions,
 ) -> String {
     let mut d = describe::description(command, effects);
-    if effects.read_only {
-        return d;
-    }
-    if options.policy.approve_writes {
+    if !effects.read_only && options.policy.approve_writes {
         d.push(' ');
         d.push_str(server_options::APPROVE_SENTENCE);
-    } else if options.confirm && server_options::confirm_properties(command).is_some() {
-        d.push(' ');
-        d.push_str(server_options::CONFIRM_SENTENCE);
     }
     d
+}
+
+/// Whether a call of the tool without `yes: true` runs as a dry run: it
+/// may mutate, has conda's `yes` and `dry_run` options, confirmation is
+/// on and `--approve-writes` is off (`crate::call::plan::typed`).
+fn confirms_by_dry_run(
+    command: &crate::catalog::Command,
+    effects: ToolEffects,
+    options: &ToolOptions,
+) -> bool {
+    !effects.read_only
+        && !options.policy.approve_writes
+        && options.confirm
+        && server_options::confirm_properties(command).is_some()
+}
+
+/// Sets the description of the `yes` property to
+/// [`server_options::CONFIRM_YES_DESCRIPTION`]: what `yes` does on this
+/// server, where the tool's other arguments are.
+pub(crate) fn describe_confirmation(schema: &mut Value) {
+    if let Some(Value::Object(yes)) = schema.pointer_mut("/properties/yes") {
+        yes.insert(
+            "description".into(),
+            Value::String(server_options::CONFIRM_YES_DESCRIPTION.to_owned()),
+        );
+    }
 }
 
 /// Adds `conda_run`'s server options ([`server_options::server_option_schemas`])

@@ -17,7 +17,8 @@ use crate::catalog::{ArgKind, Command, PropertySource};
 pub const REPLACE_EXISTING: &str = "replace_existing";
 
 /// Its description in the input schemas (one sentence).
-pub const REPLACE_EXISTING_DESCRIPTION: &str = "Server option: true replaces an existing environment at the target, removing its whole prefix; else refused.";
+pub const REPLACE_EXISTING_DESCRIPTION: &str =
+    "Server option: true replaces an existing environment (its whole prefix); else refused.";
 
 /// The server argument of the tools that remove a whole environment
 /// (`conda_remove`, `conda_env_remove`, `conda_call` for them) and
@@ -36,9 +37,9 @@ pub const STDIN_PROPERTY: &str = "stdin";
 /// `conda_run`'s server option: the call's time limit in seconds.
 pub const TIMEOUT_PROPERTY: &str = "timeout_seconds";
 
-/// The sentence tool descriptions carry for a mutation that runs as a dry run without `yes: true` (`crate::call::plan::typed`, step 5).
-pub const CONFIRM_SENTENCE: &str =
-    "Without yes: true it is a dry run that only shows conda's plan.";
+/// The description of the `yes` property of a tool whose mutations run
+/// as a dry run without `yes: true` (`crate::call::plan::typed`, step 5).
+pub const CONFIRM_YES_DESCRIPTION: &str = "Apply the change (else a dry run).";
 
 /// The sentence tool descriptions carry for a tool that may change
 /// something, with `--approve-writes`.

@@ -9,13 +9,20 @@ const CASES_PER_TOOL: u32 = 64;
 fn check(label: &str, dump: &std::path::Path) {
     let report = roundtrip::run(dump, CASES_PER_TOOL, 7);
     eprintln!(
-        "round trip {label}: {} tools, {} cases parsed by argparse, {} properties with raising lazy choices left out, {} failures",
+        "round trip {label}: {} tools, {} cases parsed by argparse ({} option values starting with '-' passed joined), {} properties with raising lazy choices left out, {} failures",
         report.tools,
         report.cases,
+        report.joined_dash_values,
         report.skipped_properties,
         report.failures.len()
     );
     assert!(report.tools > 0, "no tools in {label}");
+    // Option-like values reach argparse (`--name=-x`), not only plain ones.
+    assert!(
+        report.joined_dash_values > report.tools,
+        "too few option values starting with '-': {}",
+        report.joined_dash_values
+    );
     assert!(
         report.cases as u32 > report.tools as u32 * CASES_PER_TOOL / 2,
         "too few cases"

@@ -591,10 +591,13 @@ async fn the_mode_is_reported_everywhere() {
         .expect("conda_create");
     let description = create.description.as_deref().unwrap_or("");
     assert!(
-        description.contains("Each change needs your approval")
-            && !description.contains("Without yes: true"),
+        description.contains("Each change needs your approval"),
         "{description}"
     );
+    // yes does not skip the question: its description does not promise a
+    // dry run without it.
+    let yes = &create.input_schema["properties"]["yes"]["description"];
+    assert!(!yes.as_str().unwrap_or("").contains("dry run"), "{yes}");
     let info = server.client.peer_info().expect("server info");
     let instructions = info.instructions.as_deref().unwrap_or("");
     assert!(

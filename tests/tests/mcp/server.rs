@@ -52,11 +52,9 @@ async fn both_eras_serve_tools_calls_refusals_and_the_capabilities_resource() {
         );
         for t in &tools {
             assert!(t.output_schema.is_some(), "{}: outputSchema", t.name);
-            assert!(
-                t.title.as_deref().is_some_and(|x| x.starts_with("conda ")),
-                "{}",
-                t.name
-            );
+            // A generated tool's title would only repeat its name
+            // (`conda_env_create`): hosts show the name.
+            assert!(t.title.is_none(), "{}: {:?}", t.name, t.title);
         }
 
         // A read-only call runs the stand-in and returns its output.
@@ -191,7 +189,18 @@ async fn invalid_arguments_are_refused_before_any_process_starts() {
             json!({"packages": ["--SECRET"]}),
             "/packages/0",
         ),
-        ("conda_install", json!({"name": "-SECRET"}), "/name"),
+        // A one-value option takes a value starting with '-' (passed as
+        // --name=-x), but not '--' alone, which argparse drops, nor "".
+        (
+            "conda_install",
+            json!({"packages": ["SECRET"], "name": "--"}),
+            "/name",
+        ),
+        (
+            "conda_install",
+            json!({"packages": ["SECRET"], "name": ""}),
+            "/name",
+        ),
         (
             "conda_install",
             json!({"name": "a", "prefix": "/SECRET"}),
@@ -474,17 +483,12 @@ async fn real_dump_portable_schemas_use_only_allowed_keywords() {
         "portable tools/list of the real dump: {} tools, {bytes} bytes",
         tools.len()
     );
-    // The 50 KiB target covers conda's own commands; the recording also
-    // has the menuinst plugin's `conda menuinst` (the total is printed).
-    let without_menuinst = serde_json::to_vec(
-        &tools
-            .iter()
-            .filter(|t| t.name != "conda_menuinst")
-            .collect::<Vec<_>>(),
-    )
-    .expect("json")
-    .len();
-    assert!(without_menuinst <= 50 * 1024, "{without_menuinst} bytes");
+    // Read-only: no conda_execute, but a policy sentence first in each
+    // tool it limits; within the target of every flag (surface tests).
+    assert!(
+        bytes <= conda_mcp_tests::mcp::TYPED_LIST_MAX_BYTES + 500,
+        "{bytes} bytes"
+    );
     server.close().await;
 
     let server = Server::start(
@@ -712,13 +716,10 @@ async fn mutations_without_yes_run_as_dry_runs_and_say_nothing_changed() {
     let tools = server.tools().await;
     for (tool, args) in CONFIRMED {
         let t = tools.iter().find(|t| t.name == tool).expect(tool);
-        assert!(
-            t.description
-                .as_deref()
-                .unwrap_or("")
-                .contains("Without yes: true it is a dry run"),
-            "{tool}: {:?}",
-            t.description
+        assert_eq!(
+            t.input_schema["properties"]["yes"]["description"],
+            json!("Apply the change (else a dry run)."),
+            "{tool}"
         );
         let args: Value = serde_json::from_str(args).expect("json");
         let r = server.call_ok(tool, args.clone()).await;
