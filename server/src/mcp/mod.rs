@@ -36,6 +36,7 @@ pub mod capabilities;
 pub mod consent;
 pub mod environments;
 pub mod handler;
+pub mod icon;
 pub mod listing;
 pub mod live;
 pub mod principal;
@@ -108,7 +109,9 @@ pub fn server_config(
     };
     ServerConfig::new(capabilities)
         .with_server_info(
-            Implementation::new("conda-mcp", env!("CARGO_PKG_VERSION")).with_title("conda-mcp"),
+            Implementation::new("conda-mcp", env!("CARGO_PKG_VERSION"))
+                .with_title("conda-mcp")
+                .with_icons(icon::icons()),
         )
         .with_instructions(instructions)
 }

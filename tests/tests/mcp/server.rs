@@ -27,6 +27,12 @@ async fn both_eras_serve_tools_calls_refusals_and_the_capabilities_resource() {
         let implementation = info.server_info.clone().expect("server_info present");
         assert_eq!(implementation.name, "conda-mcp", "{era:?}");
         assert_eq!(implementation.version, env!("CARGO_PKG_VERSION"), "{era:?}");
+        // The server's icon, as a data: URI a stdio host can show.
+        let icons = implementation.icons.clone().unwrap_or_default();
+        assert!(
+            icons.len() == 1 && icons[0].src.starts_with("data:image/svg+xml;base64,"),
+            "{era:?}: {icons:?}"
+        );
         let stateless = info.protocol_version.as_str() >= "2026-07-28";
         assert_eq!(
             stateless,
