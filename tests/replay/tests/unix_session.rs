@@ -86,13 +86,15 @@ fn initialize_tools_list_a_call_and_a_refusal_through_the_replay() {
         }
     }
     let dump: Value = serde_json::from_str(DUMP).expect("the recorded dump");
-    let want: BTreeSet<String> = terminal_commands(&dump)
+    let mut want: BTreeSet<String> = terminal_commands(&dump)
         .into_iter()
         .filter(|p| !(p.len() == 1 && NOT_TOOLS.contains(&p[0].as_str())))
         .map(|p| format!("conda_{}", p.join("_")))
         .collect();
+    // The server's own read-only tool, listed in every mode.
+    want.insert("conda_inventory".to_owned());
     assert_eq!(names, want);
-    assert_eq!(names.len(), 17, "{names:?}");
+    assert_eq!(names.len(), 18, "{names:?}");
 
     // A recorded read-only call: conda's output, parsed.
     let r = s

@@ -91,7 +91,7 @@ fn initialize_tools_list_and_a_call_through_the_replay() {
     // unrepresentable ones aside;
     // no fixed tool without --allow-exec or conda-completion.
     let dump: Value = serde_json::from_str(DUMP).expect("the recorded dump");
-    let want: BTreeSet<String> = terminal_commands(&dump)
+    let mut want: BTreeSet<String> = terminal_commands(&dump)
         .into_iter()
         .filter(|p| {
             !(p.len() == 1
@@ -100,8 +100,10 @@ fn initialize_tools_list_and_a_call_through_the_replay() {
         })
         .map(|p| format!("conda_{}", p.join("_")))
         .collect();
+    // The server's own read-only tool, listed in every mode.
+    want.insert("conda_inventory".to_owned());
     assert_eq!(names, want);
-    assert_eq!(names.len(), 17, "{names:?}");
+    assert_eq!(names.len(), 18, "{names:?}");
 
     // A read-only call: conda runs as python.exe -m conda info --json in
     // the worker's job object; the result carries conda's recorded
