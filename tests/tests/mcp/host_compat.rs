@@ -23,6 +23,8 @@ const ALWAYS_LOADED: &[&str] = &[
     "conda_search",
     "conda_create",
     "conda_install",
+    // The server's own inventory, one call for what is installed where.
+    "conda_inventory",
 ];
 
 /// The bytes a host that loads only the marked tools up front sends the

@@ -158,7 +158,9 @@ async fn listed_read_only_and_loaded_up_front() {
             .unwrap_or_else(|| panic!("listed with {args:?}"));
         let ann = tool.annotations.as_ref().expect("annotations");
         assert_eq!(ann.read_only_hint, Some(true));
-        assert_eq!(ann.destructive_hint, Some(false));
+        // MCP's ToolAnnotations: destructiveHint means something only when
+        // readOnlyHint is false, so it is left out (tools/list budget).
+        assert_eq!(ann.destructive_hint, None);
         let meta = tool.meta.as_ref().expect("_meta");
         assert_eq!(meta.get("anthropic/alwaysLoad"), Some(&json!(true)));
         server.close().await;

@@ -167,7 +167,8 @@ async fn both_eras_serve_tools_calls_refusals_and_the_capabilities_resource() {
         }
         assert_eq!(
             caps["generated_tools"].as_array().map(Vec::len),
-            Some(tools.len())
+            // every tool listed but the server's own inventory
+            Some(tools.iter().filter(|t| t.name != "conda_inventory").count())
         );
         assert!(
             // Names of the variables conda gets are listed, values never.
@@ -492,7 +493,7 @@ async fn real_dump_portable_schemas_use_only_allowed_keywords() {
     // Read-only: no conda_execute, but a policy sentence first in each
     // tool it limits; within the target of every flag (surface tests).
     assert!(
-        bytes <= conda_mcp_tests::mcp::TYPED_LIST_MAX_BYTES + 500,
+        bytes <= conda_mcp_tests::mcp::TYPED_LIST_MAX_BYTES + 600,
         "{bytes} bytes"
     );
     server.close().await;
