@@ -29,8 +29,8 @@
 //! or `plan_changed` changed nothing and leaves the id open (its last
 //! answer says why), and only the step that applies makes it
 //! [`super::ids::Stage::Applying`]. The card's decision runs apart from
-//! the request that brought it (`crate::mcp`'s decide tool answers at once
-//! and the card follows the id's stage), so a host's own request limit
+//! the request that brought it (the decide tool answers at once and the
+//! card follows the id's stage), so a host's own request limit
 //! cuts neither the re-plan nor the apply.
 //!
 //! What the steps do with conda is behind [`Steps`] (the runner's, in
