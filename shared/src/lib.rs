@@ -45,4 +45,4 @@ pub mod protocol;
 pub mod result;
 
 pub use log_format::LogFormat;
-pub use result::{ExecutionResult, StopSignal};
+pub use result::{ExecutionResult, NoAnswer, StopSignal};

@@ -203,4 +203,51 @@ impl ExecutionResult {
         }
         serde_json::from_str(&self.stdout).ok()
     }
+
+    /// The answer document a helper program printed ([`Self::stdout_document`]
+    /// of a run that exited with 0), read as `T`.
+    ///
+    /// Errors: [`NoAnswer::TimedOut`]; [`NoAnswer::NoDocument`] for any other
+    /// exit or no single JSON document, with the exit code and the last
+    /// non-blank stderr line (at most 300 characters: a Python traceback's
+    /// last line, conda's import error); [`NoAnswer::Malformed`] when the
+    /// document is not a `T`.
+    pub fn helper_answer<T: serde::de::DeserializeOwned>(&self) -> Result<T, NoAnswer> {
+        if self.timed_out {
+            return Err(NoAnswer::TimedOut);
+        }
+        let Some(doc) = self.stdout_document().filter(|_| self.exit_code == Some(0)) else {
+            let last = self
+                .stderr
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("");
+            return Err(NoAnswer::NoDocument {
+                exit_code: self.exit_code,
+                last_stderr_line: last.chars().take(300).collect(),
+            });
+        };
+        serde_json::from_value(doc).map_err(|e| NoAnswer::Malformed(e.to_string()))
+    }
+}
+
+/// Why a helper program's run gave no answer
+/// ([`ExecutionResult::helper_answer`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoAnswer {
+    /// The run reached its time limit.
+    #[error("it timed out")]
+    TimedOut,
+    /// It exited otherwise than with 0, or printed no single JSON document.
+    #[error("exit code {exit_code:?}, no answer document; last stderr line: {last_stderr_line}")]
+    NoDocument {
+        /// The exit code (`None`: killed by a signal, or never ran).
+        exit_code: Option<i32>,
+        /// The last non-blank stderr line, at most 300 characters.
+        last_stderr_line: String,
+    },
+    /// The document is not the answer's shape: serde's message.
+    #[error("malformed answer: {0}")]
+    Malformed(String),
 }

@@ -48,6 +48,8 @@ mod reap;
 mod reap;
 #[cfg(unix)]
 mod serve;
+#[cfg(unix)]
+mod shebang;
 mod spawn;
 #[cfg(unix)]
 mod warm;

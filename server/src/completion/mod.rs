@@ -297,27 +297,9 @@ pub enum AnswerError {
 pub fn read_answer(
     result: &conda_mcp_shared::ExecutionResult,
 ) -> Result<CompletionAnswer, AnswerError> {
-    if result.timed_out {
-        return Err(AnswerError::Helper("it timed out".into()));
-    }
-    let Some(doc) = result
-        .stdout_document()
-        .filter(|_| result.exit_code == Some(0))
-    else {
-        let last = result
-            .stderr
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("");
-        return Err(AnswerError::Helper(format!(
-            "exit code {:?}, no answer document; last stderr line: {}",
-            result.exit_code,
-            last.chars().take(300).collect::<String>()
-        )));
-    };
-    let raw: RawAnswer = serde_json::from_value(doc)
-        .map_err(|e| AnswerError::Helper(format!("malformed answer: {e}")))?;
+    let raw: RawAnswer = result
+        .helper_answer()
+        .map_err(|e| AnswerError::Helper(e.to_string()))?;
     if let Some(i) = raw.unknown_index {
         return Err(invalid(
             format!("/command_path/{i}"),

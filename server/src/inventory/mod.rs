@@ -365,27 +365,9 @@ pub enum InventoryError {
 pub fn read_answer(
     result: &conda_mcp_shared::ExecutionResult,
 ) -> Result<InventoryAnswer, InventoryError> {
-    if result.timed_out {
-        return Err(InventoryError::Helper("it timed out".into()));
-    }
-    let Some(doc) = result
-        .stdout_document()
-        .filter(|_| result.exit_code == Some(0))
-    else {
-        let last = result
-            .stderr
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("");
-        return Err(InventoryError::Helper(format!(
-            "exit code {:?}, no answer document; last stderr line: {}",
-            result.exit_code,
-            last.chars().take(300).collect::<String>()
-        )));
-    };
-    let raw: RawAnswer = serde_json::from_value(doc)
-        .map_err(|e| InventoryError::Helper(format!("malformed answer: {e}")))?;
+    let raw: RawAnswer = result
+        .helper_answer()
+        .map_err(|e| InventoryError::Helper(e.to_string()))?;
     if let Some(reason) = raw.invalid {
         return Err(InventoryError::Invalid {
             path: format!("/{}", raw.query),

@@ -138,7 +138,7 @@ pub fn checks_json(checks: &InProcessChecks) -> String {
 /// entry-point script (the guard needs conda's interpreter).
 #[cfg(unix)]
 pub fn interpreter(conda: &Path) -> Result<std::path::PathBuf, JobRefusal> {
-    crate::warm::python_of(conda).map_err(|e| JobRefusal::ChecksUnsupported {
+    crate::shebang::python_of(conda).map_err(|e| JobRefusal::ChecksUnsupported {
         reason: e.to_string(),
     })
 }

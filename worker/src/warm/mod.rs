@@ -48,7 +48,6 @@
 
 mod driver;
 mod proc_handle;
-mod shebang;
 mod stamp;
 mod zygote;
 
@@ -70,8 +69,6 @@ use tokio::task::JoinError;
 use conda_mcp_shared::guard::InProcessChecks;
 
 use self::zygote::{ChildFds, Recipe, Zygote, ZygoteError};
-
-pub(crate) use self::shebang::python_of;
 
 /// What [`wait_for_start`] takes for a duration not measured yet: a fresh
 /// conda run's, and a start's.
@@ -161,7 +158,7 @@ impl Warm {
     /// The warm conda for `conda`, or `None` (logged) when `conda` is not a
     /// Python entry-point script. Nothing starts until [`Warm::prepare`].
     pub fn new(conda: &Path, env: Vec<(OsString, OsString)>) -> Option<Arc<Warm>> {
-        match shebang::python_of(conda) {
+        match crate::shebang::python_of(conda) {
             Ok(python) => Some(Arc::new(Warm {
                 recipe: Mutex::new(Recipe {
                     conda: conda.to_path_buf(),
