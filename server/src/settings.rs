@@ -95,6 +95,9 @@ pub struct Settings {
     pub confirm: bool,
     /// `--live-tools`: rebuild the tools when conda or its plugins change.
     pub live_tools: bool,
+    /// `--watch-interval`: between two looks for changed environments
+    /// (`crate::mcp::watch`).
+    pub watch_interval: std::time::Duration,
     /// `--result-mode`, `--max-result-bytes`, and not
     /// `--no-mask-credentials` (`results.mask_credentials`: credentials in
     /// conda's output are masked in results): how an execution becomes the
@@ -181,6 +184,7 @@ impl Default for Settings {
             mode: ToolMode::Typed,
             confirm: true,
             live_tools: false,
+            watch_interval: crate::mcp::watch::DEFAULT_INTERVAL,
             results: crate::call::ResultSettings::default(),
             log_format: LogFormat::Text,
             discovery: DiscoverySettings {

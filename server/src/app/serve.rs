@@ -6,7 +6,7 @@
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
-use crate::mcp::{CondaMcp, live};
+use crate::mcp::CondaMcp;
 use crate::settings::Settings;
 use crate::startup;
 use crate::startup::StartupError;
@@ -84,11 +84,11 @@ pub async fn serve(settings: &Settings) -> Result<(), StartupError> {
         tokio::spawn(async move {
             eof.cancelled().await;
             tracing::info!("stdin closed: stopping running calls");
-            if let Some(live) = server
-                .state()
-                .and_then(|s| s.live.as_ref().map(live::LiveTools::closing))
-            {
-                live.cancel();
+            if let Some(state) = server.state() {
+                if let Some(live) = &state.live {
+                    live.closing().cancel();
+                }
+                state.watch.closing().cancel();
             }
             stop(&lanes).await;
         });

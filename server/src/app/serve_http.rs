@@ -107,9 +107,13 @@ pub async fn serve(settings: &Settings, http: &HttpSettings) -> Result<(), Start
     let live = server
         .state()
         .and_then(|s| s.live.as_ref().map(live::LiveTools::closing));
+    let watch = server.state().map(|s| s.watch.closing());
     let _ = serving.await;
     if let Some(live) = live {
         live.cancel();
+    }
+    if let Some(watch) = watch {
+        watch.cancel();
     }
     let shutdown = async {
         let users = async {

@@ -261,6 +261,18 @@ pub struct Cli {
           hide_short_help = true)]
     pub live_tools: bool,
 
+    /// Seconds between two looks for changed conda environments.
+    ///
+    /// While a client listens for resource changes (it listed or
+    /// subscribed to the environment resources, or opened
+    /// subscriptions/listen), the server stats the files that change with
+    /// an environment this often and sends
+    /// notifications/resources/list_changed and .../updated.
+    #[arg(long, value_name = "SECONDS", default_value = "2", allow_negative_numbers = true,
+          value_parser = parse_seconds, env = "CONDA_MCP_WATCH_INTERVAL",
+          help_heading = heading::TOOLS, hide_short_help = true)]
+    pub watch_interval: Duration,
+
     /// The conda executable to serve (default: $CONDA_EXE, else conda on PATH).
     ///
     /// Give the full path: hosts often start servers with a minimal PATH.
@@ -461,7 +473,7 @@ fn parse_count(s: &str) -> Result<usize, FlagValueError> {
     }
 }
 
-/// `--task-retention`: the same seconds as `--timeout`.
+/// `--task-retention`, `--watch-interval`: the same seconds as `--timeout`.
 fn parse_seconds(s: &str) -> Result<Duration, FlagValueError> {
     parse_timeout(s)
 }

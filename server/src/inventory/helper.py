@@ -21,7 +21,8 @@ the helper turns both writes off for its own process, so it sees what
 ``conda list`` would show without writing anything.
 
 The request is one JSON object: ``{"kind": "package"|"python"|"import_name"
-|"command"|"path"|"sizes", "value": str|null, "max_rows": int}``.  The
+|"command"|"path"|"sizes"|"stamps", "value": str|null, "max_rows": int}``
+(``stamps`` is the server's own environment watch, see ``stamps``).  The
 answer is one JSON object on stdout, written last (anything conda or a
 plugin prints goes to stderr): ``{"query": kind, "environments": int, "rows": [...],
 "matched": int, "skipped": [{"prefix", "reason"}]}``, or ``{"query": kind,
@@ -250,6 +251,58 @@ def _record_value(rec, name):
     return _get(rec, name, "")
 
 
+def _stat(path):
+    """``[path, mtime_ns, size]``; ``None`` for both when it does not exist
+    (or cannot be read)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return [path, None, None]
+    return [path, st.st_mtime_ns, st.st_size]
+
+
+def _watched_in(prefix):
+    """What changes when a package is installed into or removed from the
+    environment at ``prefix``: its ``conda-meta`` folder (a record added or
+    removed), its ``history`` (every conda transaction appends), and its
+    ``site-packages`` folders (pip adds or removes a ``.dist-info``)."""
+    import glob
+
+    meta = os.path.join(prefix, "conda-meta")
+    paths = [meta, os.path.join(meta, "history")]
+    pattern = os.path.join(glob.escape(prefix), "lib", "python*", "site-packages")
+    paths.extend(sorted(glob.glob(pattern)))
+    windows_site = os.path.join(prefix, "Lib", "site-packages")
+    if os.path.isdir(windows_site):
+        paths.append(windows_site)
+    return paths
+
+
+def stamps(context):
+    """The ``stamps`` request (the server's environment watch, never a tool
+    call): every environment conda lists with the stat of what changes when
+    it changes, and the stat of what changes when an environment appears or
+    disappears (``environments.txt``, the envs directories), taken before
+    the environments are listed, so a change after it shows in the next
+    stat.  No package record is read."""
+    from conda.core.envs_manager import get_user_environments_txt_file, list_all_known_prefixes
+    from conda.core.prefix_data import PrefixData
+
+    watch = [_stat(p) for p in [get_user_environments_txt_file(), *context.envs_dirs]]
+    environments = []
+    for prefix in list_all_known_prefixes():
+        try:
+            pd = PrefixData(prefix)
+            if not _is_environment(pd, prefix):
+                continue
+            name = _env_name(pd, prefix, context)
+        except Exception:  # noqa: BLE001 - a broken environment is still watched, unnamed
+            name = ""
+        watched = [_stat(p) for p in _watched_in(str(prefix))]
+        environments.append({"env": name, "prefix": str(prefix), "watch": watched})
+    return {"query": "stamps", "watch": watch, "environments": environments}
+
+
 def answer(request):
     kind = request.get("kind")
     value = request.get("value")
@@ -259,6 +312,8 @@ def answer(request):
 
     context.__init__()
     _quiet_conda_writes()
+    if kind == "stamps":
+        return stamps(context)
     from conda.core.envs_manager import list_all_known_prefixes
     from conda.core.prefix_data import PrefixData
 

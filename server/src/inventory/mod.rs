@@ -19,6 +19,8 @@
 //! helper's result ([`read_answer`]) and the cut to the result budget
 //! ([`InventoryAnswer::fit`]).
 
+pub mod stamps;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

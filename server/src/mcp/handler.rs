@@ -35,7 +35,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::capabilities;
-use super::live::{LiveTools, Surface};
+use super::live::Surface;
 use super::principal::Principal;
 use super::progress::{Progress, Tracker};
 use super::sink::RequestSink;
@@ -338,18 +338,47 @@ impl Handler {
     /// with `--live-tools` only (without it the capabilities document never
     /// changes and the method is not found, as the capabilities say); only
     /// the capabilities resource exists.
-    fn subscription(&self, uri: &str, on: bool) -> Result<(), McpError> {
-        let Some(live) = &self.state.live else {
-            return Err(McpError::new(
-                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-                "method not found",
+    /// `resources/subscribe` (`on`) or `resources/unsubscribe` of `uri`:
+    /// `conda://capabilities` (it changes only with `--live-tools`), or an
+    /// environment resource ([`super::watch`]; a subscribe answers once
+    /// the watch has its baseline, so any later change is reported).
+    ///
+    /// Errors: invalid params "unknown resource" for any other URI (not
+    /// repeated); invalid request when the request comes without a
+    /// session notifications can reach (HTTP without `Mcp-Session-Id`:
+    /// `subscriptions/listen` is the way there).
+    async fn subscription(
+        &self,
+        uri: &str,
+        on: bool,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if uri == capabilities::URI {
+            if let Some(live) = &self.state.live {
+                live.subscribe_capabilities(on);
+            }
+            return Ok(());
+        }
+        if !super::watch::watchable(uri) {
+            return Err(unknown("resource"));
+        }
+        let Some(key) = super::watch::session_of(context) else {
+            return Err(McpError::invalid_request(
+                "no session to notify: subscribe within an initialize session (stdio, or HTTP \
+                 with Mcp-Session-Id), or use subscriptions/listen",
                 None,
             ));
         };
-        if uri != capabilities::URI {
-            return Err(unknown("resource"));
-        }
-        live.subscribe_capabilities(on);
+        self.state
+            .watch
+            .attend_session(
+                &self.state,
+                &Principal::of(context),
+                key,
+                context.peer.clone(),
+                Some((uri, on)),
+            )
+            .await;
         Ok(())
     }
 
@@ -835,6 +864,20 @@ impl ServerHandler for Handler {
             .with_description("The conda served, its catalog, the generated tools, plugins and discovery fingerprint.")
             .with_mime_type(capabilities::MIME_TYPE)
             .with_size(self.state.surface.get().capabilities.len() as u64);
+        // An initialize session that lists the resources hears when the
+        // environments change (resources.listChanged).
+        if let Some(key) = super::watch::session_of(&context) {
+            self.state
+                .watch
+                .attend_session(
+                    &self.state,
+                    &Principal::of(&context),
+                    key,
+                    context.peer.clone(),
+                    None,
+                )
+                .await;
+        }
         let mut listed = vec![r, super::environments::list_resource()];
         if self.serves_cards(&context) {
             listed.push(super::apps::resource());
@@ -848,9 +891,9 @@ impl ServerHandler for Handler {
     async fn subscribe(
         &self,
         request: rmcp::model::SubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.subscription(&request.uri, true)
+        self.subscription(&request.uri, true, &context).await
     }
 
     /// `resources/unsubscribe` (`initialize` sessions).
@@ -858,27 +901,47 @@ impl ServerHandler for Handler {
     async fn unsubscribe(
         &self,
         request: rmcp::model::UnsubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.subscription(&request.uri, false)
+        self.subscription(&request.uri, false, &context).await
     }
 
-    /// `subscriptions/listen` (2026-07-28): served with `--live-tools` only
-    /// (without it nothing ever changes, and it is "method not found").
+    /// `subscriptions/listen` (2026-07-28): resource changes always, tool
+    /// list changes with `--live-tools` ([`super::watch::accepted_filter`]).
     fn accepted_subscription_filter(
         &self,
-        _requested: &rmcp::model::SubscriptionFilter,
+        requested: &rmcp::model::SubscriptionFilter,
     ) -> Option<rmcp::model::SubscriptionFilter> {
-        self.state
-            .live
-            .as_ref()
-            .map(|_| LiveTools::accepted_filter())
+        Some(super::watch::accepted_filter(
+            requested,
+            self.state.live.is_some(),
+        ))
     }
 
+    /// One `subscriptions/listen` stream, as its request's principal: told
+    /// of changed environments ([`super::watch`]) and, with
+    /// `--live-tools`, of rebuilt tools, until the client cancels it or
+    /// the session ends.
     async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
+        let principal = Principal::of(context.request_context());
+        let sink = context.sink().clone();
+        let environments = super::watch::hears_environments(context.accepted());
+        let watch = &self.state.watch;
+        if environments {
+            watch.attend_stream(&self.state, &principal, sink.clone());
+        }
         match &self.state.live {
             Some(live) => live.listen(context).await,
-            None => context.cancelled().await,
+            None => {
+                let closing = watch.closing();
+                tokio::select! {
+                    () = context.cancelled() => {}
+                    () = closing.cancelled() => {}
+                }
+            }
+        }
+        if environments {
+            watch.leave_stream(&principal, &sink);
         }
         Ok(())
     }

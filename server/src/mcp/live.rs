@@ -34,7 +34,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use rmcp::RoleServer;
-use rmcp::model::SubscriptionFilter;
 use rmcp::service::{Peer, SubscriptionContext, SubscriptionSink};
 use tokio_util::sync::CancellationToken;
 
@@ -235,17 +234,6 @@ impl LiveTools {
     /// of `conda://capabilities`.
     pub fn subscribe_capabilities(&self, on: bool) {
         self.capabilities_subscribed.store(on, Ordering::Relaxed);
-    }
-
-    /// What a `subscriptions/listen` stream may carry here: the tool and
-    /// resource list changes and updates of `conda://capabilities`.
-    pub fn accepted_filter() -> SubscriptionFilter {
-        let mut filter = SubscriptionFilter::builder()
-            .tools_list_changed()
-            .resources_list_changed()
-            .build();
-        filter.resource_subscriptions = Some(vec![capabilities::URI.to_owned()]);
-        filter
     }
 
     /// Cancel it when the session ends: every open `subscriptions/listen`

@@ -48,6 +48,7 @@ pub mod roots;
 pub mod sink;
 pub mod state;
 pub mod tasks;
+pub mod watch;
 
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 
@@ -73,8 +74,9 @@ pub const MAX_HOST_TEXT_CHARS: usize = 2048;
 /// finished: the instructions then point at `conda://capabilities` for
 /// them.
 ///
-/// `live` (`--live-tools`) advertises `tools.listChanged`,
-/// `resources.listChanged` and `resources.subscribe`. `approve`
+/// `resources.listChanged` and `resources.subscribe` are always
+/// advertised (conda's environments change: [`watch`]); `live`
+/// (`--live-tools`) advertises `tools.listChanged` too. `approve`
 /// (`--approve-writes`) says that each change is asked of the person.
 pub fn server_config(
     shared: Option<&crate::schema::SharedHelp>,
@@ -102,6 +104,8 @@ pub fn server_config(
         ServerCapabilities::builder()
             .enable_tools()
             .enable_resources()
+            .enable_resources_list_changed()
+            .enable_resources_subscribe()
             .enable_prompts()
             .enable_completions()
             .enable_tasks()

@@ -20,7 +20,6 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use super::handler::Handler;
-use super::live::LiveTools;
 use super::state::State;
 
 /// Where startup is: `None` while it runs, then the server or why startup
@@ -219,12 +218,13 @@ impl ServerHandler for CondaMcp {
         self.loaded().await?.unsubscribe(request, context).await
     }
 
-    /// `subscriptions/listen` (2026-07-28): served with `--live-tools` only.
+    /// `subscriptions/listen` (2026-07-28): resource changes always, tool
+    /// list changes with `--live-tools` ([`super::watch::accepted_filter`]).
     fn accepted_subscription_filter(
         &self,
-        _requested: &rmcp::model::SubscriptionFilter,
+        requested: &rmcp::model::SubscriptionFilter,
     ) -> Option<rmcp::model::SubscriptionFilter> {
-        self.early.live.then(LiveTools::accepted_filter)
+        Some(super::watch::accepted_filter(requested, self.early.live))
     }
 
     async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {

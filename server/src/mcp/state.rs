@@ -8,6 +8,7 @@ use rmcp::model::ServerConfig;
 use super::live::{LiveTools, Served};
 use super::results::Results;
 use super::tasks::TaskStore;
+use super::watch::EnvironmentWatch;
 use crate::call::Pipeline;
 
 /// Everything a call needs.
@@ -29,4 +30,7 @@ pub struct State {
     /// The calls answered as MCP tasks (`--task-retention`,
     /// `--max-finished-tasks`).
     pub tasks: TaskStore,
+    /// Who hears of changed environments, and the watch of each
+    /// principal someone listens as (`--watch-interval`).
+    pub watch: std::sync::Arc<EnvironmentWatch>,
 }

@@ -148,6 +148,9 @@ pub async fn start_checked(
             results,
             info,
             tasks: TaskStore::new(settings.tasks),
+            watch: Arc::new(crate::mcp::watch::EnvironmentWatch::new(
+                settings.watch_interval,
+            )),
         },
         discovery_lane: discovered.discovery_lane,
     })

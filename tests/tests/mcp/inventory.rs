@@ -23,7 +23,7 @@ const TOOL: &str = "conda_inventory";
 /// `requests` and the namespace package `zope.interface`), `old` (Python
 /// 3.11, numpy 1.26, opencv's extension module `cv2`) and `win` (no
 /// Python; a command under `Scripts\`).
-fn standin_with_environments() -> StandinPrefix {
+pub(super) fn standin_with_environments() -> StandinPrefix {
     let standin = StandinPrefix::create(&paths::real_dump()).expect("stand-in");
     standin
         .set_control(&[ControlRule {
@@ -676,5 +676,121 @@ async fn environments_as_resources_listed_read_and_completed_in_both_eras() {
             ["base", "old", "sci", "win"].map(str::to_owned).to_vec()
         );
         server.close().await;
+    }
+}
+
+/// Team mode: two principals mapped to two OS users, each with an
+/// environment registered in its own `~/.conda/environments.txt`. Each one's
+/// `conda_inventory` and `conda://environments` (run in its own worker)
+/// list its own environment and never the other's.
+#[test]
+fn each_principal_sees_only_the_environments_its_conda_sees() {
+    use conda_mcp_server::transport::http::tokens::file_line;
+    use conda_mcp_tests::http::{HttpServer, post_stateless, tempdir};
+    use conda_mcp_tests::rawrpc::stateless_meta;
+    use conda_mcp_tests::tiers::{Tier, missing};
+    const TEST: &str = "inventory::each_principal_sees_only_the_environments_its_conda_sees";
+    let Some(python) = super::http::root_python(TEST) else {
+        return;
+    };
+    let users = ["cmcp-inv-a", "cmcp-inv-b"];
+    let mut prefixes = Vec::new();
+    for u in users {
+        if super::http::os_user(u).is_none() {
+            missing(Tier::Root, TEST, "useradd could not make the test users");
+            return;
+        }
+        let user = nix::unistd::User::from_name(u)
+            .ok()
+            .flatten()
+            .expect("user");
+        let env = user.dir.join(format!("env-of-{u}"));
+        let _ = std::fs::remove_dir_all(&env);
+        write_environment(
+            &env,
+            &[Package::new("numpy", "2.1.0", "py312_0", &[])],
+            None,
+            &[],
+        );
+        let conda_dir = user.dir.join(".conda");
+        std::fs::create_dir_all(&conda_dir).expect(".conda");
+        std::fs::write(
+            conda_dir.join("environments.txt"),
+            format!("{}\n", env.display()),
+        )
+        .expect("environments.txt");
+        for path in [&user.dir.join(".conda"), &env] {
+            let status = std::process::Command::new("chown")
+                .args(["-R", &format!("{u}:{u}")])
+                .arg(path)
+                .status()
+                .expect("chown");
+            assert!(status.success());
+        }
+        prefixes.push(env.display().to_string());
+    }
+    let prefix = conda_mcp_tests::standin::shared_prefix(&paths::real_dump(), python)
+        .expect("shared prefix");
+    prefix
+        .set_control(&[ControlRule {
+            listing: Some(true),
+            ..ControlRule::default()
+        }])
+        .expect("control");
+    let dir = tempdir();
+    let tokens = dir.path().join("tokens");
+    std::fs::write(
+        &tokens,
+        [
+            file_line("alice", "cmcp_inv_alice", Some(users[0])),
+            file_line("bob", "cmcp_inv_bob", Some(users[1])),
+        ]
+        .join("\n"),
+    )
+    .expect("token file");
+    let server = HttpServer::start_in(
+        dir,
+        &prefix.conda_exe,
+        &["--auth-tokens", tokens.to_str().expect("utf-8")],
+    );
+    let seen = |answer: &Value| -> BTreeSet<String> {
+        rows(answer)
+            .iter()
+            .filter_map(|r| r["prefix"].as_str().map(str::to_owned))
+            .collect()
+    };
+    for (token, own, other) in [
+        ("cmcp_inv_alice", &prefixes[0], &prefixes[1]),
+        ("cmcp_inv_bob", &prefixes[1], &prefixes[0]),
+    ] {
+        let params = json!({"name": TOOL, "arguments": {"package": "numpy"},
+                            "_meta": stateless_meta(json!({}))});
+        let r = post_stateless(server.addr, token, "tools/call", Some(TOOL), params);
+        let answer = &r["result"]["structuredContent"];
+        let found = seen(answer);
+        assert!(
+            found.contains(own),
+            "{token}: {r}\n{}",
+            server.stderr_text()
+        );
+        assert!(!found.contains(other), "{token} sees the other's: {r}");
+        let params = json!({"uri": "conda://environments", "_meta": stateless_meta(json!({}))});
+        let r = post_stateless(
+            server.addr,
+            token,
+            "resources/read",
+            Some("conda://environments"),
+            params,
+        );
+        let text = r["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{token}: {r}"));
+        let listing: Value = serde_json::from_str(text).expect("JSON");
+        let found = seen(&listing);
+        assert!(found.contains(own), "{token}: {listing}");
+        assert!(
+            !found.contains(other),
+            "{token} lists the other's: {listing}"
+        );
     }
 }

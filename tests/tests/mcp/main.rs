@@ -17,6 +17,7 @@ mod cli_command;
 mod conda_plugin;
 mod condarc;
 mod docs;
+mod environment_watch;
 mod guard;
 mod host_compat;
 mod hosts;

@@ -66,6 +66,33 @@ pub fn plan(limits: Limits, args: &Value) -> Result<Plan, Outcome> {
     })
 }
 
+/// The plan of the environment watch's `stamps` request
+/// ([`inventory::stamps`]): the helper on the discovery lane, within
+/// [`HELPER_TIMEOUT`] (and the server's `--timeout`).
+pub fn stamps_plan(limits: Limits) -> Plan {
+    let mut limits = limits;
+    limits.timeout = limits.timeout.min(HELPER_TIMEOUT);
+    Plan {
+        what: "environment watch".to_owned(),
+        label: "conda_inventory helper (stamps)".to_owned(),
+        program: Program::Python,
+        argv: inventory::stamps::helper_argv(),
+        cwd: None,
+        stdin: None,
+        lane: LaneKind::Discovery,
+        limits,
+        classification: None,
+        reader: Reader::InventoryAnswer,
+        reports_progress: false,
+        confirmation_required: false,
+        approval: None,
+        apply_requires: Vec::new(),
+        replacement: None,
+        postcondition: None,
+        checks: None,
+    }
+}
+
 /// The outcome of the helper's execution result, its rows cut to
 /// `budget` bytes ([`inventory::InventoryAnswer::fit`]).
 pub fn read(result: &conda_mcp_shared::ExecutionResult, budget: usize) -> Outcome {

@@ -175,7 +175,12 @@ impl Runner {
         // the lease keeps that worker from being stopped as idle.
         let lease = match self.lease(&plan, principal) {
             Ok(lease) => lease,
-            Err(early) => return early,
+            Err(reason) => {
+                return Outcome::NotRun {
+                    what: plan.what,
+                    reason,
+                };
+            }
         };
         let lane = match (&lease, plan.lane) {
             (Some(lease), _) => lease.executor(),
@@ -214,6 +219,46 @@ impl Runner {
             ),
             Reader::Execution => self.execution(plan, result, json_off, waited).await,
         }
+    }
+
+    /// The environment watch's `stamps` request
+    /// ([`crate::inventory::stamps`]) in `principal`'s worker, on the
+    /// discovery lane (a principal mapped to an OS user: its own worker):
+    /// the environments its conda lists and the stat of what changes with
+    /// them. Not a tool call: no events, no audit record; the result is
+    /// masked like any other.
+    ///
+    /// Errors: [`NotRun::Exec`] when the job could not run (a full pool,
+    /// an unusable worker), [`NotRun::Inventory`] when the helper gave no
+    /// answer.
+    pub async fn stamps(
+        &self,
+        limits: conda_mcp_shared::limits::Limits,
+        principal: &Principal,
+        cancel: CancellationToken,
+    ) -> Result<crate::inventory::stamps::Stamps, NotRun> {
+        let plan = crate::call::plan::inventory::stamps_plan(limits);
+        let lease = self.lease(&plan, principal)?;
+        let lane = match &lease {
+            Some(lease) => lease.executor(),
+            None => &self.discovery,
+        };
+        let job = plan.job();
+        let job_cancel = job.cancel.clone();
+        let run = lane.run(job, |_| {});
+        tokio::pin!(run);
+        let result = tokio::select! {
+            r = &mut run => r,
+            () = cancel.cancelled() => {
+                job_cancel.cancel();
+                run.await
+            }
+        };
+        let (result, _) = received(
+            result.map_err(NotRun::Exec)?,
+            self.settings.mask_credentials,
+        );
+        crate::inventory::stamps::read(&result).map_err(NotRun::Inventory)
     }
 
     /// conda's forced configuration before a conda call (re-read when a
@@ -280,16 +325,16 @@ impl Runner {
     /// principal mapped to an OS user (`None` for everyone else).
     ///
     /// Errors: the early [`NotRun::Exec`] when the pool is full.
-    fn lease(&self, plan: &Plan, principal: &Principal) -> Result<Option<Lease>, Outcome> {
-        match (&self.workers, &principal.os_user, plan.lane) {
-            (Some(workers), Some(user), LaneKind::Exec) => match workers.lease(user) {
+    fn lease(&self, plan: &Plan, principal: &Principal) -> Result<Option<Lease>, NotRun> {
+        // Both lanes: a helper (inventory, completion, the environment
+        // watch) reads what the principal's own conda reads, so it runs in
+        // that user's worker (behind its calls, which share one lane).
+        match (&self.workers, &principal.os_user) {
+            (Some(workers), Some(user)) => match workers.lease(user) {
                 Ok(lease) => Ok(Some(lease)),
                 Err(full) => {
                     tracing::warn!("{}: not run: {full}", plan.what);
-                    Err(Outcome::NotRun {
-                        what: plan.what.clone(),
-                        reason: NotRun::Exec(ExecError::WorkerUnavailable(full.to_string())),
-                    })
+                    Err(NotRun::Exec(ExecError::WorkerUnavailable(full.to_string())))
                 }
             },
             _ => Ok(None),
