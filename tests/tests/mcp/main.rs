@@ -32,6 +32,7 @@ mod reads;
 mod real_conda;
 mod results;
 mod server;
+mod sessions;
 mod settings;
 mod soak;
 mod startup;
