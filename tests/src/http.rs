@@ -271,6 +271,52 @@ pub fn post_stateless(
     serde_json::from_str(&r.body).unwrap_or_else(|_| panic!("{r:?}"))
 }
 
+/// The body of `r` without its chunked transfer coding (RFC 9112 §7.1),
+/// as it is when the response was not chunked.
+pub fn dechunked(r: &Response) -> String {
+    if !r
+        .header("transfer-encoding")
+        .is_some_and(|v| v.eq_ignore_ascii_case("chunked"))
+    {
+        return r.body.clone();
+    }
+    let mut out = String::new();
+    let mut rest = r.body.as_str();
+    while let Some((size, tail)) = rest.split_once("\r\n") {
+        let size = usize::from_str_radix(size.split(';').next().unwrap_or("").trim(), 16);
+        let Ok(size) = size else { break };
+        if size == 0 || tail.len() < size {
+            break;
+        }
+        out.push_str(&tail[..size]);
+        rest = tail[size..].strip_prefix("\r\n").unwrap_or(&tail[size..]);
+    }
+    out
+}
+
+/// The JSON-RPC messages of an answer: its body when it is JSON, else
+/// the `data` of each event of its SSE stream that holds JSON (priming
+/// events have none), in order.
+pub fn messages(r: &Response) -> Vec<serde_json::Value> {
+    let body = dechunked(r);
+    if r.header("content-type")
+        .is_some_and(|v| v.starts_with("application/json"))
+    {
+        return serde_json::from_str(&body).into_iter().collect();
+    }
+    body.replace("\r\n", "\n")
+        .split("\n\n")
+        .filter_map(|event| {
+            let data: Vec<&str> = event
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(|d| d.strip_prefix(' ').unwrap_or(d))
+                .collect();
+            serde_json::from_str(&data.join("\n")).ok()
+        })
+        .collect()
+}
+
 fn parse_response(raw: &[u8]) -> std::io::Result<Response> {
     let text = String::from_utf8_lossy(raw);
     let (head, body) = text

@@ -137,6 +137,10 @@ fn resolve_http(cli: &Cli) -> Option<crate::transport::http::HttpSettings> {
         shutdown_grace: flags.shutdown_grace,
         max_workers: usize::from(flags.max_workers),
         worker_idle_timeout: flags.worker_idle_timeout,
+        sessions: crate::transport::http::sessions::SessionSettings {
+            max: usize::from(flags.max_sessions),
+            idle_timeout: flags.session_idle_timeout,
+        },
         max_body_bytes: crate::transport::stdio::line_limit(cli.stdin_limit_bytes),
     })
 }

@@ -918,16 +918,24 @@ async fn http_section(
         );
     }
     if policy.approve_writes {
-        // The service is stateless (no Mcp-Session-Id): a request of the
-        // `initialize` era does not carry what the host declared, and the
-        // server has no channel to ask on (docs/approval.md "Over HTTP").
+        // docs/approval.md "Over HTTP": an `initialize` that declares
+        // elicitation or MCP Apps opens a session (`Mcp-Session-Id`), in
+        // which the host is asked; a sessionless request is not.
         r.item(
             "approval",
-            "over HTTP only hosts of the 2026-07-28 lifecycle can approve (their requests carry \
-             their capabilities: the form as an input-required result, a task, or the approval \
-             card); hosts that start with initialize (Claude Code, Gemini CLI, Codex CLI, VS Code, \
-             Cursor, goose, the MCP SDKs' default clients) get approval_unavailable: give them \
-             the server over stdio (docs/approval.md \"Over HTTP\")",
+            format!(
+                "over HTTP a host can approve when it keeps the session its initialize opens \
+                 (Mcp-Session-Id, 2025-11-25 transport; opened when it declares elicitation: \
+                 the form, or MCP Apps: the approval card; Claude Code, VS Code, Cursor, goose, \
+                 the MCP SDKs' clients with an elicitation handler), or speaks the 2026-07-28 \
+                 lifecycle (the form as an input-required result, a task, or the card); a \
+                 host that declares neither, or sends no Mcp-Session-Id, gets \
+                 approval_unavailable (Gemini CLI; Codex CLI declines); sessions: at most {} \
+                 open, closed after {} s idle (--max-sessions, --session-idle-timeout; \
+                 docs/approval.md \"Over HTTP\")",
+                h.sessions.max,
+                h.sessions.idle_timeout.as_secs()
+            ),
         );
     }
     match &h.oauth {

@@ -94,6 +94,26 @@ pub struct HttpFlags {
           hide_short_help = true)]
     pub worker_idle_timeout: Duration,
 
+    /// Most MCP sessions (Mcp-Session-Id) open at once.
+    ///
+    /// Opened for an initialize that declares elicitation or MCP Apps (what
+    /// approval over HTTP needs). Past it a new one closes the least
+    /// recently used idle session (the same principal's first), or gets 503
+    /// with Retry-After while every session has a call in flight.
+    #[arg(long, value_name = "N", default_value_t = 64,
+          value_parser = clap::value_parser!(u16).range(1..),
+          env = "CONDA_MCP_MAX_SESSIONS", help_heading = heading::HTTP, hide_short_help = true)]
+    pub max_sessions: u16,
+
+    /// Close an MCP session after this many seconds without a request.
+    ///
+    /// A call in flight keeps it open; its client's next request gets 404
+    /// and starts a new session.
+    #[arg(long, value_name = "SECONDS", default_value = "1800", value_parser = parse_seconds,
+          env = "CONDA_MCP_SESSION_IDLE_TIMEOUT",
+          help_heading = heading::HTTP, hide_short_help = true)]
+    pub session_idle_timeout: Duration,
+
     /// Label the metrics of /metrics with the principal's name.
     ///
     /// The request and tool-call metrics, one series per person; off: no

@@ -38,9 +38,9 @@ use rmcp::RoleServer;
 use rmcp::model::{
     BooleanSchema, CallToolRequestParams, ClientResult, ElicitRequest, ElicitRequestParams,
     ElicitationSchema, InputRequest, InputRequests, InputRequiredResult, PrimitiveSchemaDefinition,
-    ProtocolVersion, ServerRequest,
+    ProtocolVersion, RequestId, ServerRequest,
 };
-use rmcp::service::{Peer, RequestContext};
+use rmcp::service::{OriginatingRequestId, Peer, RequestContext};
 use serde_json::Value;
 
 use super::tasks::TaskInput;
@@ -76,10 +76,17 @@ pub fn consent(
         .is_some_and(|e| e.form.is_some() || e.url.is_none());
     if !elicits {
         // Over HTTP (the gate's request parts are there) a request of
-        // the `initialize` era stands alone: what the client declared
-        // in its `initialize` is not known here.
-        let over_http = context.extensions.get::<http::request::Parts>().is_some();
-        let why = if capabilities.is_none() || (over_http && !stateless) {
+        // the `initialize` era outside a session (no `Mcp-Session-Id`)
+        // stands alone: what the client declared in its `initialize` is
+        // not known here. In a session it is (`peer_info`).
+        let sessionless = context
+            .extensions
+            .get::<http::request::Parts>()
+            .is_some_and(|p| {
+                !p.headers
+                    .contains_key(crate::transport::http::sessions::SESSION_HEADER)
+            });
+        let why = if capabilities.is_none() || (sessionless && !stateless) {
             Unasked::NoCapabilities
         } else if capabilities.as_ref().is_some_and(super::apps::declares_ui) {
             return (Consent::Card, false);
@@ -92,7 +99,13 @@ pub fn consent(
         return (Consent::Ask(Arc::new(TaskAsker(input.clone()))), true);
     }
     if !stateless {
-        return (Consent::Ask(Arc::new(Elicit(context.peer.clone()))), false);
+        return (
+            Consent::Ask(Arc::new(Elicit {
+                peer: context.peer.clone(),
+                origin: context.id.clone(),
+            })),
+            false,
+        );
     }
     let answer = request
         .input_responses
@@ -154,17 +167,34 @@ pub fn input_required(q: &Question) -> InputRequiredResult {
 }
 
 /// `initialize` session: asks with one `elicitation/create` request to the
-/// client.
+/// client, sent on the stream of the call that asks (over HTTP, the
+/// POST's SSE stream).
 #[derive(Debug)]
-struct Elicit(Peer<RoleServer>);
+struct Elicit {
+    peer: Peer<RoleServer>,
+    /// The id of the `tools/call` that asks. rmcp associates a request
+    /// sent from a handler with its originating request through a
+    /// task-local that does not cross the `tokio::spawn` the call runs in,
+    /// so the marker (SEP-2260, `OriginatingRequestId`) is set here; without
+    /// it rmcp's session sends the question on the standalone GET stream,
+    /// which a host need not open.
+    origin: RequestId,
+}
 
 impl Asker for Elicit {
     /// Errors: [`AskError::Failed`] when the client could not ask (an error
     /// answer, another result, a closed connection).
     fn ask<'a>(&'a self, q: &'a Question, _what: &'a str) -> Asking<'a> {
         Box::pin(async move {
-            let request = ServerRequest::ElicitRequest(ElicitRequest::new(form(q)));
-            match self.0.send_request(request).await {
+            let mut request = ElicitRequest::new(form(q));
+            request
+                .extensions
+                .insert(OriginatingRequestId(self.origin.clone()));
+            match self
+                .peer
+                .send_request(ServerRequest::ElicitRequest(request))
+                .await
+            {
                 Ok(ClientResult::ElicitResult(r)) => {
                     Ok(read(&serde_json::to_value(&r).unwrap_or(Value::Null)))
                 }

@@ -5,7 +5,8 @@
 //! app-only tool `conda_approval_decide`. Raw JSON-RPC over stdio (the
 //! `initialize` era) and over HTTP with two principals (the stateless
 //! lifecycle), against the stand-in conda with its `transaction` switch.
-//! The same flow in a real browser is `apps_browser.rs`.
+//! The `initialize` era over HTTP (a session) is `sessions.rs`; the same
+//! flow in a real browser is `apps_browser.rs`.
 
 use std::time::Duration;
 
@@ -437,71 +438,4 @@ fn another_principal_cannot_decide_a_card() {
             .join("standin-transaction.json")
             .exists()
     );
-}
-
-/// Over HTTP, a host of the `initialize` era that declares the MCP Apps
-/// extension gets the documented refusal (docs/approval.md "Over HTTP"):
-/// the service keeps nothing between requests, so its later requests carry
-/// no capabilities: no `_meta.ui`, no card tools, and a change ends
-/// `approval_unavailable` naming why (nothing applied).
-#[test]
-fn an_initialize_era_http_host_gets_the_documented_refusal() {
-    use conda_mcp_tests::http::post_mcp;
-    let standin = transaction_standin();
-    let dir = tempdir();
-    let file = dir.path().join("tokens");
-    let token = "cmcp_apps_alice_0123456789";
-    std::fs::write(&file, file_line("alice", token, None)).expect("token file");
-    let server = HttpServer::start_in(
-        dir,
-        &standin.conda_exe,
-        &[
-            "--auth-tokens",
-            file.to_str().expect("utf-8"),
-            "--approve-writes",
-        ],
-    );
-    let bearer = format!("Bearer {token}");
-    let post = |method: &str, params: Value| -> Value {
-        let headers = [
-            ("Authorization", bearer.as_str()),
-            ("MCP-Protocol-Version", "2025-11-25"),
-        ];
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-        let r = post_mcp(server.addr, &headers, &body).expect("request");
-        serde_json::from_str(&r.body).unwrap_or_else(|_| panic!("{r:?}"))
-    };
-    let init = {
-        let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": ui_capabilities(),
-            "clientInfo": {"name": "an initialize-era apps host", "version": "1"}
-        }});
-        let r = post_mcp(server.addr, &[("Authorization", bearer.as_str())], &body)
-            .expect("initialize");
-        assert!(
-            r.header("Mcp-Session-Id").is_none(),
-            "no session is served: {r:?}"
-        );
-        serde_json::from_str::<Value>(&r.body).unwrap_or_else(|_| panic!("{r:?}"))
-    };
-    assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
-    let listed = post("tools/list", json!({}));
-    let tools = listed["result"]["tools"].as_array().expect("tools");
-    assert!(
-        tools
-            .iter()
-            .all(|t| t["name"] != DECIDE && t["name"] != STATUS)
-    );
-    assert!(tools.iter().all(|t| t["_meta"].get("ui").is_none()));
-    let r = post(
-        "tools/call",
-        json!({"name": "conda_create", "arguments": create_args("demo")}),
-    );
-    assert_eq!(code(&r), "approval_unavailable", "{r}");
-    let message = r["result"]["structuredContent"]["error"]["message"]
-        .as_str()
-        .unwrap_or("");
-    assert!(message.contains("2026-07-28 lifecycle"), "{message}");
-    assert!(!env_prefix(&standin, "demo").exists());
 }

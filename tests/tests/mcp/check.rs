@@ -706,7 +706,9 @@ fn check_never_nests_parentheses_whatever_the_flags() {
         );
         // Which hosts can approve over HTTP (docs/approval.md "Over HTTP").
         assert_eq!(
-            report.contains("over HTTP only hosts of the 2026-07-28 lifecycle can approve"),
+            report.contains(
+                "over HTTP a host can approve when it keeps the session its initialize opens"
+            ),
             flags.contains(&"--listen"),
             "{flags:?}:\n{report}"
         );

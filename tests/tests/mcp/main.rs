@@ -33,6 +33,7 @@ mod reads;
 mod real_conda;
 mod results;
 mod server;
+mod sessions;
 mod settings;
 mod soak;
 mod startup;

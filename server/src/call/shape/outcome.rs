@@ -109,8 +109,9 @@ pub enum Unasked {
     /// The client's capabilities declare no (form) elicitation.
     NoElicitation,
     /// The request carries no client capabilities: over HTTP, a request
-    /// of the `initialize` era (the capabilities a client declared in its
-    /// `initialize` are not kept between requests).
+    /// of the `initialize` era outside a session (without `Mcp-Session-Id`
+    /// the capabilities a client declared in its `initialize` are not
+    /// known).
     NoCapabilities,
     /// The client answered the question with an error (or not at all).
     QuestionFailed,
@@ -122,9 +123,11 @@ impl Unasked {
         match self {
             Unasked::NoElicitation => "the host declared no elicitation support",
             Unasked::NoCapabilities => {
-                "over HTTP this request carries no client capabilities (a client that started \
-                 with `initialize`: its capabilities are not kept between requests; only the \
-                 2026-07-28 lifecycle can be asked there)"
+                "over HTTP this request carries no client capabilities and no session (a \
+                 client that started with `initialize` is asked in the session its \
+                 `initialize` opens when it declares elicitation or MCP Apps, on the requests \
+                 that carry its Mcp-Session-Id; otherwise only the 2026-07-28 lifecycle can \
+                 be asked there)"
             }
             Unasked::QuestionFailed => "the host failed to ask the question",
         }

@@ -17,13 +17,16 @@
 //!    one of `--max-workers` is busy) gets 503 with `Retry-After`;
 //! 4. the body limit: a `Content-Length` or a body past it is 413, read
 //!    no further;
-//! 5. a body that is no JSON-RPC message is answered here as on stdio
+//! 5. a POST body that is no JSON-RPC message is answered here as on stdio
 //!    (`crate::transport::undecodable`): 400 with the JSON-RPC Parse error
 //!    (not JSON) or Invalid Request error (JSON that cannot be decoded, a
 //!    batch, an object that is no message) and the request's id when it
 //!    can be read (MCP's Streamable HTTP transport: input the server
 //!    cannot accept gets an HTTP error status, its body may be a JSON-RPC
-//!    error without id). rmcp would answer it 415 with serde's error;
+//!    error without id). rmcp would answer it 415 with serde's error.
+//!    A GET or DELETE (a session's stream or its end,
+//!    [`super::sessions`]) has no body and passes on as it is; a GET
+//!    stream is not counted in flight (the drain does not wait for it);
 //! 6. the request deadline (`--request-timeout`): past it before the
 //!    answer starts, 504; past it while the answer streams, the stream
 //!    ends with an error. Either way the request's future is dropped, which
@@ -192,6 +195,29 @@ pub async fn gate(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Re
     }
     parts.extensions.insert(principal);
     parts.extensions.insert(described.note.clone());
+    if parts.method != http::Method::POST {
+        // No JSON-RPC body: a session's standalone stream (GET) or its end
+        // (DELETE), or a method `/mcp` answers 405 ([`super::sessions`]).
+        // A GET stream carries no call, so the drain does not wait for it.
+        described.method = match parts.method {
+            http::Method::GET => "(stream)".into(),
+            http::Method::DELETE => "(end session)".into(),
+            _ => "(no body)".into(),
+        };
+        if parts.method != http::Method::GET {
+            described.in_flight = Some(gate.health.enter());
+        }
+        let req = Request::from_parts(parts, body);
+        return match tokio::time::timeout_at(deadline, next.run(req)).await {
+            Ok(r) => gate.finish(r, described, since, deadline),
+            Err(_) => gate.finish(
+                plain(StatusCode::GATEWAY_TIMEOUT, "the request took too long"),
+                described,
+                since,
+                deadline,
+            ),
+        };
+    }
     described.in_flight = Some(gate.health.enter());
     let too_large = parts
         .headers

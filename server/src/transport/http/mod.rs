@@ -1,9 +1,11 @@
 //! MCP over Streamable HTTP (`--listen`), the sibling of the stdio
 //! transport ([`crate::transport::stdio`]): the same handler, tools, policy and
-//! results, served at `/mcp` by rmcp's `StreamableHttpService` in its
-//! stateless mode (no `Mcp-Session-Id`; both protocol eras: `initialize`
-//! sessions, each request answered on its own, and the 2026-07-28
-//! lifecycle), mounted in an axum router.
+//! results, served at `/mcp` by rmcp's `StreamableHttpService` mounted in an
+//! axum router: in its stateless mode for every sessionless request of
+//! both protocol eras (an `initialize`-era request answered on its own, and
+//! the 2026-07-28 lifecycle), and with sessions (`Mcp-Session-Id`, bounded,
+//! each bound to the principal that opened it) for an `initialize` whose
+//! client can be asked to approve ([`sessions`]).
 //!
 //! * [`gate`]: what every request passes first (authentication, body
 //!   limit, deadline) and its log line;
@@ -12,6 +14,8 @@
 //!   the issuer's keys, the protected-resource metadata, `--user-map`;
 //! * [`token_command`]: the `conda-mcp token` command line;
 //! * [`serve`](mod@serve): binding, the router, and the drain on SIGTERM;
+//! * [`sessions`]: the `initialize` era's sessions and the `/mcp` route
+//!   that picks the stateless or the session service;
 //! * [`ops`]: `/healthz`, `/readyz` and `/metrics`;
 //! * [`tls`]: `--tls-cert` / `--tls-key` (rustls).
 //!
@@ -24,6 +28,7 @@ pub mod gate;
 pub mod oauth;
 pub mod ops;
 pub mod serve;
+pub mod sessions;
 pub mod tls;
 pub mod token_command;
 pub mod tokens;
@@ -78,6 +83,8 @@ pub struct HttpSettings {
     pub max_workers: usize,
     /// `--worker-idle-timeout`.
     pub worker_idle_timeout: Duration,
+    /// `--max-sessions` and `--session-idle-timeout`.
+    pub sessions: sessions::SessionSettings,
     /// Most bytes of a request body: the stdio line limit for the same
     /// `--stdin-limit-bytes` ([`crate::transport::stdio::line_limit`]).
     pub max_body_bytes: usize,

@@ -1,5 +1,6 @@
-//! Binding `--listen`, the router (`/mcp` → rmcp's stateless
-//! `StreamableHttpService` behind the [`super::gate`]), and the end: on
+//! Binding `--listen`, the router (`/mcp` → [`super::sessions::dispatch`]
+//! to rmcp's stateless `StreamableHttpService` or its session service,
+//! behind the [`super::gate`]), and the end: on
 //! SIGTERM or SIGINT no new connection is accepted, the requests in flight
 //! get `--shutdown-grace` to finish, then what still runs is cancelled
 //! (the caller then stops the workers, which kill the process trees).
@@ -7,8 +8,10 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
@@ -18,6 +21,7 @@ use super::HttpSettings;
 use super::gate::{Gate, gate};
 use super::oauth::metadata::WELL_KNOWN;
 use super::oauth::{OAuth, OAuthError};
+use super::sessions::{Mcp, Sessions, dispatch};
 use super::tokens::{TokenFileError, TokenTable};
 use crate::mcp::CondaMcp;
 
@@ -210,11 +214,35 @@ impl Listening {
             .enforce_origin_validation()
             .with_max_request_body_bytes(s.max_body_bytes)
             .with_cancellation_token(cancel.clone());
-        let mcp = StreamableHttpService::new(
-            move || Ok(server.clone()),
+        let factory = {
+            let server = server.clone();
+            move || Ok(server.clone())
+        };
+        let stateless = StreamableHttpService::new(
+            factory.clone(),
             Arc::new(NeverSessionManager::default()),
-            config,
+            config.clone(),
         );
+        // rmcp's own idle limit counts only a session's messages, so it
+        // must outlast the longest request (a question waiting for the
+        // person sends nothing); the idle timeout proper is the table's.
+        let mut manager = LocalSessionManager::default();
+        manager.session_config.keep_alive =
+            Some(s.sessions.idle_timeout.max(s.request_timeout) + Duration::from_secs(60));
+        let manager = Arc::new(manager);
+        let sessionful = StreamableHttpService::new(
+            factory,
+            manager.clone(),
+            config.with_legacy_session_mode(true),
+        );
+        let sessions = Arc::new(Sessions::new(manager, s.sessions));
+        sessions.spawn_reaper(cancel.clone());
+        let mcp = Arc::new(Mcp {
+            stateless,
+            sessionful,
+            sessions,
+            max_body_bytes: s.max_body_bytes,
+        });
         let metadata = self.oauth.as_ref().map(|o| o.metadata.clone());
         let authentication = match (&self.tokens, &self.oauth) {
             (None, None) => "none",
@@ -233,7 +261,7 @@ impl Listening {
             health: health.clone(),
         });
         let mut app = Router::new()
-            .route_service(MCP_PATH, mcp)
+            .route(MCP_PATH, axum::routing::any(dispatch).with_state(mcp))
             .merge(super::ops::metrics(ops.clone()))
             .layer(axum::middleware::from_fn_with_state(gate_state, gate))
             .merge(super::ops::probes(ops));
