@@ -28,7 +28,7 @@ use serde_json::json;
 /// The stat of one path: `[path, mtime_ns, size]`, both `null` when the
 /// path does not exist (or the helper could not read it).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct Stamp(pub String, pub Option<i64>, pub Option<i64>);
+pub struct PathStamp(pub String, pub Option<i64>, pub Option<i64>);
 
 /// What the server's own stat of a path found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +61,7 @@ impl Seen {
     }
 }
 
-impl Stamp {
+impl PathStamp {
     /// Whether `seen` is what this stamp recorded.
     fn matches(&self, seen: Seen) -> bool {
         match (seen, self.1, self.2) {
@@ -81,7 +81,7 @@ pub struct Stamped {
     /// Its prefix.
     pub prefix: String,
     /// The stat of what changes when it changes.
-    pub watch: Vec<Stamp>,
+    pub watch: Vec<PathStamp>,
 }
 
 /// The helper's `stamps` answer.
@@ -89,7 +89,7 @@ pub struct Stamped {
 pub struct Stamps {
     /// The stat of what changes when an environment appears or
     /// disappears, taken before the environments were listed.
-    pub watch: Vec<Stamp>,
+    pub watch: Vec<PathStamp>,
     /// The environments, in `conda env list`'s order.
     pub environments: Vec<Stamped>,
 }
@@ -143,7 +143,7 @@ impl Stamps {
 
     /// What changed from `before` to `self`.
     pub fn compare(&self, before: &Stamps) -> Changes {
-        let index = |s: &Stamps| -> BTreeMap<(String, String), Vec<Stamp>> {
+        let index = |s: &Stamps| -> BTreeMap<(String, String), Vec<PathStamp>> {
             s.environments
                 .iter()
                 .map(|e| ((e.env.clone(), e.prefix.clone()), e.watch.clone()))
@@ -197,7 +197,7 @@ mod tests {
         Stamped {
             env: name.into(),
             prefix: prefix.into(),
-            watch: vec![Stamp(
+            watch: vec![PathStamp(
                 format!("{prefix}/conda-meta"),
                 Some(mtime),
                 Some(4096),
@@ -248,7 +248,7 @@ mod tests {
             panic!("the file exists")
         };
         let recorded = Stamps {
-            watch: vec![Stamp(path.clone(), Some(m), Some(s))],
+            watch: vec![PathStamp(path.clone(), Some(m), Some(s))],
             environments: Vec::new(),
         };
         assert_eq!(recorded.drift(), Drift::None);
@@ -257,7 +257,7 @@ mod tests {
         std::fs::remove_file(&file).expect("write");
         assert_eq!(recorded.drift(), Drift::Changed);
         let missing = Stamps {
-            watch: vec![Stamp(path, None, None)],
+            watch: vec![PathStamp(path, None, None)],
             environments: Vec::new(),
         };
         assert_eq!(missing.drift(), Drift::None);
@@ -270,7 +270,7 @@ mod tests {
         let stamps: Stamps = serde_json::from_str(text).expect("the answer");
         assert_eq!(
             stamps.environments[0].watch[0],
-            Stamp("/c/conda-meta".into(), Some(17), Some(4096))
+            PathStamp("/c/conda-meta".into(), Some(17), Some(4096))
         );
         assert_eq!(stamps.watch[0].1, None);
     }

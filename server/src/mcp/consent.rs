@@ -82,10 +82,7 @@ pub fn consent(
         let sessionless = context
             .extensions
             .get::<http::request::Parts>()
-            .is_some_and(|p| {
-                !p.headers
-                    .contains_key(crate::transport::http::sessions::SESSION_HEADER)
-            });
+            .is_some_and(|p| !p.headers.contains_key(super::SESSION_HEADER));
         let why = if capabilities.is_none() || (sessionless && !stateless) {
             Unasked::NoCapabilities
         } else if capabilities.as_ref().is_some_and(super::apps::declares_ui) {

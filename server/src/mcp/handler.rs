@@ -338,6 +338,11 @@ impl Handler {
     /// with `--live-tools` only (without it the capabilities document never
     /// changes and the method is not found, as the capabilities say); only
     /// the capabilities resource exists.
+    /// Where the environment watch gets its stamps: this server's state.
+    fn stamp_source(&self) -> Arc<dyn super::watch::StampSource> {
+        self.state.clone()
+    }
+
     /// `resources/subscribe` (`on`) or `resources/unsubscribe` of `uri`:
     /// `conda://capabilities` (it changes only with `--live-tools`), or an
     /// environment resource ([`super::watch`]; a subscribe answers once
@@ -372,7 +377,7 @@ impl Handler {
         self.state
             .watch
             .attend_session(
-                &self.state,
+                &self.stamp_source(),
                 &Principal::of(context),
                 key,
                 context.peer.clone(),
@@ -870,7 +875,7 @@ impl ServerHandler for Handler {
             self.state
                 .watch
                 .attend_session(
-                    &self.state,
+                    &self.stamp_source(),
                     &Principal::of(&context),
                     key,
                     context.peer.clone(),
@@ -928,7 +933,7 @@ impl ServerHandler for Handler {
         let environments = super::watch::hears_environments(context.accepted());
         let watch = &self.state.watch;
         if environments {
-            watch.attend_stream(&self.state, &principal, sink.clone());
+            watch.attend_stream(&self.stamp_source(), &principal, sink.clone());
         }
         match &self.state.live {
             Some(live) => live.listen(context).await,

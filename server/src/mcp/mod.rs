@@ -50,6 +50,10 @@ pub mod state;
 pub mod tasks;
 pub mod watch;
 
+/// The session header (MCP 2025-11-25, "Session Management"; HTTP header
+/// names are case-insensitive).
+pub const SESSION_HEADER: &str = "mcp-session-id";
+
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 
 pub use call_note::{CallNote, Noted};

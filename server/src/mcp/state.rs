@@ -8,7 +8,7 @@ use rmcp::model::ServerConfig;
 use super::live::{LiveTools, Served};
 use super::results::Results;
 use super::tasks::TaskStore;
-use super::watch::EnvironmentWatch;
+use super::watch::{EnvironmentWatch, StampSource};
 use crate::call::Pipeline;
 
 /// Everything a call needs.
@@ -33,4 +33,22 @@ pub struct State {
     /// Who hears of changed environments, and the watch of each
     /// principal someone listens as (`--watch-interval`).
     pub watch: std::sync::Arc<EnvironmentWatch>,
+}
+
+impl StampSource for State {
+    fn stamps<'a>(
+        &'a self,
+        principal: &'a crate::principal::Principal,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> std::pin::Pin<
+        Box<
+            dyn std::future::Future<
+                    Output = Result<crate::inventory::stamps::Stamps, crate::call::NotRun>,
+                > + Send
+                + 'a,
+        >,
+    > {
+        let limits = self.pipeline.settings.limits;
+        Box::pin(self.pipeline.runner.stamps(limits, principal, cancel))
+    }
 }

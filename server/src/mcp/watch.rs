@@ -37,7 +37,7 @@ use rmcp::service::{Peer, RequestContext, SubscriptionSink};
 use tokio_util::sync::CancellationToken;
 
 use super::environments::EnvironmentResource;
-use super::state::State;
+use crate::call::NotRun;
 use crate::inventory::stamps::{Changes, Drift, Stamps};
 use crate::principal::Principal;
 
@@ -47,6 +47,20 @@ pub const UNREADABLE_REFRESH: Duration = Duration::from_secs(30);
 
 /// The default `--watch-interval`.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(2);
+
+/// Where a watch gets a principal's stamps: the helper's `stamps` request
+/// in that principal's worker (the server's `State` implements it with
+/// the call runner, `crate::call::Runner::stamps`, and its limits).
+pub trait StampSource: Send + Sync + 'static {
+    /// The stamps as `principal`'s conda sees them.
+    ///
+    /// Errors: the [`NotRun`] of a helper that could not run or answer.
+    fn stamps<'a>(
+        &'a self,
+        principal: &'a Principal,
+        cancel: CancellationToken,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Stamps, NotRun>> + Send + 'a>>;
+}
 
 /// The environment watches of every principal someone listens as.
 #[derive(Debug)]
@@ -98,7 +112,7 @@ pub fn session_of(context: &RequestContext<RoleServer>) -> Option<Option<String>
         None => Some(None),
         Some(parts) => parts
             .headers
-            .get("mcp-session-id")
+            .get(super::SESSION_HEADER)
             .and_then(|v| v.to_str().ok())
             .map(|id| Some(id.to_owned())),
     }
@@ -166,8 +180,13 @@ impl EnvironmentWatch {
         self.closing.clone()
     }
 
-    /// The watch of `principal`, started (with `state`) when it had none.
-    fn watcher(&self, state: &Arc<State>, principal: &Principal) -> Arc<Watcher> {
+    /// The watch of `principal`, started (asking `source`) when it had
+    /// none.
+    fn watcher(
+        self: &Arc<Self>,
+        source: &Arc<dyn StampSource>,
+        principal: &Principal,
+    ) -> Arc<Watcher> {
         let mut watchers = self.watchers.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(w) = watchers.get(principal) {
             return w.clone();
@@ -175,7 +194,8 @@ impl EnvironmentWatch {
         let watcher = Arc::new(Watcher::default());
         watchers.insert(principal.clone(), watcher.clone());
         let run = Run {
-            state: Arc::downgrade(state),
+            source: Arc::downgrade(source),
+            watch: Arc::downgrade(self),
             principal: principal.clone(),
             watcher: watcher.clone(),
         };
@@ -189,14 +209,14 @@ impl EnvironmentWatch {
     /// watch has its baseline when this was a subscription, so a change
     /// after the answer is reported.
     pub async fn attend_session(
-        &self,
-        state: &Arc<State>,
+        self: &Arc<Self>,
+        source: &Arc<dyn StampSource>,
         principal: &Principal,
         key: Option<String>,
         peer: Peer<RoleServer>,
         subscribe: Option<(&str, bool)>,
     ) {
-        let watcher = self.watcher(state, principal);
+        let watcher = self.watcher(source, principal);
         {
             let mut audiences = watcher
                 .audiences
@@ -234,8 +254,13 @@ impl EnvironmentWatch {
 
     /// Keeps `sink` (a `subscriptions/listen` stream of `principal`) told
     /// until [`EnvironmentWatch::leave_stream`].
-    pub fn attend_stream(&self, state: &Arc<State>, principal: &Principal, sink: SubscriptionSink) {
-        let watcher = self.watcher(state, principal);
+    pub fn attend_stream(
+        self: &Arc<Self>,
+        source: &Arc<dyn StampSource>,
+        principal: &Principal,
+        sink: SubscriptionSink,
+    ) {
+        let watcher = self.watcher(source, principal);
         watcher
             .audiences
             .lock()
@@ -283,7 +308,8 @@ impl EnvironmentWatch {
 
 /// One principal's watch loop.
 struct Run {
-    state: Weak<State>,
+    source: Weak<dyn StampSource>,
+    watch: Weak<EnvironmentWatch>,
     principal: Principal,
     watcher: Arc<Watcher>,
 }
@@ -292,15 +318,9 @@ impl Run {
     /// The helper's stamps, or `None` (logged) when it could not answer or
     /// the server is gone.
     async fn stamps(&self) -> Option<Stamps> {
-        let state = self.state.upgrade()?;
-        let cancel = state.watch.closing.child_token();
-        let limits = state.pipeline.settings.limits;
-        match state
-            .pipeline
-            .runner
-            .stamps(limits, &self.principal, cancel)
-            .await
-        {
+        let (source, watch) = (self.source.upgrade()?, self.watch.upgrade()?);
+        let cancel = watch.closing.child_token();
+        match source.stamps(&self.principal, cancel).await {
             Ok(stamps) => Some(stamps),
             Err(reason) => {
                 tracing::warn!(
@@ -313,7 +333,7 @@ impl Run {
     }
 
     async fn watch(self) {
-        let Some(watch) = self.state.upgrade().map(|s| s.watch.clone()) else {
+        let Some(watch) = self.watch.upgrade() else {
             return;
         };
         let mut known = self.stamps().await;

@@ -61,11 +61,8 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 use tokio::time::Instant;
 
 use crate::mcp::CondaMcp;
+pub use crate::mcp::SESSION_HEADER;
 use crate::principal::Principal;
-
-/// The session header (MCP 2025-11-25, "Session Management"; HTTP header
-/// names are case-insensitive).
-pub const SESSION_HEADER: &str = "mcp-session-id";
 
 /// The body of the 404 for a session that is not open or not the
 /// requester's: rmcp's own for an unknown id, so the two cannot be told
