@@ -95,6 +95,8 @@ pub struct Settings {
     pub confirm: bool,
     /// `--live-tools`: rebuild the tools when conda or its plugins change.
     pub live_tools: bool,
+    /// `--tool-icons`: every tool carries the server's icon.
+    pub tool_icons: bool,
     /// `--watch-interval`: between two looks for changed environments
     /// (`crate::mcp::watch`).
     pub watch_interval: std::time::Duration,
@@ -184,6 +186,7 @@ impl Default for Settings {
             mode: ToolMode::Typed,
             confirm: true,
             live_tools: false,
+            tool_icons: false,
             watch_interval: crate::mcp::watch::DEFAULT_INTERVAL,
             results: crate::call::ResultSettings::default(),
             log_format: LogFormat::Text,
@@ -239,6 +242,7 @@ impl Settings {
             filter: self.filter.clone(),
             mode: self.mode,
             confirm: self.confirm,
+            icons: self.tool_icons,
         }
     }
 

@@ -40,6 +40,7 @@ pub fn resolve(cli: &Cli) -> Settings {
         mode: cli.tool_mode,
         confirm: !cli.no_confirm,
         live_tools: cli.live_tools,
+        tool_icons: cli.tool_icons,
         watch_interval: cli.watch_interval,
         results: {
             let mut r = crate::call::ResultSettings::new(cli.result_mode, cli.max_result_bytes);

@@ -261,6 +261,16 @@ pub struct Cli {
           hide_short_help = true)]
     pub live_tools: bool,
 
+    /// Give every tool the server's icon in tools/list.
+    ///
+    /// The server's icon (an SVG as a data: URI, 378 bytes) is always in
+    /// serverInfo; with this flag each tool carries it too, for hosts that
+    /// show an icon per tool, at 442 bytes per tool in every
+    /// tools/list.
+    #[arg(long, env = "CONDA_MCP_TOOL_ICONS", help_heading = heading::TOOLS,
+          hide_short_help = true)]
+    pub tool_icons: bool,
+
     /// Seconds between two looks for changed conda environments.
     ///
     /// While a client listens for resource changes (it listed or

@@ -9,7 +9,8 @@ use rmcp::model::{MetaObject, Tool, ToolAnnotations};
 use crate::tools::spec::{ToolHints, ToolSpec};
 
 /// The MCP `Tool` of `spec`: `annotations` only when a hint is set,
-/// `_meta` only when it has a key (as [`ToolSpec`] says).
+/// `_meta` only when it has a key, `icons` (the server's) only when
+/// [`ToolSpec::icon`] (as [`ToolSpec`] says).
 pub fn render(spec: &ToolSpec) -> Tool {
     let mut tool = Tool::new_with_raw(
         spec.name.clone(),
@@ -27,6 +28,9 @@ pub fn render(spec: &ToolSpec) -> Tool {
     }
     if !spec.meta.is_empty() {
         tool = tool.with_meta(MetaObject(spec.meta.clone()));
+    }
+    if spec.icon {
+        tool = tool.with_icons(super::icon::icons());
     }
     tool
 }
@@ -148,6 +152,50 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// `--tool-icons` gives every tool the server's icon and adds only its
+    /// bytes; the default list carries none. Prints what it adds (the
+    /// figure in docs/reference.md).
+    #[test]
+    fn tool_icons_add_the_server_icon_to_every_tool_and_nothing_else() {
+        use crate::schema::Profile;
+        use crate::tools::{ToolOptions, ToolSet};
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/dumps/conda-26.json");
+        let dump =
+            crate::dump::Dump::from_json(&std::fs::read(&path).expect("dump")).expect("dump");
+        let cat = crate::catalog::build(&dump).expect("catalog");
+        let plain_set =
+            ToolSet::build(&cat, &ToolOptions::writes(Profile::Portable, true)).expect("builds");
+        let iconed_set = ToolSet::build(
+            &cat,
+            &ToolOptions {
+                icons: true,
+                ..ToolOptions::writes(Profile::Portable, true)
+            },
+        )
+        .expect("builds");
+        let plain = render_all(&plain_set.listed);
+        let iconed = render_all(&iconed_set.listed);
+        assert_eq!(plain.len(), iconed.len());
+        let server_icons = crate::mcp::icon::icons();
+        for (p, i) in plain.iter().zip(&iconed) {
+            assert!(p.icons.is_none(), "{}", p.name);
+            assert_eq!(i.icons.as_ref(), Some(&server_icons), "{}", i.name);
+            let mut stripped = i.clone();
+            stripped.icons = None;
+            assert_eq!(&stripped, p, "{}: only the icon differs", p.name);
+        }
+        let plain_bytes = serde_json::to_vec(&plain).expect("json").len();
+        let iconed_bytes = serde_json::to_vec(&iconed).expect("json").len();
+        let per_tool = (iconed_bytes - plain_bytes) / plain.len();
+        eprintln!(
+            "conda-26.json, every flag: {} tools, {plain_bytes} bytes, {iconed_bytes} with --tool-icons (+{}, {per_tool} per tool)",
+            plain.len(),
+            iconed_bytes - plain_bytes
+        );
+        assert_eq!((iconed_bytes - plain_bytes) % plain.len(), 0);
     }
 
     /// Each tool of the recorded conda 26's `tools/list` (every flag) as

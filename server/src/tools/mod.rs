@@ -144,6 +144,9 @@ pub struct ToolOptions {
     /// Whether mutations without `yes: true` run as dry runs (not
     /// `--no-confirm`); the tools it applies to say so in their description.
     pub confirm: bool,
+    /// `--tool-icons`: every listed tool carries the server's icon
+    /// ([`ToolSpec::icon`]).
+    pub icons: bool,
 }
 
 impl ToolOptions {
@@ -294,6 +297,11 @@ impl ToolSet {
         if !routes.contains_key(INVENTORY_TOOL) && options.filter.allows(INVENTORY_TOOL, &[]) {
             listed.push(inventory::InventoryTool::new()?.tool);
             routes.insert(INVENTORY_TOOL.to_owned(), Route::Inventory);
+        }
+        if options.icons {
+            for tool in &mut listed {
+                tool.icon = true;
+            }
         }
         Ok(Self {
             generated,

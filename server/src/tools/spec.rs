@@ -35,6 +35,9 @@ pub struct ToolSpec {
     pub hints: ToolHints,
     /// `_meta`; listed only when it has a key.
     pub meta: JsonObject,
+    /// Whether `icons` carries the server's icon (`--tool-icons`; the MCP
+    /// rendering adds it, `crate::mcp::icon`).
+    pub icon: bool,
 }
 
 impl ToolSpec {
@@ -53,6 +56,7 @@ impl ToolSpec {
             output_schema: None,
             hints: ToolHints::default(),
             meta: JsonObject::new(),
+            icon: false,
         }
     }
 

@@ -61,6 +61,8 @@ async fn both_eras_serve_tools_calls_refusals_and_the_capabilities_resource() {
             // A generated tool's title would only repeat its name
             // (`conda_env_create`): hosts show the name.
             assert!(t.title.is_none(), "{}: {:?}", t.name, t.title);
+            // The icon is the server's only, without --tool-icons.
+            assert!(t.icons.is_none(), "{}: {:?}", t.name, t.icons);
         }
 
         // A read-only call runs the stand-in and returns its output.
@@ -176,6 +178,37 @@ async fn both_eras_serve_tools_calls_refusals_and_the_capabilities_resource() {
             "environment value leaked"
         );
         server.close().await;
+    }
+}
+
+/// `--tool-icons`: every tool, generated or the server's own, carries the
+/// server's icon (the same `data:` URI as `serverInfo`), in both eras.
+#[tokio::test]
+async fn with_tool_icons_every_tool_carries_the_server_icon() {
+    let standin = StandinPrefix::standard();
+    for era in Era::ALL {
+        let server =
+            Server::start(&standin.conda_exe, &["--tool-icons", "--allow-exec"], era).await;
+        let info = server.client.peer_info().expect("server info");
+        let server_icons = info
+            .server_info
+            .clone()
+            .and_then(|i| i.icons)
+            .expect("serverInfo.icons");
+        let tools = server.tools().await;
+        assert!(
+            tools.iter().any(|t| t.name == "conda_inventory")
+                && tools.iter().any(|t| t.name == "conda_execute"),
+            "{era:?}: the server's own tools are listed"
+        );
+        for t in &tools {
+            assert_eq!(
+                t.icons.as_ref(),
+                Some(&server_icons),
+                "{era:?}: {} carries the server's icon",
+                t.name
+            );
+        }
     }
 }
 

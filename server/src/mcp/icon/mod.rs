@@ -5,9 +5,10 @@
 //! a `data:` URI so that a host that launched the server over stdio can
 //! show it without fetching anything.
 //!
-//! Only the server carries an icon: hosts show the server's icon beside
-//! its tools, and one icon on each of the 38 tools would add its bytes to
-//! every `tools/list` (docs/benchmarks.md "tools/list size").
+//! By default only the server carries it: hosts show the server's icon
+//! beside its tools, and one icon on each of the 38 tools adds its bytes to
+//! every `tools/list` (docs/benchmarks.md "tools/list size"). With
+//! `--tool-icons` every tool carries the same icon (`crate::mcp::listing`).
 
 use base64::Engine as _;
 use rmcp::model::Icon;
