@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """Median time of one tools/call through a conda-mcp server over stdio.
 
-    call_timing.py [--calls N] [--tool NAME] -- SERVER_COMMAND...
+    call_timing.py [--calls N] [--warmup N] [--tool NAME] [--arguments JSON]
+                   -- SERVER_COMMAND...
 
 Starts SERVER_COMMAND (e.g. `conda-mcp --conda-exe ...`, or the same under
 an emulator), initializes an MCP session by hand (one JSON-RPC message a
-line), makes N calls of TOOL (default conda_info with json: true) one after
-another, and prints the median, minimum and maximum in milliseconds, plus
-the time from start to the initialize answer. Standard library only.
+line), makes --warmup untimed calls (default 0; the server's warm conda
+starts after its first call), then N timed calls of TOOL (default conda_info
+with ARGUMENTS {"json": true}) one after another, and prints the median,
+minimum and maximum in milliseconds, plus the time from start to the
+initialize answer. A call that is an error, or a conda call whose exit code
+is not 0, ends the run. Standard library only.
 docs/testing.md "Linux arm64" uses it to put the arm64 server under qemu
 beside the x86-64 one against the same replay conda.
 """
@@ -23,7 +27,9 @@ import time
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=0)
     ap.add_argument("--tool", default="conda_info")
+    ap.add_argument("--arguments", type=json.loads, default={"json": True})
     ap.add_argument("command", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.command[1:] if a.command[:1] == ["--"] else a.command
@@ -54,11 +60,12 @@ def main():
     p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
     p.stdin.flush()
     times = []
-    for _ in range(a.calls):
+    for i in range(a.warmup + a.calls):
         t = time.perf_counter()
-        r = request("tools/call", {"name": a.tool, "arguments": {"json": True}})
-        times.append((time.perf_counter() - t) * 1000)
-        if r.get("isError") or r.get("structuredContent", {}).get("exit_code") != 0:
+        r = request("tools/call", {"name": a.tool, "arguments": a.arguments})
+        if i >= a.warmup:
+            times.append((time.perf_counter() - t) * 1000)
+        if r.get("isError") or r.get("structuredContent", {}).get("exit_code", 0) != 0:
             sys.exit(f"{a.tool} failed: {json.dumps(r)[:500]}")
     p.stdin.close()
     p.wait(timeout=120)

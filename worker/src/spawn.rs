@@ -162,7 +162,10 @@ impl Programs {
     }
 
     /// Starts `req`: forked from the warm conda for a conda job when it is
-    /// ready, else spawned fresh ([`Programs::spawn_fresh`]).
+    /// ready, and for a helper program (`Program::Python`, `-I -c SOURCE
+    /// ARGS...`, no stdin) when a warm conda of that interpreter is ready
+    /// and idle (it is never started or awaited for one); else spawned
+    /// fresh ([`Programs::spawn_fresh`]).
     ///
     /// Errors: [`JobRefusal::ChecksUnsupported`] for a job with checks that
     /// is not a conda job, or with checks that enforce something
@@ -199,6 +202,24 @@ impl Programs {
                 stdout: Box::pin(l.stdout),
                 stderr: Box::pin(l.stderr),
                 report: l.report,
+                process: Process::Warm(l.job),
+            });
+        }
+        #[cfg(unix)]
+        if req.program == Program::Python
+            && req.stdin.is_none()
+            && let (Some(warm), Some(python)) = (&self.warm, &self.python)
+            && let Ok(l) = warm
+                .launch_helper(python, &req.argv, Some(setup.cwd.as_path()), &setup.env)
+                .await
+        {
+            return Ok(Launched {
+                pid: l.pid,
+                warm: true,
+                stdin: None,
+                stdout: Box::pin(l.stdout),
+                stderr: Box::pin(l.stderr),
+                report: None,
                 process: Process::Warm(l.job),
             });
         }

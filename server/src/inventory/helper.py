@@ -2,7 +2,11 @@
 
 Run by conda-mcp with the target conda's interpreter, through the worker, as
 ``python -I -c <this file> <request-json>``, as the user the worker runs
-conda as (a principal's view is its worker's).  It reads what conda itself
+conda as (a principal's view is its worker's); or, the same argv, in a
+child forked from the worker's warm conda (conda already imported; the
+import path an isolated interpreter has), which is why it keeps no state
+between two runs and reads conda's configuration afresh
+(``context.__init__()``).  It reads what conda itself
 reads, through conda's own API:
 
 * the environments: ``conda.core.envs_manager.list_all_known_prefixes``,

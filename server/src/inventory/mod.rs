@@ -7,8 +7,10 @@
 //! a question in one call with compact rows (environment name and prefix,
 //! and what matched). It reads what `conda list` and `conda env list` read,
 //! through conda's own Python API, in a helper program ([`HELPER`]) the
-//! worker runs with the target's interpreter on the discovery lane (never
-//! behind a running conda), as the user the worker runs conda as: a
+//! worker runs with the target's interpreter, never behind a running conda
+//! (on the call lane when it is idle, forked from the warm conda when that
+//! is ready, else on the discovery lane: docs/operating.md "Warm conda"),
+//! as the user the worker runs conda as: a
 //! principal mapped to an OS user sees what its own conda sees. It runs no
 //! solver and changes nothing (the helper's module docs say how it keeps
 //! conda's readers from tidying files).

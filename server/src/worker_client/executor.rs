@@ -192,6 +192,37 @@ impl Executor {
         result
     }
 
+    /// Runs `job` now if this lane is idle (nothing running or waiting),
+    /// as [`Executor::run`] does; gives `job` back untouched (`Err`) when
+    /// something runs or waits, so that the caller can run it elsewhere
+    /// without queueing behind a conda call. The server's helper programs
+    /// use it to reach the warm conda of the call lane's worker (the
+    /// worker forks them from it when it is ready and idle, see
+    /// docs/operating.md "Warm conda"); a call that arrives meanwhile waits
+    /// for the helper.
+    pub async fn run_if_idle(
+        &self,
+        job: Job,
+        on_update: impl FnMut(JobUpdate) + Send,
+    ) -> Result<Result<ExecutionResult, ExecError>, Job> {
+        let inner = &self.inner;
+        if inner.shutdown.is_cancelled() || job.stdin.is_some() {
+            return Err(job);
+        }
+        let mut ticket = inner.lane.join();
+        if ticket.try_start().is_err() {
+            return Err(job);
+        }
+        let Ok(mut guard) = inner.conn.try_lock() else {
+            return Err(job); // a probe or a warm-up is connecting
+        };
+        let mut on_update = on_update;
+        let result = self.run_on_worker(&mut guard, job, &mut on_update).await;
+        drop(guard);
+        drop(ticket);
+        Ok(result)
+    }
+
     /// Makes sure `slot` holds a live connection, replacing a dead one.
     async fn ensure<'a>(
         &self,

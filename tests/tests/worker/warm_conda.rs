@@ -997,3 +997,69 @@ async fn a_plugin_that_fails_to_load_keeps_conda_warm_and_each_call_prints_conda
     }
     ex.shutdown().await;
 }
+
+/// Runs one of the server's helper programs (the inventory helper, `python
+/// -I -c SOURCE REQUEST`) through `ex`; returns the result and whether it
+/// ran without a Python start (forked from the warm conda).
+async fn run_helper(
+    ex: &Executor,
+    p: &StandinPrefix,
+    query: &conda_mcp_server::inventory::Query,
+) -> (conda_mcp_server::worker_client::ExecutionResult, bool) {
+    use conda_mcp_server::worker_client::{Job, Program};
+    let starts = p.python_starts();
+    let mut job = Job::new(
+        Program::Python,
+        conda_mcp_server::inventory::helper_argv(query),
+    );
+    job.limits.timeout = LIMIT;
+    job.label = "warm helper test".into();
+    let r = ex.run(job, |_| {}).await.expect("the helper ran");
+    (r, p.python_starts() == starts)
+}
+
+/// The server's helper programs run in a child of a ready, idle warm conda
+/// (no Python start, conda's modules already imported) and answer exactly
+/// as a fresh interpreter does; with the warm conda off, or while it is not
+/// ready, they run fresh.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn helpers_fork_from_a_ready_warm_conda_and_answer_as_a_fresh_interpreter() {
+    use conda_mcp_server::inventory::Query;
+    let p = StandinPrefix::standard();
+    let python = conda_mcp_server::discovery::interpreter::shebang_interpreter(&p.conda_exe, None)
+        .expect("the stand-in's interpreter");
+    let with_python = |warm: bool| {
+        let mut cfg = WorkerConfig::new(&p.conda_exe);
+        cfg.worker_exe = conda_mcp_tests::bins::worker();
+        cfg.warm_conda = warm;
+        cfg.python = Some(python.clone());
+        Executor::new(cfg)
+    };
+    let fresh = with_python(false);
+    let warm = with_python(true);
+    until_warm(&warm, &p).await;
+    let queries = [
+        Query::Sizes,
+        Query::Package("python".into()),
+        Query::ImportName("yaml".into()),
+        Query::Package("numpy[version=".into()),
+    ];
+    for query in &queries {
+        let (f, f_warm) = run_helper(&fresh, &p, query).await;
+        let (w, w_warm) = run_helper(&warm, &p, query).await;
+        assert!(!f_warm, "{query:?}: --no-warm-conda ran the helper warm");
+        assert!(
+            w_warm,
+            "{query:?}: the helper started Python beside a ready warm conda"
+        );
+        assert_eq!(observable(&f), observable(&w), "{query:?}");
+        let answer: Value = serde_json::from_str(&w.stdout).expect("one JSON answer");
+        assert_eq!(answer["query"], query.kind(), "{}", w.stdout);
+    }
+    // The helper changed nothing the next conda call sees: it still runs
+    // warm, in a zygote that never ran a helper.
+    let (_, warm_again) = run_counted(&warm, &p, &Call::new(&["info"])).await;
+    assert!(warm_again, "the conda call after the helpers ran warm");
+    fresh.shutdown().await;
+    warm.shutdown().await;
+}

@@ -68,7 +68,7 @@ use tokio::task::JoinError;
 
 use conda_mcp_shared::guard::InProcessChecks;
 
-use self::zygote::{ChildFds, Recipe, Zygote, ZygoteError};
+use self::zygote::{ChildFds, JobKind, Recipe, Zygote, ZygoteError};
 
 /// What [`wait_for_start`] takes for a duration not measured yet: a fresh
 /// conda run's, and a start's.
@@ -413,10 +413,59 @@ impl Warm {
             }
         }
         self.tend(&mut slot, false);
+        self.fork_job(slot, argv, cwd, has_stdin, JobKind::Conda(checks))
+            .await
+    }
+
+    /// Runs one of the server's helper programs (`argv` after the
+    /// interpreter: `-I -c SOURCE ARGS...`, no stdin, no checks) in a child
+    /// of the zygote, with conda's modules already imported, when a zygote
+    /// of this very interpreter (`python`, the path the job would run) and
+    /// environment is ready and idle now. It never starts, waits for or
+    /// replaces a zygote: `Err` (nothing started) means the helper runs
+    /// fresh, as it would without the warm conda.
+    pub async fn launch_helper(
+        &self,
+        python: &Path,
+        argv: &[String],
+        cwd: Option<&Path>,
+        env: &[(OsString, OsString)],
+    ) -> Result<Launched, ()> {
+        let Ok(mut slot) = self.slot.clone().try_lock_owned() else {
+            return Err(()); // a conda job holds the zygote
+        };
+        {
+            let recipe = lock(&self.recipe);
+            if recipe.python != python || recipe.env != env {
+                return Err(());
+            }
+        }
+        if argv.len() < 3 || argv[0] != "-I" || argv[1] != "-c" {
+            return Err(());
+        }
+        self.tend(&mut slot, false);
+        self.fork_job(slot, argv, cwd, false, JobKind::Helper).await
+    }
+
+    /// Forks `argv` of `kind` from the ready zygote in `slot`, which the
+    /// job then holds until it ends. `Err`: nothing ran (logged when worth
+    /// it); a zygote that answered wrongly is retired.
+    async fn fork_job(
+        &self,
+        mut slot: OwnedMutexGuard<Slot>,
+        argv: &[String],
+        cwd: Option<&Path>,
+        has_stdin: bool,
+        kind: JobKind<'_>,
+    ) -> Result<Launched, ()> {
         let Some(z) = slot.zygote.as_ref() else {
             return Err(()); // starting (the first call) or off (logged)
         };
-        if !zygote::fits(argv, cwd, checks) {
+        let checks = match kind {
+            JobKind::Conda(checks) => checks,
+            JobKind::Helper => None,
+        };
+        if !zygote::fits(argv, cwd, kind) {
             self.log_once(&format!(
                 "a call's arguments exceed {} bytes",
                 zygote::MAX_REQUEST
@@ -430,7 +479,7 @@ impl Warm {
                 return Err(());
             }
         };
-        let pid = match z.fork(argv, cwd, checks, fds).await {
+        let pid = match z.fork(argv, cwd, kind, fds).await {
             Ok(pid) => pid,
             Err(reason) => {
                 // The go pipe closes with `mine`: a child, if any, exits

@@ -24,13 +24,17 @@ Messages to the worker are JSON objects, one per datagram:
   {"pid": N}               a job's child was forked (N is its pid and pgid);
   {"status": S}            the child exited with raw wait status S.
 A job request is one datagram {"argv": [...], "cwd": "..." or null,
-"checks": {...} or null} carrying four descriptors (SCM_RIGHTS): the child's
-stdin, stdout, stderr, and the read end of a "go" pipe, and a fifth, the write
-end of the guard's report pipe, exactly when "checks" is an object (the
+"checks": {...} or null, "helper": true or absent} carrying four descriptors
+(SCM_RIGHTS): the child's stdin, stdout, stderr, and the read end of a "go"
+pipe, and a fifth, the write end of the guard's report pipe, exactly when "checks" is an object (the
 in-process checks, installed by the guard's install() above this file's text:
 worker/src/guard/guard.py is prepended to it). The child runs conda only after
 reading one byte from the go pipe, so a job the worker did not confirm never
-runs.
+runs. With "helper": true the job is one of the server's own helper programs
+instead of conda: argv is what follows the interpreter, exactly
+["-I", "-c", SOURCE, ARGS...], and the child runs SOURCE as __main__ with
+the import path an isolated interpreter has (_run_helper); such a job
+carries no checks.
 
 This module is the interpreter's __main__ only while it serves. Each child
 replaces __main__ with conda's own script before running it, so a
@@ -318,7 +322,58 @@ def _child(ctl, fds, request, conda_exe):
     # As the interpreter decodes its command line (file system encoding,
     # surrogateescape).
     argv = [os.fsdecode(a.encode("utf-8", "surrogateescape")) for a in request["argv"]]
+    if request.get("helper") is True:
+        _finalize_and_exit(_run_helper(argv, conda_exe))
     _finalize_and_exit(run_script(conda_exe, argv, source))  # noqa: F821 - guard.py, prepended
+
+
+def _isolated_path(conda_exe):
+    """sys.path as ``python -I -c`` would have it in this interpreter: the
+    zygote's, less what isolation leaves out (the script's directory that
+    _main put first, the user's site-packages, PYTHONPATH's entries)."""
+    import site
+
+    drop = {os.path.dirname(os.path.realpath(conda_exe))}
+    user_site = getattr(site, "USER_SITE", None)
+    if user_site:
+        drop.add(user_site)
+    for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        if entry:
+            drop.add(os.path.abspath(entry))
+    return [p for p in sys.path[1:] if p not in drop and os.path.abspath(p or ".") not in drop]
+
+
+def _run_helper(argv, conda_exe):
+    """Runs a helper job (module docs): ``-I -c SOURCE ARGS...`` as a fresh
+    ``python -I -c SOURCE ARGS...`` runs it, with conda's modules already
+    imported. Returns the exit status as run_script does; a malformed
+    helper argv is status 2, as the interpreter's usage error."""
+    import builtins
+    import types
+
+    if len(argv) < 3 or argv[0] != "-I" or argv[1] != "-c":
+        sys.stderr.write("conda-mcp warm conda: a helper job is -I -c SOURCE ARGS...\n")
+        return 2
+    source = argv[2]
+    sys.path[:] = _isolated_path(conda_exe)
+    sys.argv[:] = ["-c", *argv[3:]]
+    if hasattr(sys, "orig_argv"):
+        sys.orig_argv[:] = [sys.orig_argv[0], *argv]
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__builtins__=builtins, __spec__=None, __package__=None)
+    sys.modules["__main__"] = main
+    try:
+        exec(compile(source, "<string>", "exec", dont_inherit=True), main.__dict__)
+        return 0
+    except SystemExit as exc:
+        return system_exit_status(exc)  # noqa: F821 - guard.py, prepended
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 - ends the helper as it ends an interpreter
+        kind, value, tb = sys.exc_info()
+        value = value.with_traceback(tb.tb_next)
+        sys.excepthook(kind, value, tb.tb_next)
+        return 1
 
 
 def _finalize_and_exit(status):
@@ -365,6 +420,8 @@ def _serve(ctl, conda_exe):
             if not isinstance(request.get("argv"), list):
                 raise ValueError("malformed request")
             if (len(fds) == 5) != isinstance(request.get("checks"), dict):
+                raise ValueError("malformed request")
+            if request.get("helper") is True and len(fds) != 4:
                 raise ValueError("malformed request")
         except ValueError as exc:
             for fd in fds:

@@ -432,20 +432,40 @@ async fn next_message(ctl: &UnixDatagram, handle: &ProcHandle) -> Result<Value, 
     }
 }
 
+/// What a job's child runs.
+#[derive(Debug, Clone, Copy)]
+pub enum JobKind<'a> {
+    /// conda's script with the job's argv, under the guard when there are
+    /// checks.
+    Conda(Option<&'a InProcessChecks>),
+    /// One of the server's helper programs: the argv after the interpreter,
+    /// `-I -c SOURCE ARGS...` (zygote.py `_run_helper`).
+    Helper,
+}
+
 /// The request datagram of a job.
-fn request(argv: &[String], cwd: Option<&Path>, checks: Option<&InProcessChecks>) -> Vec<u8> {
-    let request = serde_json::json!({
-        "argv": argv,
-        "cwd": cwd.map(|c| c.to_string_lossy().into_owned()),
-        "checks": checks,
-    });
+fn request(argv: &[String], cwd: Option<&Path>, kind: JobKind<'_>) -> Vec<u8> {
+    let cwd = cwd.map(|c| c.to_string_lossy().into_owned());
+    let request = match kind {
+        JobKind::Conda(checks) => serde_json::json!({
+            "argv": argv,
+            "cwd": cwd,
+            "checks": checks,
+        }),
+        JobKind::Helper => serde_json::json!({
+            "argv": argv,
+            "cwd": cwd,
+            "checks": null,
+            "helper": true,
+        }),
+    };
     serde_json::to_vec(&request).unwrap_or_default()
 }
 
 /// Whether a job's request fits in one datagram the zygote accepts (the
 /// socket's buffer bounds it too; a larger job runs fresh).
-pub fn fits(argv: &[String], cwd: Option<&Path>, checks: Option<&InProcessChecks>) -> bool {
-    let n = request(argv, cwd, checks).len();
+pub fn fits(argv: &[String], cwd: Option<&Path>, kind: JobKind<'_>) -> bool {
+    let n = request(argv, cwd, kind).len();
     n > 0 && n <= MAX_REQUEST
 }
 
@@ -478,10 +498,10 @@ impl Zygote {
         &self,
         argv: &[String],
         cwd: Option<&Path>,
-        checks: Option<&InProcessChecks>,
+        kind: JobKind<'_>,
         fds: ChildFds,
     ) -> Result<i32, ZygoteError> {
-        let bytes = request(argv, cwd, checks);
+        let bytes = request(argv, cwd, kind);
         let mut raw = vec![
             fds.stdin.as_raw_fd(),
             fds.stdout.as_raw_fd(),

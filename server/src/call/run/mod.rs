@@ -182,13 +182,15 @@ impl Runner {
                 };
             }
         };
-        let lane = match (&lease, plan.lane) {
-            (Some(lease), _) => lease.executor(),
-            (None, LaneKind::Exec) => &self.exec,
-            (None, LaneKind::Discovery) => &self.discovery,
-        };
         let job_cancel = job.cancel.clone();
-        let run = lane.run(job, on_update);
+        let lane = plan.lane;
+        let run = async {
+            match (&lease, lane) {
+                (Some(lease), _) => lease.executor().run(job, on_update).await,
+                (None, LaneKind::Exec) => self.exec.run(job, on_update).await,
+                (None, LaneKind::Discovery) => self.run_helper(job, on_update).await,
+            }
+        };
         tokio::pin!(run);
         let result = tokio::select! {
             r = &mut run => r,
@@ -222,8 +224,9 @@ impl Runner {
     }
 
     /// The environment watch's `stamps` request
-    /// ([`crate::inventory::stamps`]) in `principal`'s worker, on the
-    /// discovery lane (a principal mapped to an OS user: its own worker):
+    /// ([`crate::inventory::stamps`]) in `principal`'s worker, as any
+    /// helper runs (a principal mapped to an OS user: its own worker; else
+    /// `Runner::run_helper`):
     /// the environments its conda lists and the stat of what changes with
     /// them. Not a tool call: no events, no audit record; the result is
     /// masked like any other.
@@ -239,13 +242,14 @@ impl Runner {
     ) -> Result<crate::inventory::stamps::Stamps, NotRun> {
         let plan = crate::call::plan::inventory::stamps_plan(limits);
         let lease = self.lease(&plan, principal)?;
-        let lane = match &lease {
-            Some(lease) => lease.executor(),
-            None => &self.discovery,
-        };
         let job = plan.job();
         let job_cancel = job.cancel.clone();
-        let run = lane.run(job, |_| {});
+        let run = async {
+            match &lease {
+                Some(lease) => lease.executor().run(job, |_| {}).await,
+                None => self.run_helper(job, |_| {}).await,
+            }
+        };
         tokio::pin!(run);
         let result = tokio::select! {
             r = &mut run => r,
@@ -259,6 +263,24 @@ impl Runner {
             self.settings.mask_credentials,
         );
         crate::inventory::stamps::read(&result).map_err(NotRun::Inventory)
+    }
+
+    /// A helper program's job (the discovery lane's kind) of the server's
+    /// own principal: on the call lane when it is idle, where the worker
+    /// forks it from its warm conda once that is ready (conda's modules
+    /// already imported: tens of milliseconds instead of a fresh
+    /// interpreter's import of conda), else on the discovery lane, never
+    /// behind a running conda.
+    async fn run_helper(
+        &self,
+        job: crate::worker_client::Job,
+        on_update: impl FnMut(JobUpdate) + Send,
+    ) -> Result<ExecutionResult, crate::worker_client::ExecError> {
+        let mut on_update = on_update;
+        match self.exec.run_if_idle(job, &mut on_update).await {
+            Ok(result) => result,
+            Err(job) => self.discovery.run(job, on_update).await,
+        }
     }
 
     /// conda's forced configuration before a conda call (re-read when a
