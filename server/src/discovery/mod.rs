@@ -278,6 +278,21 @@ impl DiscoveryError {
 /// Errors: [`DiscoveryError`]; a cache that cannot be read or written is
 /// never one (it is logged and bypassed).
 pub async fn discover(opts: &DiscoveryOptions) -> Result<Discovery, DiscoveryError> {
+    discover_with(opts, |_, _| {}).await
+}
+
+/// [`discover`], calling `on_miss(target, python)` once the cache missed
+/// and the interpreter is known, just before the helper runs: the server
+/// starts the call lane's warm conda there, so that on a cold start conda's
+/// imports in the warm conda and in the helper run side by side instead of
+/// one after the other (docs/benchmarks.md "First call and memory at
+/// rest"). Not called on a cache hit.
+///
+/// Errors: as [`discover`].
+pub async fn discover_with(
+    opts: &DiscoveryOptions,
+    on_miss: impl FnOnce(&std::path::Path, &std::path::Path),
+) -> Result<Discovery, DiscoveryError> {
     let target = resolve_target(opts.conda_exe.as_deref())?;
     let python_flag = opts.python.as_ref().map(|p| {
         if p.is_absolute() {
@@ -329,6 +344,7 @@ pub async fn discover(opts: &DiscoveryOptions) -> Result<Discovery, DiscoveryErr
         }
     };
     tracing::info!(python = %python.display(), source = ?python_source, "discovery: interpreter");
+    on_miss(&target.path, &python);
 
     let (dump, helper_lane) = run_helper(opts, &target, &python, python_source).await?;
     processes_started += 1;

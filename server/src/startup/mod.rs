@@ -287,16 +287,37 @@ struct Discovered {
 /// and "discovery" for helper scripts. Both start their worker lazily.
 async fn discover(settings: &Settings) -> Result<Discovered, StartupError> {
     let opts = settings.discovery_options();
-    let discovery = crate::discovery::discover(&opts)
-        .await
-        .map_err(|e| match e {
-            DiscoveryError::Target(t) => StartupError::NoConda(t),
-            other => StartupError::Discovery(other),
-        })?;
+    // A cold start's head start: the call lane's worker and its warm conda
+    // start while the discovery helper runs (both import conda; side by
+    // side rather than one after the other), not after it. A listening
+    // worker is connected below, after discovery, as before.
+    let mut early: Option<Arc<Executor>> = None;
+    let discovery = crate::discovery::discover_with(&opts, |target, python| {
+        let mut cfg = settings.worker_config(target.to_path_buf());
+        cfg.python = Some(python.to_path_buf());
+        if cfg.warm_conda && settings.worker.socket.is_none() {
+            let exec = Arc::new(Executor::new(cfg));
+            let warming = exec.clone();
+            tokio::spawn(async move { warming.warm_up().await });
+            early = Some(exec);
+        }
+    })
+    .await
+    .map_err(|e| match e {
+        DiscoveryError::Target(t) => StartupError::NoConda(t),
+        other => StartupError::Discovery(other),
+    })?;
     let target = discovery.target.path.clone();
     let mut cfg = settings.worker_config(target.clone());
     cfg.python = Some(discovery.python.clone());
-    let exec = Arc::new(Executor::new(cfg.clone()));
+    let exec = match early {
+        Some(exec)
+            if exec.config().conda_exe == cfg.conda_exe && exec.config().python == cfg.python =>
+        {
+            exec
+        }
+        _ => Arc::new(Executor::new(cfg.clone())),
+    };
     let discovery_lane = Arc::new(Executor::new(cfg));
     if settings.worker.socket.is_some() {
         // A listening worker that is absent or refuses is a startup error,

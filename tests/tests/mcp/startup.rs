@@ -212,6 +212,76 @@ async fn initialize_does_not_wait_for_a_slow_conda_and_tools_list_does() {
     }
 }
 
+/// The command lines of the running processes whose command line mentions
+/// `needle` (from `/proc`).
+#[cfg(target_os = "linux")]
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if text.contains(needle) {
+                found.push(text);
+            }
+        }
+    }
+    found
+}
+
+/// A cold start (no startup cache) starts the call lane's warm conda while
+/// the discovery helper runs, not after it: with every Python start of the
+/// stand-in held at its `site` import, the warm conda's interpreter is
+/// there beside the held helper before discovery can finish; once they go
+/// on, the server serves.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_cold_start_starts_the_warm_conda_beside_the_discovery_helper() {
+    let standin = StandinPrefix::standard();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let gate = dir.path().join("go");
+    standin.hold_python_until(&gate);
+    let mut c = RawClient::spawn(&standin.conda_exe, &[], &[]);
+    c.send(
+        json!({"jsonrpc": "2.0", "id": "open", "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "cold", "version": "0"}}}),
+    )
+    .await;
+    let (answer, _) = c.response("open", WAIT).await;
+    assert!(answer.get("result").is_some(), "{answer}");
+    c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    let python = standin.prefix.join("bin").join("python");
+    let python = python.display().to_string();
+    let end = tokio::time::Instant::now() + WAIT;
+    loop {
+        let held = processes_mentioning(&python);
+        let zygote = held.iter().any(|c| c.contains("conda-mcp warm conda"));
+        let helper = held.iter().any(|c| c.ends_with(&format!("{python} - ")));
+        if zygote && helper {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < end,
+            "no warm conda beside the held discovery helper: {held:?}\n{}",
+            c.stderr_text()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!gate.exists(), "discovery cannot have finished");
+    std::fs::write(&gate, "").expect("open the gate");
+    c.send(json!({"jsonrpc": "2.0", "id": "list", "method": "tools/list"}))
+        .await;
+    let (list, _) = c.response("list", WAIT).await;
+    assert!(
+        list["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty()),
+        "{list}"
+    );
+    c.close().await;
+}
+
 #[tokio::test]
 async fn a_conda_that_never_starts_gives_tools_list_a_clear_error() {
     let standin = StandinPrefix::standard();
