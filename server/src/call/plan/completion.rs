@@ -1,4 +1,4 @@
-//! `conda_cli_command`: the completion helper on the discovery lane (never
+//! `conda_cli_command`: the completion helper ([`Plan::helper`]: never
 //! behind a running conda). It needs no policy option: it only reads a file
 //! conda-completion wrote.
 
@@ -8,11 +8,9 @@ use serde_json::Value;
 
 use crate::catalog::Catalog;
 use crate::completion::{self, AnswerError};
-use crate::schema::ArgumentError;
-use crate::worker_client::Program;
 use conda_mcp_shared::limits::Limits;
 
-use super::{LaneKind, Plan, Reader};
+use super::{Plan, Reader};
 use crate::call::shape::outcome::{NotRun, Outcome, Ran};
 
 /// Longest the helper may run: reading one msgpack file takes well under a
@@ -20,13 +18,7 @@ use crate::call::shape::outcome::{NotRun, Outcome, Ran};
 pub const HELPER_TIMEOUT: Duration = Duration::from_secs(60);
 
 fn invalid(path: &str, rule: &str) -> Outcome {
-    Outcome::InvalidArguments {
-        tool: completion::TOOL_NAME.to_owned(),
-        errors: vec![ArgumentError {
-            path: path.to_owned(),
-            rule: rule.to_owned(),
-        }],
-    }
+    Outcome::invalid_argument(completion::TOOL_NAME, path, rule)
 }
 
 fn input_error(e: completion::InputError) -> Outcome {
@@ -55,27 +47,14 @@ pub fn plan(
         return Err(invalid("/", "must be an object"));
     };
     let path = completion::parse_input(object).map_err(input_error)?;
-    let mut limits = limits;
-    limits.timeout = limits.timeout.min(HELPER_TIMEOUT);
-    Ok(Plan {
-        what: completion::TOOL_NAME.to_owned(),
-        label: "conda_cli_command helper".to_owned(),
-        program: Program::Python,
-        argv: completion::helper_argv(catalog, &path),
-        cwd: None,
-        stdin: None,
-        lane: LaneKind::Discovery,
+    Ok(Plan::helper(
+        completion::TOOL_NAME.to_owned(),
+        "conda_cli_command helper".to_owned(),
+        completion::helper_argv(catalog, &path),
         limits,
-        classification: None,
-        reader: Reader::CompletionAnswer,
-        reports_progress: false,
-        confirmation_required: false,
-        approval: None,
-        apply_requires: Vec::new(),
-        replacement: None,
-        postcondition: None,
-        checks: None,
-    })
+        HELPER_TIMEOUT,
+        Reader::CompletionAnswer,
+    ))
 }
 
 /// The outcome of the helper's execution result.

@@ -1,5 +1,5 @@
-//! `conda_inventory`: the inventory helper on the discovery lane (never
-//! behind a running conda), in the worker of the calling principal (a
+//! `conda_inventory`: the inventory helper ([`Plan::helper`]: never behind
+//! a running conda), in the worker of the calling principal (a
 //! principal mapped to an OS user reads what its own conda reads). It
 //! needs no policy option: it only reads what `conda list` and `conda env
 //! list` read ([`crate::inventory`]).
@@ -9,11 +9,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::inventory::{self, InventoryError};
-use crate::schema::ArgumentError;
-use crate::worker_client::Program;
 use conda_mcp_shared::limits::Limits;
 
-use super::{LaneKind, Plan, Reader};
+use super::{Plan, Reader};
 use crate::call::shape::outcome::{NotRun, Outcome, Ran};
 
 /// Longest the helper may run: reading every environment's records is
@@ -22,13 +20,7 @@ use crate::call::shape::outcome::{NotRun, Outcome, Ran};
 pub const HELPER_TIMEOUT: Duration = Duration::from_secs(120);
 
 fn invalid(path: &str, rule: &str) -> Outcome {
-    Outcome::InvalidArguments {
-        tool: inventory::TOOL_NAME.to_owned(),
-        errors: vec![ArgumentError {
-            path: path.to_owned(),
-            rule: rule.to_owned(),
-        }],
-    }
+    Outcome::invalid_argument(inventory::TOOL_NAME, path, rule)
 }
 
 /// The plan of a call with `args`.
@@ -43,54 +35,28 @@ pub fn plan(limits: Limits, args: &Value) -> Result<Plan, Outcome> {
         let inventory::QueryError::Invalid { path, reason } = e;
         invalid(&path, reason)
     })?;
-    let mut limits = limits;
-    limits.timeout = limits.timeout.min(HELPER_TIMEOUT);
-    Ok(Plan {
-        what: inventory::TOOL_NAME.to_owned(),
-        label: format!("conda_inventory helper ({})", query.kind()),
-        program: Program::Python,
-        argv: inventory::helper_argv(&query),
-        cwd: None,
-        stdin: None,
-        lane: LaneKind::Discovery,
+    Ok(Plan::helper(
+        inventory::TOOL_NAME.to_owned(),
+        format!("conda_inventory helper ({})", query.kind()),
+        inventory::helper_argv(&query),
         limits,
-        classification: None,
-        reader: Reader::InventoryAnswer,
-        reports_progress: false,
-        confirmation_required: false,
-        approval: None,
-        apply_requires: Vec::new(),
-        replacement: None,
-        postcondition: None,
-        checks: None,
-    })
+        HELPER_TIMEOUT,
+        Reader::InventoryAnswer,
+    ))
 }
 
 /// The plan of the environment watch's `stamps` request
-/// ([`inventory::stamps`]): the helper on the discovery lane, within
+/// ([`inventory::stamps`]): the helper ([`Plan::helper`]), within
 /// [`HELPER_TIMEOUT`] (and the server's `--timeout`).
 pub fn stamps_plan(limits: Limits) -> Plan {
-    let mut limits = limits;
-    limits.timeout = limits.timeout.min(HELPER_TIMEOUT);
-    Plan {
-        what: "environment watch".to_owned(),
-        label: "conda_inventory helper (stamps)".to_owned(),
-        program: Program::Python,
-        argv: inventory::stamps::helper_argv(),
-        cwd: None,
-        stdin: None,
-        lane: LaneKind::Discovery,
+    Plan::helper(
+        "environment watch".to_owned(),
+        "conda_inventory helper (stamps)".to_owned(),
+        inventory::stamps::helper_argv(),
         limits,
-        classification: None,
-        reader: Reader::InventoryAnswer,
-        reports_progress: false,
-        confirmation_required: false,
-        approval: None,
-        apply_requires: Vec::new(),
-        replacement: None,
-        postcondition: None,
-        checks: None,
-    }
+        HELPER_TIMEOUT,
+        Reader::InventoryAnswer,
+    )
 }
 
 /// The outcome of the helper's execution result, its rows cut to

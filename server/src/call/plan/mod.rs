@@ -137,6 +137,42 @@ impl Plan {
         }
     }
 
+    /// A helper program's call (`Program::Python`, `argv` after the
+    /// interpreter) on the discovery lane's kind (never behind a running
+    /// conda: `crate::call::run::Runner`), within `cap` and the server's
+    /// own `limits.timeout`, its result read by `reader`; no policy
+    /// classification (helpers only read), no progress.
+    pub fn helper(
+        what: String,
+        label: String,
+        argv: Vec<String>,
+        limits: Limits,
+        cap: std::time::Duration,
+        reader: Reader,
+    ) -> Self {
+        let mut limits = limits;
+        limits.timeout = limits.timeout.min(cap);
+        Plan {
+            what,
+            label,
+            program: Program::Python,
+            argv,
+            cwd: None,
+            stdin: None,
+            lane: LaneKind::Discovery,
+            limits,
+            classification: None,
+            reader,
+            reports_progress: false,
+            confirmation_required: false,
+            approval: None,
+            apply_requires: Vec::new(),
+            replacement: None,
+            postcondition: None,
+            checks: None,
+        }
+    }
+
     /// Whether the call changes nothing (helpers, and conda calls the
     /// policy classified read-only).
     pub fn read_only(&self) -> bool {

@@ -71,6 +71,18 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// [`Outcome::InvalidArguments`] of `tool` with one error: the JSON
+    /// `path` and the `rule` it breaks (never the value).
+    pub fn invalid_argument(tool: &str, path: &str, rule: &str) -> Self {
+        Outcome::InvalidArguments {
+            tool: tool.to_owned(),
+            errors: vec![ArgumentError {
+                path: path.to_owned(),
+                rule: rule.to_owned(),
+            }],
+        }
+    }
+
     /// Whether the call was stopped by its cancellation: taken out of the
     /// queue before it ran (the worker's lane, or the wait for the
     /// installation's writer lock, where a queued change waits first), or
