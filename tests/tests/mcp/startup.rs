@@ -213,7 +213,9 @@ async fn initialize_does_not_wait_for_a_slow_conda_and_tools_list_does() {
 }
 
 /// The command lines of the running processes whose command line mentions
-/// `needle` (from `/proc`).
+/// `needle` (from `/proc`; unlike `rawrpc::pids_with_cmdline`, conda-mcp's
+/// own processes too: the warm conda's command line carries its source,
+/// which names the worker).
 #[cfg(target_os = "linux")]
 fn processes_mentioning(needle: &str) -> Vec<String> {
     let mut found = Vec::new();
@@ -241,16 +243,7 @@ async fn a_cold_start_starts_the_warm_conda_beside_the_discovery_helper() {
     let gate = dir.path().join("go");
     standin.hold_python_until(&gate);
     let mut c = RawClient::spawn(&standin.conda_exe, &[], &[]);
-    c.send(
-        json!({"jsonrpc": "2.0", "id": "open", "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "cold", "version": "0"}}}),
-    )
-    .await;
-    let (answer, _) = c.response("open", WAIT).await;
-    assert!(answer.get("result").is_some(), "{answer}");
-    c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .await;
+    c.initialize(json!({})).await;
     let python = standin.prefix.join("bin").join("python");
     let python = python.display().to_string();
     let end = tokio::time::Instant::now() + WAIT;
