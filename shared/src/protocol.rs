@@ -18,7 +18,7 @@ use crate::limits::Limits;
 use crate::result::ExecutionResult;
 
 /// Version of this message set; bump on any change of the types below.
-pub const PROTOCOL_VERSION: u32 = 7;
+pub const PROTOCOL_VERSION: u32 = 8;
 
 /// Identifies the build of both binaries: crate version + protocol version.
 /// Server and worker refuse each other when it differs.
@@ -71,6 +71,13 @@ pub struct RunRequest {
     /// (conda is not a Python entry-point script) refuses the job with
     /// [`JobRefusal::ChecksUnsupported`].
     pub checks: Option<InProcessChecks>,
+    /// Run the job only if the worker can fork it from its warm conda at
+    /// once (a helper program, `Program::Python` with `-I -c SOURCE
+    /// ARGS...`, while the warm conda is ready and idle); otherwise it is
+    /// refused with [`JobRefusal::NotWarm`] and nothing ran. The server
+    /// sets it for a helper it sends to an idle call lane, so that the lane
+    /// is never held by a fresh interpreter's start.
+    pub warm_only: bool,
 }
 
 /// Client → worker.
@@ -196,6 +203,11 @@ pub enum JobRefusal {
         /// Why (the worker's own words, no argument values).
         reason: String,
     },
+    /// A [`RunRequest::warm_only`] job that could not be forked from the
+    /// warm conda at once (none ready or idle, another interpreter, or not
+    /// a helper's argv). Nothing ran.
+    #[error("the warm conda cannot run this job now")]
+    NotWarm,
     /// The worker's task running the job ended without a result (it
     /// panicked or was cancelled).
     #[error("the job task failed: {error}")]

@@ -119,6 +119,7 @@ fn arb_client() -> impl Strategy<Value = ClientMessage> {
                     },
                     label,
                     checks: None,
+                    warm_only: py,
                 }))
             }),
     ]
@@ -296,6 +297,7 @@ fn a_vec_claiming_more_than_the_frame_is_refused() {
         },
         label: String::new(),
         checks: None,
+        warm_only: false,
     }));
     let good = encode_frame(&msg).expect("encode");
     // variant index (1 byte), job (1 byte), program (1 byte), then argv's length.
@@ -325,6 +327,7 @@ fn run_request_limits_encode_as_three_flat_integers() {
             stdin_limit_bytes: u64,
             label: String,
             checks: Option<u8>,
+            warm_only: bool,
         },
     }
     let nested = ClientMessage::Run(Box::new(RunRequest {
@@ -340,6 +343,7 @@ fn run_request_limits_encode_as_three_flat_integers() {
         },
         label: "conda info".into(),
         checks: None,
+        warm_only: true,
     }));
     let flat = FlatClientMessage::Run {
         job: 7,
@@ -352,6 +356,7 @@ fn run_request_limits_encode_as_three_flat_integers() {
         stdin_limit_bytes: 300,
         label: "conda info".into(),
         checks: None,
+        warm_only: true,
     };
     assert_eq!(
         encode_frame(&nested).expect("encode"),
@@ -361,7 +366,7 @@ fn run_request_limits_encode_as_three_flat_integers() {
 
 #[test]
 fn handshake_values_are_stable() {
-    assert_eq!(PROTOCOL_VERSION, 7);
+    assert_eq!(PROTOCOL_VERSION, 8);
     assert!(build_id().contains(env!("CARGO_PKG_VERSION")));
 }
 

@@ -165,9 +165,12 @@ impl Programs {
     /// ready, and for a helper program (`Program::Python`, `-I -c SOURCE
     /// ARGS...`, no stdin) when a warm conda of that interpreter is ready
     /// and idle (it is never started or awaited for one); else spawned
-    /// fresh ([`Programs::spawn_fresh`]).
+    /// fresh ([`Programs::spawn_fresh`]), unless the request is
+    /// `warm_only`.
     ///
-    /// Errors: [`JobRefusal::ChecksUnsupported`] for a job with checks that
+    /// Errors: [`JobRefusal::NotWarm`] for a `warm_only` job that was not
+    /// forked from the warm conda (nothing started);
+    /// [`JobRefusal::ChecksUnsupported`] for a job with checks that
     /// is not a conda job, or with checks that enforce something
     /// ([`InProcessChecks::enforces`]) whose conda is not a Python
     /// entry-point script (nothing is started); checks that only report
@@ -222,6 +225,9 @@ impl Programs {
                 report: None,
                 process: Process::Warm(l.job),
             });
+        }
+        if req.warm_only {
+            return Err(JobRefusal::NotWarm);
         }
         #[cfg(windows)]
         let ((child, report), warm) = match (req.program, &self.warm) {

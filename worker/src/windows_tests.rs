@@ -49,6 +49,7 @@ fn request(argv: &[&str], timeout: Duration, output_limit_bytes: u64) -> RunRequ
         },
         label: "test".into(),
         checks: None,
+        warm_only: false,
     }
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use conda_mcp_shared::ExecutionResult;
 use conda_mcp_shared::limits::KILL_GRACE;
-use conda_mcp_shared::protocol::{ClientMessage, JobEvent, RunRequest, WorkerMessage};
+use conda_mcp_shared::protocol::{ClientMessage, JobEvent, JobRefusal, RunRequest, WorkerMessage};
 use tokio_util::sync::CancellationToken;
 
 use super::connection::Connection;
@@ -186,20 +186,23 @@ impl Executor {
             return Err(ExecError::Cancelled);
         }
         let mut guard = inner.conn.lock().await;
-        let result = self.run_on_worker(&mut guard, job, &mut on_update).await;
+        let result = self
+            .run_on_worker(&mut guard, job, &mut on_update, false)
+            .await;
         drop(guard);
         drop(ticket);
         result
     }
 
-    /// Runs `job` now if this lane is idle (nothing running or waiting),
-    /// as [`Executor::run`] does; gives `job` back untouched (`Err`) when
-    /// something runs or waits, so that the caller can run it elsewhere
-    /// without queueing behind a conda call. The server's helper programs
-    /// use it to reach the warm conda of the call lane's worker (the
-    /// worker forks them from it when it is ready and idle, see
-    /// docs/operating.md "Warm conda"); a call that arrives meanwhile waits
-    /// for the helper.
+    /// Runs `job` now if this lane is idle (nothing running or waiting)
+    /// and the worker can fork it from its warm conda at once
+    /// (`RunRequest::warm_only`); gives `job` back untouched (`Err`)
+    /// otherwise (something runs or waits, or the worker refused it with
+    /// `JobRefusal::NotWarm`: nothing ran), so that the caller can run it
+    /// elsewhere without queueing behind a conda call. The server's helper
+    /// programs use it to reach the warm conda of the call lane's worker
+    /// (docs/operating.md "Warm conda"); a call that arrives meanwhile
+    /// waits for the helper's warm run, never for a fresh interpreter.
     pub async fn run_if_idle(
         &self,
         job: Job,
@@ -217,10 +220,18 @@ impl Executor {
             return Err(job); // a probe or a warm-up is connecting
         };
         let mut on_update = on_update;
-        let result = self.run_on_worker(&mut guard, job, &mut on_update).await;
+        let result = self
+            .run_on_worker(&mut guard, job.clone(), &mut on_update, true)
+            .await;
         drop(guard);
         drop(ticket);
-        Ok(result)
+        match result {
+            Err(ExecError::Rejected(JobRefusal::NotWarm)) => {
+                inner.jobs_started.fetch_sub(1, Ordering::SeqCst);
+                Err(job)
+            }
+            other => Ok(other),
+        }
     }
 
     /// Makes sure `slot` holds a live connection, replacing a dead one.
@@ -249,6 +260,7 @@ impl Executor {
         slot: &mut Option<Connection>,
         job: Job,
         on_update: &mut (impl FnMut(JobUpdate) + Send),
+        warm_only: bool,
     ) -> Result<ExecutionResult, ExecError> {
         let inner = &self.inner;
         if inner.shutdown.is_cancelled() {
@@ -265,6 +277,7 @@ impl Executor {
             limits: job.limits,
             label: job.label,
             checks: job.checks,
+            warm_only,
         };
         if let Err(e) = conn.send(&ClientMessage::Run(Box::new(req))).await {
             let reason = format!("{e}; {}", conn.death_reason().await);

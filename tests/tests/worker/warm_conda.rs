@@ -1063,3 +1063,47 @@ async fn helpers_fork_from_a_ready_warm_conda_and_answer_as_a_fresh_interpreter(
     fresh.shutdown().await;
     warm.shutdown().await;
 }
+
+/// `Executor::run_if_idle` sends a helper as `warm_only`: with no warm
+/// conda it is refused and handed back with nothing run (no Python start);
+/// with a ready one it runs forked from it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_warm_only_helper_runs_warm_or_is_handed_back_unrun() {
+    use conda_mcp_server::inventory::{Query, helper_argv};
+    use conda_mcp_server::worker_client::{Job, Program};
+    let p = StandinPrefix::standard();
+    let python = conda_mcp_server::discovery::interpreter::shebang_interpreter(&p.conda_exe, None)
+        .expect("the stand-in's interpreter");
+    let with_python = |warm: bool| {
+        let mut cfg = WorkerConfig::new(&p.conda_exe);
+        cfg.worker_exe = conda_mcp_tests::bins::worker();
+        cfg.warm_conda = warm;
+        cfg.python = Some(python.clone());
+        Executor::new(cfg)
+    };
+    let helper = || {
+        let mut job = Job::new(Program::Python, helper_argv(&Query::Sizes));
+        job.limits.timeout = LIMIT;
+        job
+    };
+    let cold = with_python(false);
+    cold.connect().await.expect("worker");
+    let starts = p.python_starts();
+    let given_back = cold.run_if_idle(helper(), |_| {}).await;
+    assert!(given_back.is_err(), "no warm conda: the job comes back");
+    assert_eq!(p.python_starts(), starts, "nothing ran");
+    assert_eq!(cold.jobs_started(), 0, "a refused job is not counted");
+
+    let warm = with_python(true);
+    until_warm(&warm, &p).await;
+    let starts = p.python_starts();
+    let ran = warm
+        .run_if_idle(helper(), |_| {})
+        .await
+        .expect("an idle lane with a ready warm conda runs it")
+        .expect("the helper ran");
+    assert_eq!(ran.exit_code, Some(0), "{}", ran.stderr);
+    assert_eq!(p.python_starts(), starts, "forked from the warm conda");
+    cold.shutdown().await;
+    warm.shutdown().await;
+}
