@@ -19,11 +19,12 @@
 //! Every request and its answer pass through the request log
 //! ([`super::request_log`]): one line per request, without its arguments.
 //!
-//! A notification before the first request (some clients send
-//! `notifications/cancelled` or a stray `notifications/initialized` before
-//! `initialize` or `server/discover`) is dropped with a log line: rmcp
-//! ends the session when the first message is not the request that opens
-//! it, and a notification has no answer to give.
+//! A notification before the request that opens the session (some clients
+//! send `notifications/cancelled` or a stray `notifications/initialized`
+//! before `initialize` or `server/discover`, or after an early `ping`), and
+//! one other than `notifications/initialized` between `initialize` and it,
+//! is dropped with a log line ([`Opening`]): rmcp ends the session on such
+//! a notification, and a notification has no answer to give.
 //!
 //! It also tells the server when stdin reaches EOF (the host went away), so
 //! that running calls are killed at once instead of being waited for.
@@ -97,10 +98,10 @@ where
             Ok::<_, std::io::Error>((w, log))
         },
     );
-    let state = (BufReader::new(reader), writer, eof, log, false);
+    let state = (BufReader::new(reader), writer, eof, log, Opening::Closed);
     let stream = futures::stream::unfold(
         state,
-        move |(mut reader, writer, eof, log, mut opened)| async move {
+        move |(mut reader, writer, eof, log, mut opening)| async move {
             loop {
                 match read_line(&mut reader, max_line).await {
                     Ok(Line::Eof) | Err(_) => {
@@ -122,15 +123,17 @@ where
                             continue;
                         }
                         match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(&bytes) {
-                            Ok(rmcp::model::JsonRpcMessage::Notification(_)) if !opened => {
-                                tracing::info!(
-                                    "a notification before the session was opened was ignored"
-                                );
-                            }
                             Ok(msg) => {
-                                opened |= matches!(msg, rmcp::model::JsonRpcMessage::Request(_));
+                                let (pass, next) = opening.admit(&msg, &bytes);
+                                opening = next;
+                                if !pass {
+                                    tracing::info!(
+                                        "a notification before the session was opened was ignored"
+                                    );
+                                    continue;
+                                }
                                 log.received(&msg);
-                                return Some((msg, (reader, writer, eof, log, opened)));
+                                return Some((msg, (reader, writer, eof, log, opening)));
                             }
                             Err(_) => reject(&writer, &bytes).await,
                         }
@@ -141,6 +144,63 @@ where
     );
     (Box::pin(sink), Box::pin(stream))
 }
+
+/// How far the session's opening has come: rmcp ends the session when,
+/// before it is open, a notification other than the one the handshake
+/// expects arrives (a `ping` before `initialize` is answered and changes
+/// nothing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Opening {
+    /// Nothing has opened it: only requests pass (`initialize`, a
+    /// 2026-07-28 request, or a `ping`, which leaves it closed).
+    Closed,
+    /// `initialize` was received: only `notifications/initialized` of the
+    /// notifications passes.
+    Initializing,
+    /// Open: everything passes.
+    Open,
+}
+
+impl Opening {
+    /// Whether `msg` (read from `bytes`) goes to rmcp, and the state after
+    /// it.
+    fn admit(self, msg: &RxJsonRpcMessage<RoleServer>, bytes: &[u8]) -> (bool, Opening) {
+        use rmcp::model::JsonRpcMessage;
+        if self == Opening::Open {
+            return (true, self);
+        }
+        let value: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
+        let method = value.get("method").and_then(Value::as_str).unwrap_or("");
+        match (self, msg) {
+            (Opening::Closed, JsonRpcMessage::Notification(_)) => (false, self),
+            (Opening::Initializing, JsonRpcMessage::Notification(_)) => {
+                if method == "notifications/initialized" {
+                    (true, Opening::Open)
+                } else {
+                    (false, self)
+                }
+            }
+            (Opening::Closed, JsonRpcMessage::Request(_)) if method == "initialize" => {
+                (true, Opening::Initializing)
+            }
+            (Opening::Closed, JsonRpcMessage::Request(_))
+                if method == "server/discover"
+                    || value
+                        .pointer("/params/_meta")
+                        .and_then(Value::as_object)
+                        .is_some_and(|m| m.contains_key(STATELESS_VERSION_KEY)) =>
+            {
+                (true, Opening::Open)
+            }
+            _ => (true, self),
+        }
+    }
+}
+
+/// The `_meta` key that carries a 2026-07-28 request's protocol version
+/// (its presence makes the request a stateless one, which needs no
+/// `initialize`).
+const STATELESS_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 
 /// Answers a line that is not a JSON-RPC message (notifications, which
 /// have no id, get no answer: only a log line).

@@ -25,6 +25,13 @@ async fn a_notification_before_initialize_does_not_end_the_session() {
     for n in early_notifications() {
         c.send(n).await;
     }
+    // A ping before initialize is answered and opens nothing: the
+    // notifications after it are still early ones.
+    let (pong, _) = c.request("early-ping", "ping", json!({}), WAIT).await;
+    assert!(pong.get("result").is_some(), "{pong}");
+    for n in early_notifications() {
+        c.send(n).await;
+    }
     c.send(json!({
         "jsonrpc": "2.0", "id": "init", "method": "initialize",
         "params": {
@@ -40,6 +47,12 @@ async fn a_notification_before_initialize_does_not_end_the_session() {
         "{init}\n{}",
         c.stderr_text()
     );
+    // Between initialize and initialized, only initialized goes on.
+    c.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                  "params": {"requestId": "early-ping"}}),
+    )
+    .await;
     c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         .await;
     c.send(json!({"jsonrpc": "2.0", "id": "list", "method": "tools/list"}))
