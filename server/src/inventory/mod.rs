@@ -157,10 +157,12 @@ fn invalid(path: impl Into<String>, reason: &'static str) -> QueryError {
 /// the queries, or a value is not a non-empty string (`sizes`: not `true`),
 /// longer than [`MAX_VALUE_CHARS`], or holds a control character.
 pub fn parse_input(args: &serde_json::Map<String, Value>) -> Result<Query, QueryError> {
-    if args.keys().any(|k| !PROPERTIES.contains(&k.as_str())) {
+    if let Some(unknown) = args.keys().find(|k| !PROPERTIES.contains(&k.as_str())) {
+        // Named as the generated tools name one (a JSON pointer token, cut
+        // and without control characters: `schema::validate::pointer_token`).
         return Err(invalid(
-            "/",
-            "unknown property (accepted: package, python, import_name, command, path, sizes)",
+            format!("/{}", crate::schema::validate::pointer_token(unknown)),
+            "unknown property (this tool accepts: package, python, import_name, command, path, sizes)",
         ));
     }
     let mut given = PROPERTIES.iter().filter(|k| args.contains_key(**k));
@@ -458,7 +460,8 @@ mod tests {
         for (bad, path) in [
             (json!({}), "/"),
             (json!({"package": "a", "python": "3"}), "/"),
-            (json!({"zz-secret-zz": 1}), "/"),
+            (json!({"wait_for_it": "zz-secret-zz"}), "/wait_for_it"),
+            (json!({"a/b~": 1, "package": "zz-secret-zz"}), "/a~1b~0"),
             (json!({"package": ""}), "/package"),
             (json!({"package": 3}), "/package"),
             (json!({"sizes": false}), "/sizes"),

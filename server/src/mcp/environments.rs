@@ -83,6 +83,15 @@ impl View {
         }
     }
 
+    /// The conda command path a read of this view calls (its tool must
+    /// be served for the view to be offered).
+    pub fn command(self) -> &'static str {
+        match self {
+            View::Packages | View::History => "list",
+            View::Export => "env export",
+        }
+    }
+
     /// The URI template (RFC 6570).
     pub fn template(self) -> String {
         format!("{ENV_PREFIX}{{{NAME_ARGUMENT}}}/{}", self.segment())
@@ -127,8 +136,15 @@ impl EnvironmentResource {
         let rest = uri.strip_prefix(ENV_PREFIX)?;
         let (name, segment) = rest.rsplit_once('/')?;
         let view = View::ALL.into_iter().find(|v| v.segment() == segment)?;
-        valid_name(name).then(|| EnvironmentResource::Environment {
-            name: name.to_owned(),
+        // A client that expands the template as RFC 6570 says
+        // percent-encodes the name (`trial@1` is `trial%401`); the decoded
+        // name is checked like any other (a `%2F` decodes to `/` and is
+        // refused with it).
+        let name = percent_encoding::percent_decode_str(name)
+            .decode_utf8()
+            .ok()?;
+        valid_name(&name).then(|| EnvironmentResource::Environment {
+            name: name.into_owned(),
             view,
         })
     }
@@ -147,10 +163,10 @@ impl EnvironmentResource {
         match self {
             EnvironmentResource::List => (None, json!({"sizes": true})),
             EnvironmentResource::Environment { name, view } => match view {
-                View::Packages => (Some("list"), json!({"name": name, "json": true})),
-                View::Export => (Some("env export"), json!({"name": name})),
+                View::Packages => (Some(view.command()), json!({"name": name, "json": true})),
+                View::Export => (Some(view.command()), json!({"name": name})),
                 View::History => (
-                    Some("list"),
+                    Some(view.command()),
                     json!({"name": name, "revisions": true, "json": true}),
                 ),
             },
@@ -168,10 +184,13 @@ pub fn list_resource() -> Resource {
         .with_mime_type("application/json")
 }
 
-/// The resource templates, one per [`View`].
-pub fn templates() -> Vec<ResourceTemplate> {
+/// The resource templates, one per [`View`] that `served` keeps (the
+/// server offers a view only while the tool its read calls is served:
+/// `--tools` may leave it out).
+pub fn templates(served: impl Fn(View) -> bool) -> Vec<ResourceTemplate> {
     View::ALL
         .into_iter()
+        .filter(|v| served(*v))
         .map(|v| {
             ResourceTemplate::new(v.template(), format!("environment-{}", v.segment()))
                 .with_title(v.title())
@@ -181,10 +200,10 @@ pub fn templates() -> Vec<ResourceTemplate> {
         .collect()
 }
 
-/// Whether `uri` is one of [`templates`]' URI templates (what
-/// `completion/complete` of a resource template names).
-pub fn is_template(uri: &str) -> bool {
-    View::ALL.into_iter().any(|v| v.template() == uri)
+/// The view whose URI template is `uri` (what `completion/complete` of a
+/// resource template names), if any.
+pub fn template_view(uri: &str) -> Option<View> {
+    View::ALL.into_iter().find(|v| v.template() == uri)
 }
 
 #[cfg(test)]
@@ -218,16 +237,41 @@ mod tests {
             "conda://environments/../packages",
             "conda://environments/a b/packages",
             "conda://environments/-n/packages",
+            "conda://environments/a%2Fb/packages",
+            "conda://environments/%2E%2E/packages",
+            "conda://environments/a%20b/packages",
+            "conda://environments/%FF/packages",
+            "conda://environments/a%25/packages",
             "conda://capabilities",
         ] {
             assert_eq!(EnvironmentResource::parse(bad), None, "{bad}");
         }
     }
 
+    /// A name the client percent-encoded (RFC 6570 simple expansion, as
+    /// SDKs expand the templates) names the same environment.
+    #[test]
+    fn percent_encoded_names_are_decoded() {
+        for (uri, name) in [
+            ("conda://environments/trial%401/packages", "trial@1"),
+            ("conda://environments/env%31/packages", "env1"),
+            ("conda://environments/trial@1/packages", "trial@1"),
+        ] {
+            assert_eq!(
+                EnvironmentResource::parse(uri),
+                Some(EnvironmentResource::Environment {
+                    name: name.into(),
+                    view: View::Packages
+                }),
+                "{uri}"
+            );
+        }
+    }
+
     #[test]
     fn each_template_parses_back() {
         for v in View::ALL {
-            assert!(is_template(&v.template()));
+            assert_eq!(template_view(&v.template()), Some(v));
             let uri = v.template().replace("{name}", "sci");
             assert_eq!(
                 EnvironmentResource::parse(&uri),
@@ -237,6 +281,7 @@ mod tests {
                 })
             );
         }
-        assert_eq!(templates().len(), 3);
+        assert_eq!(templates(|_| true).len(), 3);
+        assert_eq!(templates(|v| v != View::Export).len(), 2);
     }
 }

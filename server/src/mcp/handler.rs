@@ -883,7 +883,17 @@ impl ServerHandler for Handler {
                 )
                 .await;
         }
-        let mut listed = vec![r, super::environments::list_resource()];
+        let mut listed = vec![r];
+        if self
+            .state
+            .surface
+            .get()
+            .tools
+            .route(crate::tools::INVENTORY_TOOL)
+            .is_some()
+        {
+            listed.push(super::environments::list_resource());
+        }
         if self.serves_cards(&context) {
             listed.push(super::apps::resource());
         }
@@ -977,8 +987,9 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
+        let surface = self.state.surface.get();
         Ok(rmcp::model::ListResourceTemplatesResult::with_all_items(
-            super::environments::templates(),
+            super::environments::templates(|v| serves_view(&surface, v)),
         ))
     }
 
@@ -994,6 +1005,7 @@ impl ServerHandler for Handler {
         Ok(super::prompts::complete(
             &request,
             &surface.catalog.environments,
+            |v| serves_view(&surface, v),
         ))
     }
 
@@ -1027,4 +1039,13 @@ impl ServerHandler for Handler {
             .into(),
         )
     }
+}
+
+/// Whether `surface` serves the tool a read of environment view `view`
+/// calls (`--tools` may leave it out, and the view with it).
+fn serves_view(surface: &super::live::Surface, view: super::environments::View) -> bool {
+    surface
+        .tools
+        .find_command(&surface.catalog, view.command())
+        .is_some()
 }

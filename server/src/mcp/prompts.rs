@@ -71,9 +71,13 @@ pub fn get(request: GetPromptRequestParams, compact: bool) -> Result<GetPromptRe
 }
 
 /// `completion/complete` for a prompt's argument, or the environment name
-/// of an environment resource template ([`super::environments`]); other
-/// references complete to nothing.
-pub fn complete(request: &CompleteRequestParams, dirs: &EnvironmentDirs) -> CompleteResult {
+/// of an environment resource template ([`super::environments`]) whose
+/// view `served` keeps; other references complete to nothing.
+pub fn complete(
+    request: &CompleteRequestParams,
+    dirs: &EnvironmentDirs,
+    served: impl Fn(super::environments::View) -> bool,
+) -> CompleteResult {
     let (values, total) = match &request.r#ref {
         Reference::Prompt(p) => prompts::complete::complete(
             &p.name,
@@ -83,7 +87,7 @@ pub fn complete(request: &CompleteRequestParams, dirs: &EnvironmentDirs) -> Comp
             &project(),
         ),
         Reference::Resource(r)
-            if super::environments::is_template(&r.uri)
+            if super::environments::template_view(&r.uri).is_some_and(&served)
                 && request.argument.name == super::environments::NAME_ARGUMENT =>
         {
             prompts::complete::names_starting_with(

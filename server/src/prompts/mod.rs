@@ -293,10 +293,14 @@ pub enum PromptError {
         argument: &'static str,
     },
     /// An argument the prompt does not take.
-    #[error("prompt {prompt} takes no such argument (it takes: {takes})")]
+    #[error("prompt {prompt} takes no argument {argument} (it takes: {takes})")]
     Unexpected {
         /// The prompt.
         prompt: &'static str,
+        /// The argument's name as the tools name an unknown property (at
+        /// most 64 characters, control characters as `?`:
+        /// `crate::schema::validate::pointer_token`).
+        argument: String,
         /// The names it takes.
         takes: String,
     },
@@ -334,6 +338,7 @@ pub fn get(
         if !prompt.arguments.iter().any(|a| a.name == k) {
             return Err(PromptError::Unexpected {
                 prompt: prompt.name,
+                argument: crate::schema::validate::pointer_token(k),
                 takes: if prompt.arguments.is_empty() {
                     "none".into()
                 } else {
@@ -535,12 +540,30 @@ mod tests {
         );
         let e = get(
             "free_disk_space",
-            &args(&[("SECRET", "1")]),
+            &args(&[("wait_for_it", "SECRET")]),
             false,
             std::path::Path::new("/p"),
         )
         .expect_err("unexpected");
         assert!(!e.to_string().contains("SECRET"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "prompt free_disk_space takes no argument wait_for_it (it takes: none)"
+        );
+        // The name as the tools name an unknown property: one line, cut.
+        let long = format!("a\nb{}", "x".repeat(100));
+        let e = get(
+            "free_disk_space",
+            &args(&[(long.as_str(), "1")]),
+            false,
+            std::path::Path::new("/p"),
+        )
+        .expect_err("unexpected");
+        let text = e.to_string();
+        assert!(
+            text.contains("a?bxxx") && text.contains('…') && !text.contains('\n'),
+            "{text}"
+        );
         assert_eq!(
             get("SECRET", &args(&[]), false, std::path::Path::new("/p")),
             Err(PromptError::Unknown)

@@ -323,6 +323,15 @@ impl ToolSet {
     /// one is close ([`closest::closest`]), and where the names are. The
     /// name asked for is never repeated (it may be long or hold markup).
     pub fn unknown_tool(&self, name: &str) -> String {
+        let compact = [
+            compact::COMMANDS_TOOL,
+            compact::DESCRIBE_TOOL,
+            compact::CALL_TOOL,
+        ];
+        if compact.contains(&name) {
+            // A host that knew this server in --tool-mode compact.
+            return "tool: conda_commands, conda_describe and conda_call are the tools of --tool-mode compact; this server serves one tool per conda command, which tools/list names".to_owned();
+        }
         let mut served: Vec<&str> = self.routes.keys().map(String::as_str).collect();
         served.sort_unstable();
         match closest::closest(name, served) {

@@ -679,6 +679,74 @@ async fn environments_as_resources_listed_read_and_completed_in_both_eras() {
     }
 }
 
+/// A view whose tool `--tools` leaves out is not offered: neither listed
+/// nor completed nor read. With `--tools list`: the packages and history
+/// templates stay; the export template and the list (conda_inventory's)
+/// go. A percent-encoded name (as SDKs expand the templates) reads the
+/// same environment.
+#[tokio::test]
+async fn resources_follow_the_tools_filter_and_names_may_be_percent_encoded() {
+    use rmcp::model::{ArgumentInfo, CompleteRequestParams, Reference};
+    let standin = standin_with_environments();
+    let home = tempfile::tempdir().expect("home");
+    let home_text = home.path().display().to_string();
+    let server = Server::start_with_env(
+        &standin.conda_exe,
+        &["--tools", "list"],
+        Era::Initialize,
+        &[("HOME", &home_text)],
+    )
+    .await;
+    let resources = server.client.list_all_resources().await.expect("list");
+    assert!(
+        !resources.iter().any(|r| r.uri == "conda://environments"),
+        "{resources:?}"
+    );
+    let templates = server
+        .client
+        .list_all_resource_templates()
+        .await
+        .expect("templates");
+    let uris: BTreeSet<String> = templates.iter().map(|t| t.uri_template.clone()).collect();
+    assert_eq!(
+        uris,
+        [
+            "conda://environments/{name}/history",
+            "conda://environments/{name}/packages",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect()
+    );
+    for uri in ["conda://environments", "conda://environments/sci/export"] {
+        server.read_text(uri).await.expect_err("not served");
+    }
+    let complete = |uri: &'static str| {
+        server.client.complete(CompleteRequestParams::new(
+            Reference::for_resource(uri),
+            ArgumentInfo::new("name", "s"),
+        ))
+    };
+    let done = complete("conda://environments/{name}/export")
+        .await
+        .expect("complete");
+    assert!(done.completion.values.is_empty(), "{done:?}");
+    let done = complete("conda://environments/{name}/packages")
+        .await
+        .expect("complete");
+    assert_eq!(done.completion.values, vec!["sci".to_owned()]);
+    let (plain, _) = server
+        .read_text("conda://environments/sci/packages")
+        .await
+        .expect("packages");
+    let (encoded, _) = server
+        .read_text("conda://environments/%73ci/packages")
+        .await
+        .expect("packages, percent-encoded");
+    assert_eq!(plain, encoded);
+    server.close().await;
+}
+
 /// Team mode: two principals mapped to two OS users, each with an
 /// environment registered in its own `~/.conda/environments.txt`. Each one's
 /// `conda_inventory` and `conda://environments` (run in its own worker)

@@ -137,6 +137,18 @@ async fn both_eras_serve_tools_calls_refusals_and_the_capabilities_resource() {
             d.message,
             "unknown tool; the closest is conda_info; tools/list names this server's tools"
         );
+        // A compact tool in the typed mode: said so, no near name.
+        let e = server
+            .call("conda_call", json!({}))
+            .await
+            .expect_err("unknown tool");
+        let d = rpc_error(&e).expect("JSON-RPC error");
+        assert_eq!(d.code.0, INVALID_PARAMS, "{era:?}");
+        assert!(
+            d.message.contains("--tool-mode compact") && !d.message.contains("closest"),
+            "{}",
+            d.message
+        );
         let e = server
             .read_text("conda://nope")
             .await
