@@ -194,16 +194,18 @@ impl Executor {
         result
     }
 
-    /// Runs `job` now if this lane is idle (nothing running or waiting)
-    /// and the worker can fork it from its warm conda at once
-    /// (`RunRequest::warm_only`); gives `job` back untouched (`Err`)
-    /// otherwise (something runs or waits, or the worker refused it with
-    /// `JobRefusal::NotWarm`: nothing ran), so that the caller can run it
-    /// elsewhere without queueing behind a conda call. The server's helper
-    /// programs use it to reach the warm conda of the call lane's worker
-    /// (docs/operating.md "Warm conda"); a call that arrives meanwhile
-    /// waits for the helper's warm run, never for a fresh interpreter.
-    pub async fn run_if_idle(
+    /// Runs `job`, a helper program, on this lane when it holds no conda
+    /// job (only helpers wait or run: `Lane::join_light`, so it never
+    /// queues behind conda) and the worker can fork it from its warm conda
+    /// when its turn comes (`RunRequest::warm_only`); gives `job` back
+    /// untouched (`Err`) otherwise (a conda job runs or waits, the worker
+    /// refused it with `JobRefusal::NotWarm`, or it was cancelled or its
+    /// start time passed while it waited: nothing ran), so that the caller
+    /// can run it elsewhere. The server's helper programs use it to reach
+    /// the warm conda of the call lane's worker (docs/operating.md "Warm
+    /// conda"); a call that arrives meanwhile waits for the helpers' warm
+    /// runs, never for a fresh interpreter.
+    pub async fn run_helper_warm(
         &self,
         job: Job,
         on_update: impl FnMut(JobUpdate) + Send,
@@ -212,13 +214,21 @@ impl Executor {
         if inner.shutdown.is_cancelled() || job.stdin.is_some() {
             return Err(job);
         }
-        let mut ticket = inner.lane.join();
-        if ticket.try_start().is_err() {
+        let Some(mut ticket) = inner.lane.join_light() else {
             return Err(job);
-        }
-        let Ok(mut guard) = inner.conn.try_lock() else {
-            return Err(job); // a probe or a warm-up is connecting
         };
+        let start_by = job
+            .start_by
+            .unwrap_or_else(|| tokio::time::Instant::now() + job.limits.timeout);
+        while ticket.try_start().is_err() {
+            tokio::select! {
+                _ = ticket.changed() => {}
+                _ = job.cancel.cancelled() => return Err(job),
+                _ = inner.shutdown.cancelled() => return Err(job),
+                _ = tokio::time::sleep_until(start_by) => return Err(job),
+            }
+        }
+        let mut guard = inner.conn.lock().await;
         let mut on_update = on_update;
         let result = self
             .run_on_worker(&mut guard, job.clone(), &mut on_update, true)

@@ -16,6 +16,8 @@ struct State {
     next: u64,
     waiting: VecDeque<u64>,
     running: Option<u64>,
+    /// Tickets of light jobs ([`Lane::join_light`]).
+    light: std::collections::HashSet<u64>,
 }
 
 /// A FIFO lane: one running ticket at a time.
@@ -69,6 +71,33 @@ impl Lane {
         }
     }
 
+    /// Joins the end of the queue as a light job (a helper the worker runs
+    /// warm: tens of milliseconds) when every ticket waiting or running is
+    /// one too; `None` (nothing joined) when any is not, so that a light
+    /// job never waits behind a heavy one. Checked and joined under one
+    /// lock.
+    pub fn join_light(&self) -> Option<Ticket> {
+        let rx = self.changed.subscribe();
+        let id = {
+            let mut s = self.lock();
+            let heavy = |t: &u64| !s.light.contains(t);
+            if s.running.as_ref().is_some_and(heavy) || s.waiting.iter().any(heavy) {
+                return None;
+            }
+            let id = s.next;
+            s.next += 1;
+            s.waiting.push_back(id);
+            s.light.insert(id);
+            id
+        };
+        self.bump();
+        Some(Ticket {
+            lane: self.clone(),
+            id,
+            rx,
+        })
+    }
+
     /// Number of calls waiting or running.
     pub fn len(&self) -> usize {
         let s = self.lock();
@@ -118,6 +147,7 @@ impl Drop for Ticket {
                 s.running = None;
             }
             s.waiting.retain(|t| *t != self.id);
+            s.light.remove(&self.id);
         }
         self.lane.bump();
     }
@@ -143,5 +173,23 @@ mod tests {
         assert_eq!(c.try_start(), Ok(()));
         drop(c);
         assert!(lane.is_empty());
+    }
+
+    #[test]
+    fn light_jobs_queue_only_behind_light_jobs() {
+        let lane = Lane::default();
+        let mut first = lane.join_light().expect("an empty lane takes a light job");
+        assert_eq!(first.try_start(), Ok(()));
+        let mut second = lane.join_light().expect("behind a light job");
+        assert_eq!(second.try_start(), Err(1));
+        let heavy = lane.join();
+        assert!(lane.join_light().is_none(), "never behind a heavy job");
+        drop(first);
+        assert_eq!(second.try_start(), Ok(()));
+        drop(second);
+        assert!(lane.join_light().is_none(), "the heavy job is next");
+        drop(heavy);
+        assert!(lane.join_light().is_some());
+        assert!(lane.is_empty(), "a dropped light ticket leaves");
     }
 }

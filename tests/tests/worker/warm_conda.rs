@@ -1064,7 +1064,7 @@ async fn helpers_fork_from_a_ready_warm_conda_and_answer_as_a_fresh_interpreter(
     warm.shutdown().await;
 }
 
-/// `Executor::run_if_idle` sends a helper as `warm_only`: with no warm
+/// `Executor::run_helper_warm` sends a helper as `warm_only`: with no warm
 /// conda it is refused and handed back with nothing run (no Python start);
 /// with a ready one it runs forked from it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1089,7 +1089,7 @@ async fn a_warm_only_helper_runs_warm_or_is_handed_back_unrun() {
     let cold = with_python(false);
     cold.connect().await.expect("worker");
     let starts = p.python_starts();
-    let given_back = cold.run_if_idle(helper(), |_| {}).await;
+    let given_back = cold.run_helper_warm(helper(), |_| {}).await;
     assert!(given_back.is_err(), "no warm conda: the job comes back");
     assert_eq!(p.python_starts(), starts, "nothing ran");
     assert_eq!(cold.jobs_started(), 0, "a refused job is not counted");
@@ -1098,12 +1098,25 @@ async fn a_warm_only_helper_runs_warm_or_is_handed_back_unrun() {
     until_warm(&warm, &p).await;
     let starts = p.python_starts();
     let ran = warm
-        .run_if_idle(helper(), |_| {})
+        .run_helper_warm(helper(), |_| {})
         .await
         .expect("an idle lane with a ready warm conda runs it")
         .expect("the helper ran");
     assert_eq!(ran.exit_code, Some(0), "{}", ran.stderr);
     assert_eq!(p.python_starts(), starts, "forked from the warm conda");
+    // Helpers at once take turns on the lane, each forked from the warm
+    // conda: none is handed back, none starts Python.
+    let all =
+        futures::future::join_all((0..5).map(|_| warm.run_helper_warm(helper(), |_| {}))).await;
+    for r in all {
+        let r = r.expect("queued behind helpers only").expect("ran");
+        assert_eq!(r.exit_code, Some(0), "{}", r.stderr);
+    }
+    assert_eq!(
+        p.python_starts(),
+        starts,
+        "every one forked from the warm conda"
+    );
     cold.shutdown().await;
     warm.shutdown().await;
 }

@@ -266,18 +266,18 @@ impl Runner {
     }
 
     /// A helper program's job (the discovery lane's kind) of the server's
-    /// own principal: on the call lane when it is idle, where the worker
-    /// forks it from its warm conda once that is ready (conda's modules
-    /// already imported: tens of milliseconds instead of a fresh
-    /// interpreter's import of conda), else on the discovery lane, never
-    /// behind a running conda.
+    /// own principal: on the call lane when it holds no conda job (behind
+    /// other helpers at most), where the worker forks it from its warm
+    /// conda once that is ready (conda's modules already imported: tens of
+    /// milliseconds instead of a fresh interpreter's import of conda),
+    /// else on the discovery lane; never behind a conda call.
     async fn run_helper(
         &self,
         job: crate::worker_client::Job,
         on_update: impl FnMut(JobUpdate) + Send,
     ) -> Result<ExecutionResult, crate::worker_client::ExecError> {
         let mut on_update = on_update;
-        match self.exec.run_if_idle(job, &mut on_update).await {
+        match self.exec.run_helper_warm(job, &mut on_update).await {
             Ok(result) => result,
             Err(job) => self.discovery.run(job, on_update).await,
         }
