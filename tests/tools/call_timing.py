@@ -38,7 +38,9 @@ def main():
     if not cmd:
         ap.error("no server command after --")
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(
+        cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
     n = 0
 
     def requests(method, params, k=1):
