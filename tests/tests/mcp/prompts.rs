@@ -186,7 +186,7 @@ async fn prompts_are_listed_got_and_completed_in_both_eras() {
                 "diagnose_import",
                 args(&[("module", "numpy"), ("environment", "a/b SECRET")]),
             ),
-            ("free_disk_space", args(&[("SECRET", "1")])),
+            ("free_disk_space", args(&[("wait_for_it", "SECRET")])),
         ] {
             let e = server
                 .client
@@ -305,8 +305,8 @@ async fn prompts_name_what_is_wrong_and_follow_the_tool_mode() {
             ),
             (
                 "free_disk_space",
-                json!({ "SECRET": "1" }),
-                ["free_disk_space", "takes"],
+                json!({ "wait_for_it": "SECRET" }),
+                ["free_disk_space", "wait_for_it"],
             ),
             (
                 "update_environment",
