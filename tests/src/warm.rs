@@ -19,6 +19,21 @@ pub fn executor(conda: &Path, warm: bool) -> Executor {
     Executor::new(cfg)
 }
 
+/// [`executor`] whose worker also runs the server's helper programs
+/// (`Program::Python`) with the interpreter of `conda`'s `#!` line, as the
+/// server configures it.
+///
+/// Panics when `conda` has no Python `#!` line.
+pub fn helper_executor(conda: &Path, warm: bool) -> Executor {
+    let python = conda_mcp_server::discovery::interpreter::shebang_interpreter(conda, None)
+        .expect("a Python #! line");
+    let mut cfg = WorkerConfig::new(conda);
+    cfg.worker_exe = crate::bins::worker();
+    cfg.warm_conda = warm;
+    cfg.python = Some(python);
+    Executor::new(cfg)
+}
+
 /// One call: argv, optional working directory and stdin.
 #[derive(Debug, Clone)]
 pub struct Call {

@@ -115,6 +115,16 @@ async fn server(standin: &StandinPrefix, home: &Path, era: Era) -> Server {
     Server::start_with_env(&standin.conda_exe, &[], era, &[("HOME", &home)]).await
 }
 
+/// The URI templates `resources/templates/list` names.
+async fn template_uris(server: &Server) -> BTreeSet<String> {
+    let templates = server
+        .client
+        .list_all_resource_templates()
+        .await
+        .expect("templates");
+    templates.iter().map(|t| t.uri_template.clone()).collect()
+}
+
 async fn inventory(server: &Server, args: Value) -> Value {
     let r = server.call_ok(TOOL, args).await;
     assert_ne!(r.is_error, Some(true), "{}", result_text(&r));
@@ -567,12 +577,7 @@ async fn environments_as_resources_listed_read_and_completed_in_both_eras() {
             resources.iter().any(|r| r.uri == "conda://environments"),
             "{resources:?}"
         );
-        let templates = server
-            .client
-            .list_all_resource_templates()
-            .await
-            .expect("templates");
-        let uris: BTreeSet<String> = templates.iter().map(|t| t.uri_template.clone()).collect();
+        let uris = template_uris(&server).await;
         assert_eq!(
             uris,
             [
@@ -702,12 +707,7 @@ async fn resources_follow_the_tools_filter_and_names_may_be_percent_encoded() {
         !resources.iter().any(|r| r.uri == "conda://environments"),
         "{resources:?}"
     );
-    let templates = server
-        .client
-        .list_all_resource_templates()
-        .await
-        .expect("templates");
-    let uris: BTreeSet<String> = templates.iter().map(|t| t.uri_template.clone()).collect();
+    let uris = template_uris(&server).await;
     assert_eq!(
         uris,
         [

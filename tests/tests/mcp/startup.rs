@@ -9,6 +9,13 @@ use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(60);
 
+/// Whether a `tools/list` response lists at least one tool.
+fn lists_tools(list: &Value) -> bool {
+    list["result"]["tools"]
+        .as_array()
+        .is_some_and(|t| !t.is_empty())
+}
+
 /// Notifications some clients send before the session is open.
 fn early_notifications() -> Vec<Value> {
     vec![
@@ -58,12 +65,7 @@ async fn a_notification_before_initialize_does_not_end_the_session() {
     c.send(json!({"jsonrpc": "2.0", "id": "list", "method": "tools/list"}))
         .await;
     let (list, _) = c.response("list", WAIT).await;
-    assert!(
-        list["result"]["tools"]
-            .as_array()
-            .is_some_and(|t| !t.is_empty()),
-        "{list}"
-    );
+    assert!(lists_tools(&list), "{list}");
     c.close().await;
 }
 
@@ -91,12 +93,7 @@ async fn a_notification_before_server_discover_does_not_end_the_session() {
     }))
     .await;
     let (list, _) = c.response("list", WAIT).await;
-    assert!(
-        list["result"]["tools"]
-            .as_array()
-            .is_some_and(|t| !t.is_empty()),
-        "{list}"
-    );
+    assert!(lists_tools(&list), "{list}");
     c.close().await;
 }
 
@@ -215,12 +212,7 @@ async fn initialize_does_not_wait_for_a_slow_conda_and_tools_list_does() {
         // ...and is answered once conda has started.
         std::fs::write(&gate, "").expect("open the gate");
         let (list, _) = c.response("list", WAIT).await;
-        assert!(
-            list["result"]["tools"]
-                .as_array()
-                .is_some_and(|t| !t.is_empty()),
-            "{era}: {list}"
-        );
+        assert!(lists_tools(&list), "{era}: {list}");
         c.close().await;
     }
 }
@@ -279,12 +271,7 @@ async fn a_cold_start_starts_the_warm_conda_beside_the_discovery_helper() {
     c.send(json!({"jsonrpc": "2.0", "id": "list", "method": "tools/list"}))
         .await;
     let (list, _) = c.response("list", WAIT).await;
-    assert!(
-        list["result"]["tools"]
-            .as_array()
-            .is_some_and(|t| !t.is_empty()),
-        "{list}"
-    );
+    assert!(lists_tools(&list), "{list}");
     c.close().await;
 }
 

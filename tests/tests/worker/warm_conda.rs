@@ -1026,15 +1026,7 @@ async fn run_helper(
 async fn helpers_fork_from_a_ready_warm_conda_and_answer_as_a_fresh_interpreter() {
     use conda_mcp_server::inventory::Query;
     let p = StandinPrefix::standard();
-    let python = conda_mcp_server::discovery::interpreter::shebang_interpreter(&p.conda_exe, None)
-        .expect("the stand-in's interpreter");
-    let with_python = |warm: bool| {
-        let mut cfg = WorkerConfig::new(&p.conda_exe);
-        cfg.worker_exe = conda_mcp_tests::bins::worker();
-        cfg.warm_conda = warm;
-        cfg.python = Some(python.clone());
-        Executor::new(cfg)
-    };
+    let with_python = |warm: bool| conda_mcp_tests::warm::helper_executor(&p.conda_exe, warm);
     let fresh = with_python(false);
     let warm = with_python(true);
     until_warm(&warm, &p).await;
@@ -1072,15 +1064,7 @@ async fn a_warm_only_helper_runs_warm_or_is_handed_back_unrun() {
     use conda_mcp_server::inventory::{Query, helper_argv};
     use conda_mcp_server::worker_client::{Job, Program};
     let p = StandinPrefix::standard();
-    let python = conda_mcp_server::discovery::interpreter::shebang_interpreter(&p.conda_exe, None)
-        .expect("the stand-in's interpreter");
-    let with_python = |warm: bool| {
-        let mut cfg = WorkerConfig::new(&p.conda_exe);
-        cfg.worker_exe = conda_mcp_tests::bins::worker();
-        cfg.warm_conda = warm;
-        cfg.python = Some(python.clone());
-        Executor::new(cfg)
-    };
+    let with_python = |warm: bool| conda_mcp_tests::warm::helper_executor(&p.conda_exe, warm);
     let helper = || {
         let mut job = Job::new(Program::Python, helper_argv(&Query::Sizes));
         job.limits.timeout = LIMIT;

@@ -116,25 +116,18 @@ impl Plan {
         limits: Limits,
         classification: Classification,
     ) -> Self {
-        Plan {
-            label: what.clone(),
+        let mut plan = Plan::bare(
+            what.clone(),
             what,
-            program: Program::Conda,
+            Program::Conda,
             argv,
-            cwd: None,
-            stdin: None,
-            lane: LaneKind::Exec,
+            LaneKind::Exec,
             limits,
-            classification: Some(classification),
-            reader: Reader::Execution,
-            reports_progress: true,
-            confirmation_required: false,
-            approval: None,
-            apply_requires: Vec::new(),
-            replacement: None,
-            postcondition: None,
-            checks: None,
-        }
+            Reader::Execution,
+        );
+        plan.classification = Some(classification);
+        plan.reports_progress = true;
+        plan
     }
 
     /// A helper program's call (`Program::Python`, `argv` after the
@@ -152,14 +145,37 @@ impl Plan {
     ) -> Self {
         let mut limits = limits;
         limits.timeout = limits.timeout.min(cap);
+        Plan::bare(
+            what,
+            label,
+            Program::Python,
+            argv,
+            LaneKind::Discovery,
+            limits,
+            reader,
+        )
+    }
+
+    /// A plan with these parts and nothing else: no directory, stdin,
+    /// classification, progress, confirmation, approval, replacement,
+    /// postcondition or checks.
+    fn bare(
+        what: String,
+        label: String,
+        program: Program,
+        argv: Vec<String>,
+        lane: LaneKind,
+        limits: Limits,
+        reader: Reader,
+    ) -> Self {
         Plan {
             what,
             label,
-            program: Program::Python,
+            program,
             argv,
             cwd: None,
             stdin: None,
-            lane: LaneKind::Discovery,
+            lane,
             limits,
             classification: None,
             reader,
